@@ -1,0 +1,40 @@
+# Two commands do everything on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+VAULT ?= examples/vault
+DATA ?= data
+
+.PHONY: setup run test lint format bench clean
+
+# Re-installs when pyproject.toml changes; torch==2.13.0 is pinned there so pip takes the CPU build.
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $@
+
+setup: $(VENV)/.installed
+
+run: setup
+	@echo "Starting ObsiRAG on $(VAULT) (data in $(DATA)); Ctrl-C stops it."
+	$(BIN)/obsirag up --vault "$(VAULT)" --data "$(DATA)"
+
+test: setup
+	$(BIN)/ruff check .
+	$(BIN)/pytest
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: setup
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: setup
+	$(BIN)/python bench/index_throughput.py
+	$(BIN)/python bench/search_latency.py
+
+clean:
+	rm -rf $(VENV) data .pytest_cache .ruff_cache

@@ -1,0 +1,27 @@
+"""The SQLite catalog: the record of the vault's state (notes, links, runs, meta).
+
+It can always be rebuilt from the vault. One process writes notes and links (the indexer); other
+processes (NER, learner) may write their own rows; everybody else reads (CLI status, web UI).
+The database runs in WAL mode with a busy timeout, every thread gets its own connection and every
+write is one short transaction, so an indexer thread writing never blocks search or heartbeat
+threads reading, nor readers in other processes.
+
+One module per table group: ``notes.py``, ``links.py``, ``runs.py``; ``_base.py`` holds the
+connections, transactions, migrations and meta; ``_schema.py`` the forward migrations.
+"""
+
+from __future__ import annotations
+
+from services.catalog._base import DEFAULT_BUSY_TIMEOUT, SchemaTooNewError
+from services.catalog.links import LinksTable
+from services.catalog.notes import NotesTable
+from services.catalog.runs import CHUNKS_EMBEDDED, RunsTable
+
+__all__ = ["CHUNKS_EMBEDDED", "DEFAULT_BUSY_TIMEOUT", "Catalog", "SchemaTooNewError"]
+
+
+class Catalog(NotesTable, LinksTable, RunsTable):
+    """``Catalog(path)`` opens (creating and migrating if needed) the catalog at ``path``.
+
+    Safe to share between threads; ``close()`` closes every thread's connection.
+    """

@@ -1,0 +1,61 @@
+"""The catalog's tables, as a list of forward migrations.
+
+``MIGRATIONS[i]`` takes the schema from version ``i`` to ``i + 1``. Never edit a released step:
+append a new one (plain statements, no ``executescript``: they run inside one transaction).
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION_KEY = "schema_version"
+
+_V1 = (
+    """CREATE TABLE notes (
+        path TEXT PRIMARY KEY,
+        folder TEXT NOT NULL,
+        content_hash TEXT NOT NULL DEFAULT '',
+        mtime REAL NOT NULL DEFAULT 0,
+        size INTEGER NOT NULL DEFAULT 0,
+        title TEXT NOT NULL DEFAULT '',
+        aliases TEXT NOT NULL DEFAULT '[]',
+        tags TEXT NOT NULL DEFAULT '[]',
+        note_type TEXT NOT NULL DEFAULT 'note',
+        created TEXT,
+        modified TEXT,
+        status TEXT NOT NULL,
+        message TEXT,
+        chunk_count INTEGER NOT NULL DEFAULT 0,
+        indexed_at TEXT
+    )""",
+    "CREATE INDEX notes_status ON notes(status)",
+    "CREATE INDEX notes_folder ON notes(folder)",
+    # Links die with their source note (and follow it on rename); target_path is no foreign key
+    # because attachments have no note row.
+    """CREATE TABLE links (
+        source TEXT NOT NULL REFERENCES notes(path) ON DELETE CASCADE ON UPDATE CASCADE,
+        position INTEGER NOT NULL,
+        target TEXT NOT NULL,
+        heading TEXT,
+        block TEXT,
+        alias TEXT,
+        embed INTEGER NOT NULL DEFAULT 0,
+        target_path TEXT,
+        PRIMARY KEY (source, position)
+    )""",
+    "CREATE INDEX links_target_path ON links(target_path)",
+    """CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        error TEXT
+    )""",
+    """CREATE TABLE run_stats (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        value INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (run_id, name)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX run_stats_name ON run_stats(name, run_id)",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)

@@ -1,0 +1,138 @@
+"""The notes table: one row per vault Markdown file, whatever its status."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter, defaultdict
+from datetime import datetime
+
+from services.catalog._base import CatalogBase, fold
+from services.links import folder_of
+from services.models import FolderCoverage, NoteRecord, NoteStatus
+
+_COLUMNS = (
+    "path", "folder", "content_hash", "mtime", "size", "title", "aliases", "tags", "note_type",
+    "created", "modified", "status", "message", "chunk_count", "indexed_at",
+)  # fmt: skip
+# ON CONFLICT DO UPDATE, never INSERT OR REPLACE: a replace deletes the row and cascades to its links.
+_UPSERT = (
+    f"INSERT INTO notes ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+    f"ON CONFLICT (path) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _COLUMNS[1:])}"
+)
+_STATUSES = {status.value: status for status in NoteStatus}
+
+
+class NotesTable(CatalogBase):
+    """Notes: what the indexer knows of each file (hash, stat, metadata, status)."""
+
+    def upsert_note(self, record: NoteRecord) -> None:
+        """Insert or update the row of ``record.path``; its links are kept."""
+        with self._write() as conn:
+            conn.execute(_UPSERT, _note_row(record))
+
+    def get_note(self, path: str) -> NoteRecord | None:
+        row = self._conn().execute("SELECT * FROM notes WHERE path = ?", (path,)).fetchone()
+        return _note_record(row) if row else None
+
+    def note_states(self) -> dict[str, tuple[str, float, int, NoteStatus]]:
+        """path → (content_hash, mtime, size, status) for every row: what a reconcile compares."""
+        rows = self._conn().execute("SELECT path, content_hash, mtime, size, status FROM notes")
+        return {path: (digest, mtime, size, _STATUSES[status]) for path, digest, mtime, size, status in rows}
+
+    def list_notes(
+        self,
+        status: NoteStatus | None = None,
+        folder: str | None = None,
+        query: str | None = None,
+        limit: int | None = None,
+    ) -> list[NoteRecord]:
+        """Rows ordered by path. ``folder`` includes its subfolders; ``query`` is a case-insensitive
+        substring of the path or the title."""
+        clauses: list[str] = []
+        params: list[object] = []
+        if status is not None:
+            clauses.append("status = ?")
+            params.append(NoteStatus(status).value)
+        if folder is not None and folder.strip("/"):
+            prefix = folder.strip("/")
+            clauses.append("(folder = ? OR substr(folder, 1, ?) = ?)")
+            params += [prefix, len(prefix) + 1, prefix + "/"]
+        if query:
+            clauses.append("(instr(fold(path), ?) > 0 OR instr(fold(title), ?) > 0)")
+            params += [fold(query), fold(query)]
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        sql = f"SELECT * FROM notes {where} ORDER BY path LIMIT ?"
+        rows = self._conn().execute(sql, [*params, -1 if limit is None else limit])
+        return [_note_record(row) for row in rows]
+
+    def delete_note(self, path: str) -> None:
+        """Forget a note and its outgoing links; links pointing at it become dangling."""
+        with self._write() as conn:
+            conn.execute("UPDATE links SET target_path = NULL WHERE target_path = ?", (path,))
+            conn.execute("DELETE FROM notes WHERE path = ?", (path,))
+
+    def move_note(self, old: str, new: str) -> None:
+        """Rename a row (a row already at ``new`` is replaced); links follow it. Raises ``KeyError``."""
+        if old == new:
+            return
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM notes WHERE path = ?", (old,)).fetchone() is None:
+                raise KeyError(old)
+            conn.execute("UPDATE links SET target_path = NULL WHERE target_path = ?", (new,))
+            conn.execute("DELETE FROM notes WHERE path = ?", (new,))
+            conn.execute("UPDATE notes SET path = ?, folder = ? WHERE path = ?", (new, folder_of(new), old))
+            conn.execute("UPDATE links SET target_path = ? WHERE target_path = ?", (new, old))
+
+    def mark_status(self, path: str, status: NoteStatus, message: str | None) -> None:
+        """Set a note's status and message, creating a minimal row if the note was never indexed."""
+        title = path.rsplit("/", 1)[-1].removesuffix(".md")
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO notes (path, folder, title, status, message) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (path) DO UPDATE SET status = excluded.status, message = excluded.message",
+                (path, folder_of(path), title, NoteStatus(status).value, message),
+            )
+
+    def status_counts(self) -> dict[NoteStatus, int]:
+        """Notes per status; every status is present, zero included."""
+        counts = dict.fromkeys(NoteStatus, 0)
+        for status, count in self._conn().execute("SELECT status, COUNT(*) FROM notes GROUP BY status"):
+            counts[_STATUSES[status]] = count
+        return counts
+
+    def folder_coverage(self, depth: int | None = None) -> list[FolderCoverage]:
+        """Status counts per folder, ordered by folder (``""`` is the vault root).
+
+        ``depth=None`` counts each folder's own notes; ``depth=n`` rolls subfolders up into their
+        ancestor ``n`` levels deep (``depth=1``: one line per top-level folder).
+        """
+        totals: dict[str, Counter[str]] = defaultdict(Counter)
+        rows = self._conn().execute("SELECT folder, status, COUNT(*) FROM notes GROUP BY folder, status")
+        for folder, status, count in rows:
+            key = folder if depth is None else "/".join(folder.split("/")[:depth])
+            totals[key][status] += count
+        return [FolderCoverage(folder=folder, **counts) for folder, counts in sorted(totals.items())]
+
+    def note_count(self) -> int:
+        return int(self._conn().execute("SELECT COUNT(*) FROM notes").fetchone()[0])
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _note_row(record: NoteRecord) -> tuple[object, ...]:
+    return (
+        record.path, record.folder, record.content_hash, record.mtime, record.size, record.title,
+        json.dumps(record.aliases, ensure_ascii=False), json.dumps(record.tags, ensure_ascii=False),
+        record.note_type.value, _iso(record.created), _iso(record.modified), record.status.value,
+        record.message, record.chunk_count, _iso(record.indexed_at),
+    )  # fmt: skip
+
+
+def _note_record(row: sqlite3.Row) -> NoteRecord:
+    data = {key: row[key] for key in row.keys() if key != "folder"}  # noqa: SIM118 (Row is no dict)
+    data["aliases"] = json.loads(data["aliases"])
+    data["tags"] = json.loads(data["tags"])
+    return NoteRecord.model_validate(data)

@@ -1,0 +1,293 @@
+"""The indexing pipeline: parse → chunk → embed → upsert → drop stale chunks → catalog.
+
+Every entry point compares the disk with the catalog, so replaying an event, a batch or a whole
+reconcile is harmless: an unchanged note is never embedded twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from services import lexical, vault
+from services.catalog import Catalog
+from services.chunking import chunk_note, embedding_text
+from services.config import Settings
+from services.embedding import Embedder
+from services.models import Chunk, NoteRecord, NoteStatus, ParsedNote, StorePoint
+from services.store import VectorStore, point_id
+
+log = logging.getLogger(__name__)
+
+
+class IndexReport(BaseModel):
+    """What one call of the pipeline did, note by note."""
+
+    indexed: list[str] = Field(default_factory=list)
+    unchanged: list[str] = Field(default_factory=list)
+    skipped: dict[str, str] = Field(default_factory=dict)
+    failed: dict[str, str] = Field(default_factory=dict)
+    deleted: list[str] = Field(default_factory=list)
+    chunks_embedded: int = 0
+
+    def merge(self, other: IndexReport) -> None:
+        self.indexed += other.indexed
+        self.unchanged += other.unchanged
+        self.skipped |= other.skipped
+        self.failed |= other.failed
+        self.deleted += other.deleted
+        self.chunks_embedded += other.chunks_embedded
+
+
+@dataclass
+class _Prepared:
+    """A parsed note and its chunks, waiting for their embeddings."""
+
+    note: ParsedNote
+    chunks: list[Chunk]
+    texts: list[str] = field(default_factory=list)
+
+
+class IndexPipeline:
+    """Owns the write side of the store and the catalog for one vault."""
+
+    def __init__(self, settings: Settings, store: VectorStore, catalog: Catalog, embedder: Embedder) -> None:
+        self.settings = settings
+        self.store = store
+        self.catalog = catalog
+        self.embedder = embedder
+        self.counter = embedder.token_counter
+        self.max_tokens = min(settings.chunk_tokens, embedder.max_tokens)
+        self.run_id: int | None = None
+        store.ensure_collection(embedder.dim, embedder.name)
+
+    # --- public entry points -------------------------------------------------------------
+
+    def sync_paths(self, paths: Iterable[str], raise_errors: bool = False) -> IndexReport:
+        """Make the index agree with the disk for each path (index, skip, or delete)."""
+        report = IndexReport()
+        prepared: list[_Prepared] = []
+        for path in dict.fromkeys(paths):
+            try:
+                item = self._prepare(path, report)
+            except Exception as exc:  # one bad note never stops the batch
+                if raise_errors:
+                    raise
+                log.exception("cannot prepare %s", path)
+                report.failed[path] = _describe(exc)
+                continue
+            if item is not None:
+                prepared.append(item)
+        self._embed_and_store(prepared, report, raise_errors)
+        if report.indexed or report.deleted:
+            self.catalog.resolve_links()
+        self._record_run(report)
+        return report
+
+    def rebuild(self) -> None:
+        """Forget everything (store and catalog) so that the next sync re-embeds the vault."""
+        self.store.reset()
+        self.store.ensure_collection(self.embedder.dim, self.embedder.name)
+        for path in list(self.catalog.note_states()):
+            self.catalog.delete_note(path)
+
+    def mark_failed(self, path: str, message: str) -> None:
+        self.catalog.mark_status(path, NoteStatus.ERROR, message)
+
+    # --- steps --------------------------------------------------------------------------
+
+    def _prepare(self, path: str, report: IndexReport) -> _Prepared | None:
+        if not vault.is_indexable(path, self.settings.exclude) or not self._exists(path):
+            self._delete(path, report)
+            return None
+        record = self.catalog.get_note(path)
+        if (
+            record is not None
+            and record.status != NoteStatus.ERROR
+            and self._stat_matches(path, record.mtime, record.size)
+        ):
+            report.unchanged.append(path)
+            return None
+        try:
+            note = vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)
+        except vault.NoteSkipped as exc:
+            self._skip(path, exc.reason, report)
+            return None
+        except FileNotFoundError:  # deleted between the check and the read
+            self._delete(path, report)
+            return None
+        if record is not None and record.status == NoteStatus.INDEXED and record.content_hash == note.content_hash:
+            self.catalog.upsert_note(record.model_copy(update={"mtime": note.mtime, "size": note.size}))
+            report.unchanged.append(path)
+            return None
+        chunks = chunk_note(note, self.counter, self.max_tokens, self.settings.chunk_overlap_tokens)
+        return _Prepared(note, chunks, [embedding_text(note.title, c) for c in chunks])
+
+    def _embed_and_store(self, prepared: list[_Prepared], report: IndexReport, raise_errors: bool) -> None:
+        texts = [text for item in prepared for text in item.texts]
+        vectors = self.embedder.encode(texts)  # one call for the whole batch: the throughput lever
+        report.chunks_embedded += len(texts)
+        offset = 0
+        for item in prepared:
+            count = len(item.chunks)
+            try:
+                self._store_note(item, vectors[offset : offset + count].tolist())
+                report.indexed.append(item.note.path)
+            except Exception as exc:
+                if raise_errors:
+                    raise
+                log.exception("cannot store %s", item.note.path)
+                report.failed[item.note.path] = _describe(exc)
+            offset += count
+
+    def _store_note(self, item: _Prepared, vectors: list[list[float]]) -> None:
+        note = item.note
+        points = [
+            StorePoint(
+                id=point_id(note.path, chunk.index),
+                dense=vector,
+                sparse=lexical.encode_document(chunk.text, note.title, note.aliases, chunk.heading_path),
+                payload=chunk_payload(note, chunk),
+            )
+            for chunk, vector in zip(item.chunks, vectors, strict=True)
+        ]
+        self.store.upsert(points)
+        self.store.delete_note(note.path, keep_ids={p.id for p in points})
+        self.catalog.upsert_note(_record(note, NoteStatus.INDEXED, note.frontmatter_error, len(points)))
+        self.catalog.replace_links(note.path, note.links)
+
+    def _skip(self, path: str, reason: str, report: IndexReport) -> None:
+        self.store.delete_note(path)
+        stat = self._stat(path)
+        record = NoteRecord(
+            path=path,
+            status=NoteStatus.SKIPPED,
+            message=reason,
+            mtime=stat[0] if stat else 0.0,
+            size=stat[1] if stat else 0,
+            title=Path(path).stem,
+            indexed_at=datetime.now(UTC),
+        )
+        self.catalog.upsert_note(record)
+        self.catalog.replace_links(path, [])
+        report.skipped[path] = reason
+
+    def _delete(self, path: str, report: IndexReport) -> None:
+        self.store.delete_note(path)
+        if self.catalog.get_note(path) is not None:
+            self.catalog.delete_note(path)
+        report.deleted.append(path)
+
+    def _record_run(self, report: IndexReport) -> None:
+        if self.run_id is None:
+            return
+        self.catalog.add_run_stats(
+            self.run_id,
+            notes_indexed=len(report.indexed),
+            notes_skipped=len(report.skipped),
+            notes_failed=len(report.failed),
+            notes_deleted=len(report.deleted),
+            chunks_embedded=report.chunks_embedded,
+        )
+
+    # --- disk helpers -------------------------------------------------------------------
+
+    def _stat(self, path: str) -> tuple[float, int] | None:
+        try:
+            st = (self.settings.vault / path).stat()
+        except OSError:
+            return None
+        return st.st_mtime, st.st_size
+
+    def _exists(self, path: str) -> bool:
+        return (self.settings.vault / path).is_file()
+
+    def _stat_matches(self, path: str, mtime: float, size: int) -> bool:
+        return _stat_matches(self.settings.vault / path, mtime, size)
+
+
+def changed_paths(settings: Settings, catalog: Catalog) -> list[str]:
+    """The reconcile: paths whose disk state differs from the catalog (new, changed or deleted notes).
+
+    Only stats are compared (mtime, size); the pipeline then compares content hashes, so a touched
+    but identical note costs a read and never an embedding.
+    """
+    known = catalog.note_states()
+    changed: list[str] = []
+    on_disk: set[str] = set()
+    for path in vault.iter_vault_paths(settings.vault, settings.exclude):
+        on_disk.add(path)
+        state = known.get(path)
+        if state is None or not _stat_matches(settings.vault / path, state[1], state[2]):
+            changed.append(path)
+    return changed + sorted(set(known) - on_disk)
+
+
+def _stat_matches(file: Path, mtime: float, size: int) -> bool:
+    try:
+        st = file.stat()
+    except OSError:
+        return False
+    return (st.st_mtime, st.st_size) == (mtime, size)
+
+
+def chunk_payload(note: ParsedNote, chunk: Chunk) -> dict[str, object]:
+    """The payload stored with each chunk (see docs/architecture.md for the field table)."""
+    return {
+        "path": note.path,
+        "title": note.title,
+        "aliases": note.aliases,
+        "tags": expand_tags(note.tags),
+        "folder": ancestor_folders(note.path),
+        "type": note.note_type.value,
+        "created_ts": note.created.timestamp(),
+        "modified_ts": note.modified.timestamp(),
+        "heading_path": chunk.heading_path,
+        "links": sorted({link.target for link in note.links if link.target}),
+        "chunk_index": chunk.index,
+        "content_hash": note.content_hash,
+        "text": chunk.text,
+    }
+
+
+def expand_tags(tags: Iterable[str]) -> list[str]:
+    """Lowercase tags with every nested tag's ancestors: ``projet/atlas`` → ``projet/atlas``, ``projet``."""
+    expanded: dict[str, None] = {}
+    for tag in tags:
+        parts = tag.lower().lstrip("#").strip("/").split("/")
+        for depth in range(len(parts), 0, -1):
+            expanded["/".join(parts[:depth])] = None
+    return list(expanded)
+
+
+def ancestor_folders(path: str) -> list[str]:
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _record(note: ParsedNote, status: NoteStatus, message: str | None, chunk_count: int) -> NoteRecord:
+    return NoteRecord(
+        path=note.path,
+        content_hash=note.content_hash,
+        mtime=note.mtime,
+        size=note.size,
+        title=note.title,
+        aliases=note.aliases,
+        tags=note.tags,
+        note_type=note.note_type,
+        created=note.created,
+        modified=note.modified,
+        status=status,
+        message=message,
+        chunk_count=chunk_count,
+        indexed_at=datetime.now(UTC),
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,165 @@
+"""Pydantic models shared across services: what a note, a chunk, a point and a hit look like."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class NoteType(StrEnum):
+    NOTE = "note"
+    INSIGHT = "insight"
+    SYNAPSE = "synapse"
+    SYNTHESIS = "synthesis"
+    CONVERSATION = "conversation"
+
+
+class NoteStatus(StrEnum):
+    INDEXED = "indexed"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+class WikiLink(BaseModel):
+    """One ``[[target#heading|alias]]`` or ``![[embed]]`` occurrence, unresolved."""
+
+    target: str
+    heading: str | None = None
+    block: str | None = None
+    alias: str | None = None
+    embed: bool = False
+
+
+class Heading(BaseModel):
+    level: int
+    text: str
+    line: int
+
+
+class ParsedNote(BaseModel):
+    """Everything ObsiRAG reads from one Markdown file. ``path`` is vault-relative, POSIX style."""
+
+    path: str
+    title: str
+    aliases: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    links: list[WikiLink] = Field(default_factory=list)
+    headings: list[Heading] = Field(default_factory=list)
+    frontmatter: dict[str, Any] = Field(default_factory=dict)
+    frontmatter_error: str | None = None
+    body: str = ""
+    created: datetime
+    modified: datetime
+    note_type: NoteType = NoteType.NOTE
+    content_hash: str
+    size: int
+    mtime: float
+    encoding: str = "utf-8"
+
+    @property
+    def folder(self) -> str:
+        return self.path.rsplit("/", 1)[0] if "/" in self.path else ""
+
+
+class Chunk(BaseModel):
+    index: int
+    text: str
+    heading_path: list[str] = Field(default_factory=list)
+    token_count: int
+
+
+class SparseVector(BaseModel):
+    indices: list[int] = Field(default_factory=list)
+    values: list[float] = Field(default_factory=list)
+
+
+class StorePoint(BaseModel):
+    id: str
+    dense: list[float]
+    sparse: SparseVector
+    payload: dict[str, Any]
+
+
+class StoreHit(BaseModel):
+    id: str
+    score: float
+    payload: dict[str, Any]
+    dense: list[float] | None = None  # the stored dense vector, only from retrieve(..., with_vectors=True)
+
+
+class StoreFilter(BaseModel):
+    """Conditions on chunk payloads. Empty lists mean "no condition"; lists match any of their values."""
+
+    paths: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    folders: list[str] = Field(default_factory=list)
+    types: list[NoteType] = Field(default_factory=list)
+    since: float | None = None  # epoch seconds, inclusive; matches created_ts or modified_ts
+    until: float | None = None  # epoch seconds, exclusive
+
+    def is_empty(self) -> bool:
+        return (
+            not (self.paths or self.tags or self.folders or self.types) and self.since is None and (self.until is None)
+        )
+
+
+class NoteRecord(BaseModel):
+    """A catalog row: the state of one vault file."""
+
+    path: str
+    content_hash: str = ""
+    mtime: float = 0.0
+    size: int = 0
+    title: str = ""
+    aliases: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    note_type: NoteType = NoteType.NOTE
+    created: datetime | None = None
+    modified: datetime | None = None
+    status: NoteStatus = NoteStatus.INDEXED
+    message: str | None = None
+    chunk_count: int = 0
+    indexed_at: datetime | None = None
+
+    @property
+    def folder(self) -> str:
+        return self.path.rsplit("/", 1)[0] if "/" in self.path else ""
+
+
+class ResolvedLink(WikiLink):
+    """A catalog link row: one ``WikiLink`` of ``source`` at ``position``, with the file it resolves to."""
+
+    source: str
+    position: int
+    target_path: str | None = None  # None while dangling
+
+
+class FolderCoverage(BaseModel):
+    """How many notes of one folder (``""`` is the vault root) are in each ``NoteStatus``."""
+
+    folder: str
+    indexed: int = 0
+    skipped: int = 0
+    error: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.indexed + self.skipped + self.error
+
+
+class IndexRun(BaseModel):
+    """One indexing run (a reconcile, a watcher batch, a rebuild) and its named counters."""
+
+    id: int
+    kind: str
+    started_at: datetime
+    finished_at: datetime | None = None
+    error: str | None = None
+    counters: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def running(self) -> bool:
+        return self.finished_at is None

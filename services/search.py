@@ -1,0 +1,146 @@
+"""Hybrid search: dense + sparse + title/alias matches, fused with RRF, filtered, grouped by note."""
+
+from __future__ import annotations
+
+import time
+import unicodedata
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from services import lexical
+from services.dates import parse_date_range, strip_date_expression
+from services.embedding import Embedder
+from services.fusion import FusedHit, boost_title_matches, fuse, group_by_note
+from services.models import NoteType, StoreFilter
+from services.store import VectorStore
+
+CANDIDATES = 50  # chunks fetched from each list before fusion
+SNIPPET_CHARS = 240
+
+
+class SearchRequest(BaseModel):
+    query: str
+    k: int = 10
+    tags: list[str] = Field(default_factory=list)
+    folders: list[str] = Field(default_factory=list)
+    types: list[NoteType] = Field(default_factory=list)
+    since: datetime | None = None
+    until: datetime | None = None
+    parse_dates: bool = True  # read "cette semaine", "last month"… from the query when no explicit range
+    now: datetime | None = None  # the reference time for date expressions (defaults to the server's clock)
+
+
+class SearchResult(BaseModel):
+    path: str
+    title: str
+    score: float
+    heading: str
+    snippet: str
+    chunk_index: int
+    note_type: str
+    dense_rank: int | None = None
+    sparse_rank: int | None = None
+    title_match: bool = False
+    matched_terms: list[str] = Field(default_factory=list)
+
+
+class SearchResponse(BaseModel):
+    query: str
+    retrieval_query: str
+    since: datetime | None = None
+    until: datetime | None = None
+    results: list[SearchResult]
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+
+
+class SearchEngine:
+    """Answers ``SearchRequest``s from a vector store with the configured embedding model."""
+
+    def __init__(self, store: VectorStore, embedder: Embedder) -> None:
+        self.store = store
+        self.embedder = embedder
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        started = time.perf_counter()
+        text, since, until = _query_and_range(request)
+        flt = StoreFilter(
+            tags=[t.lower().lstrip("#") for t in request.tags],
+            folders=[f.strip("/") for f in request.folders],
+            types=request.types,
+            since=since.timestamp() if since else None,
+            until=until.timestamp() if until else None,
+        )
+        vector = self.embedder.encode_query(text or request.query)
+        embedded = time.perf_counter()
+        dense = self.store.search_dense(vector, flt, CANDIDATES)
+        sparse = self.store.search_sparse(lexical.encode_query(text), flt, CANDIDATES)
+        fused = boost_title_matches(fuse(dense, sparse), _title_matcher(text))
+        groups = group_by_note(fused, request.k)
+        results = [_result(group[0], text) for group in groups]
+        done = time.perf_counter()
+        return SearchResponse(
+            query=request.query,
+            retrieval_query=text,
+            since=since,
+            until=until,
+            results=results,
+            timings_ms={"embed": (embedded - started) * 1000, "total": (done - started) * 1000},
+        )
+
+
+def _query_and_range(request: SearchRequest) -> tuple[str, datetime | None, datetime | None]:
+    if request.since or request.until or not request.parse_dates:
+        return request.query, request.since, request.until
+    now = request.now or datetime.now().astimezone()
+    found = parse_date_range(request.query, now)
+    if found is None:
+        return request.query, None, None
+    return strip_date_expression(request.query, found).strip(), found.start, found.end
+
+
+def _fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).split())
+
+
+def _title_matcher(query: str) -> Callable[[dict[str, Any]], bool]:
+    folded_query = f" {_fold(query)} "
+
+    def matches(payload: dict[str, Any]) -> bool:
+        names = [payload.get("title", ""), *payload.get("aliases", [])]
+        return any(len(name) >= 3 and f" {_fold(name)} " in folded_query for name in names if name)
+
+    return matches
+
+
+def _result(item: FusedHit, query: str) -> SearchResult:
+    payload = item.hit.payload
+    return SearchResult(
+        path=payload["path"],
+        title=payload.get("title", ""),
+        score=round(item.score, 6),
+        heading=" > ".join(payload.get("heading_path", [])),
+        snippet=snippet(payload.get("text", ""), query),
+        chunk_index=payload.get("chunk_index", 0),
+        note_type=payload.get("type", "note"),
+        dense_rank=item.dense_rank,
+        sparse_rank=item.sparse_rank,
+        title_match=item.title_match,
+        matched_terms=lexical.matched_terms(query, payload.get("text", "")),
+    )
+
+
+def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
+    """A window of the chunk around the first query term it contains."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    folded = _fold(flat)
+    positions = [folded.find(word) for word in _fold(query).split() if len(word) > 3]
+    hits = [p for p in positions if p >= 0]
+    start = max(0, min(hits) - width // 4) if hits else 0
+    end = min(len(flat), start + width)
+    return ("…" if start else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")

@@ -1,0 +1,204 @@
+"""The vector-store interface every backend implements, its errors, and the shared filter translation.
+
+One collection holds one point per chunk: a named dense vector ``dense`` (cosine), a named sparse
+vector ``lexical`` (IDF modifier) and the chunk payload described in docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Iterator, Sequence
+from typing import Any, NamedTuple
+
+from services.models import SparseVector, StoreFilter, StoreHit, StorePoint
+
+DENSE = "dense"
+SPARSE = "lexical"
+
+# Never change it: every stored point id derives from it.
+POINT_NAMESPACE = uuid.UUID("5e417076-1c07-41bf-b294-0f3c9b7f4f7d")
+
+KEYWORD_FIELDS = ("path", "tags", "folder", "type")
+FLOAT_FIELDS = ("created_ts", "modified_ts")
+INTEGER_FIELDS = ("chunk_index",)
+
+
+def point_id(path: str, chunk_index: int) -> str:
+    """The id of a note's chunk: a UUIDv5 of the vault-relative path and the chunk's position."""
+    return str(uuid.uuid5(POINT_NAMESPACE, f"{path}#{chunk_index}"))
+
+
+class ModelRecord(NamedTuple):
+    """The embedding model a collection was built with."""
+
+    name: str
+    dim: int
+
+
+class ModelMismatchError(RuntimeError):
+    """The collection was built with another embedding model or dimension than the one requested."""
+
+    def __init__(self, stored: ModelRecord | None, requested: ModelRecord) -> None:
+        self.stored = stored
+        self.requested = requested
+        built = f"{stored.name} ({stored.dim} dims)" if stored else "an unrecorded model"
+        super().__init__(
+            f"The vector store was built with {built}, but {requested.name} ({requested.dim} dims) "
+            "was requested. Run `obsirag reindex` to rebuild it with the configured model."
+        )
+
+
+class StoreLockedError(RuntimeError):
+    """The embedded store's folder is already open in another process (or another EdgeStore)."""
+
+    def __init__(self, path: object, owner: str = "") -> None:
+        self.path = path
+        who = f" (pid {owner})" if owner else ""
+        super().__init__(
+            f"The embedded vector store at {path} is already open in another process{who}: the indexer "
+            "owns it. Stop that process, or search through the running system."
+        )
+
+
+class CollectionMissingError(RuntimeError):
+    """A write reached a store whose collection does not exist (never ensured, or just reset)."""
+
+    def __init__(self) -> None:
+        super().__init__("The vector store has no collection: call ensure_collection(dim, model_name) first.")
+
+
+class StoreClosedError(RuntimeError):
+    """A method was called on a store after close()."""
+
+    def __init__(self) -> None:
+        super().__init__("The vector store is closed.")
+
+
+class VectorStore(ABC):
+    """What every backend must do. Ids are point_id() strings; hits carry the full payload.
+
+    Before ensure_collection (or right after reset) the store has no collection: reads return
+    nothing (empty lists, 0, no ids) and ``delete_note`` does nothing; ``upsert`` raises
+    CollectionMissingError. After close() every method except close() raises StoreClosedError
+    (the qdrant-client backend closes its client instead).
+    """
+
+    @abstractmethod
+    def ensure_collection(self, dim: int, model_name: str) -> None:
+        """Create the collection if missing (vectors, payload indexes) and record ``model_name`` and ``dim``.
+
+        Raise ModelMismatchError if it exists with another model name or dimension, or holds points
+        without a recorded model. Calling it again with the same model does nothing.
+        """
+
+    @abstractmethod
+    def recorded_model(self) -> ModelRecord | None:
+        """The model recorded by ensure_collection, or None when there is no collection."""
+
+    @abstractmethod
+    def upsert(self, points: Sequence[StorePoint]) -> None:
+        """Insert or replace points by id (vectors and whole payload). Empty sparse vectors are valid."""
+
+    @abstractmethod
+    def delete_note(self, path: str, keep_ids: Collection[str] = ()) -> None:
+        """Delete every point whose payload ``path`` is ``path``, except those in ``keep_ids``."""
+
+    @abstractmethod
+    def point_ids(self, path: str) -> set[str]:
+        """The ids of every point of the note at ``path``."""
+
+    @abstractmethod
+    def search_dense(self, vector: Sequence[float], flt: StoreFilter | None, limit: int) -> list[StoreHit]:
+        """At most ``limit`` points matching ``flt``, best cosine similarity first."""
+
+    @abstractmethod
+    def search_sparse(self, sparse: SparseVector, flt: StoreFilter | None, limit: int) -> list[StoreHit]:
+        """At most ``limit`` points matching ``flt`` by IDF-weighted dot product, best first.
+
+        An empty query returns []; points sharing no term with the query are never returned.
+        """
+
+    @abstractmethod
+    def retrieve(self, ids: Sequence[str], with_vectors: bool = False) -> list[StoreHit]:
+        """The points with these ids, in the order asked, unknown ids skipped; score is 0.
+
+        With ``with_vectors`` each hit's ``dense`` holds the stored (normalized) dense vector.
+        """
+
+    @abstractmethod
+    def count(self, flt: StoreFilter | None = None) -> int:
+        """The exact number of points matching ``flt`` (all points when None)."""
+
+    @abstractmethod
+    def scroll(self, flt: StoreFilter | None = None, batch: int = 256) -> Iterator[StoreHit]:
+        """Every point matching ``flt``, ordered by id, fetched ``batch`` at a time; score is 0.
+
+        Locks are never held between batches, so a slow consumer blocks no writer.
+        """
+
+    @abstractmethod
+    def reset(self) -> None:
+        """Drop the collection and the recorded model; ensure_collection then accepts any model."""
+
+    @abstractmethod
+    def optimize(self) -> None:
+        """Build indexes now (HNSW, segment merges) where the backend needs it; may take seconds."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Flush and release the store (and its folder lock). Calling it twice is harmless."""
+
+    def __enter__(self) -> VectorStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class FilterSyntax(NamedTuple):
+    """The constructors a backend expresses filters with; Edge and qdrant-client share keyword names."""
+
+    filter: Callable[..., Any]  # (must=, should=, must_not=)
+    field: Callable[..., Any]  # (key=, match=) or (key=, range=)
+    match_any: Callable[..., Any]  # (any=)
+    range: Callable[..., Any]  # (gte=, lt=)
+
+
+def build_filter(flt: StoreFilter | None, syntax: FilterSyntax) -> Any | None:
+    """Translate a StoreFilter: match-any per keyword field, the date range on created OR modified, AND of all."""
+    if flt is None or flt.is_empty():
+        return None
+    must = [
+        syntax.field(key=key, match=syntax.match_any(any=values)) for key, values in _keyword_conditions(flt) if values
+    ]
+    if flt.since is not None or flt.until is not None:
+        must.append(syntax.filter(should=[_date_condition(key, flt, syntax) for key in FLOAT_FIELDS]))
+    return syntax.filter(must=must)
+
+
+def _keyword_conditions(flt: StoreFilter) -> list[tuple[str, list[str]]]:
+    types = [str(note_type) for note_type in flt.types]
+    return [("path", flt.paths), ("tags", flt.tags), ("folder", flt.folders), ("type", types)]
+
+
+def _date_condition(key: str, flt: StoreFilter, syntax: FilterSyntax) -> Any:
+    return syntax.field(key=key, range=syntax.range(gte=flt.since, lt=flt.until))
+
+
+def in_order(ids: Sequence[str], hits: Sequence[StoreHit]) -> list[StoreHit]:
+    """Hits rearranged in the order of ``ids``, unknown ids skipped."""
+    by_id = {hit.id: hit for hit in hits}
+    return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
+
+
+def record_to_hit(record: Any) -> StoreHit:
+    """A backend's scored point or record (``id``, ``payload``, ``vector``, maybe ``score``) as a StoreHit."""
+    vectors = record.vector if isinstance(record.vector, dict) else {}
+    dense = vectors.get(DENSE)
+    return StoreHit(
+        id=str(record.id),
+        score=getattr(record, "score", 0.0),
+        payload=record.payload or {},
+        dense=list(dense) if dense is not None else None,
+    )

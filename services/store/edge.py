@@ -1,0 +1,353 @@
+"""The embedded backend: a Qdrant Edge shard on disk, owned by one process.
+
+Folder layout: ``shard/`` (the Edge shard: segments, WAL), ``model.json`` (the recorded embedding
+model) and ``obsirag.lock`` (an flock held while an EdgeStore is open, so a second opener fails
+fast with StoreLockedError instead of fighting over the WAL).
+
+Threads: searches run concurrently with each other and with writes (Edge releases the GIL while
+it queries); writes are serialized by a mutex; ensure_collection/reset/close wait for in-flight
+calls and block new ones while they swap the shard. ``optimize()`` holds the GIL for its whole run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import threading
+import uuid
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
+from typing import IO
+
+from qdrant_edge import (
+    CountRequest,
+    Distance,
+    EdgeConfig,
+    EdgeShard,
+    EdgeSparseVectorParams,
+    EdgeVectorParams,
+    FieldCondition,
+    Filter,
+    HasIdCondition,
+    MatchAny,
+    MatchValue,
+    Modifier,
+    PayloadSchemaType,
+    Point,
+    Query,
+    QueryRequest,
+    RangeFloat,
+    ScrollRequest,
+    UpdateOperation,
+)
+from qdrant_edge import SparseVector as EdgeSparse
+
+from services.models import SparseVector, StoreFilter, StoreHit, StorePoint
+from services.store.base import (
+    DENSE,
+    FLOAT_FIELDS,
+    INTEGER_FIELDS,
+    KEYWORD_FIELDS,
+    SPARSE,
+    CollectionMissingError,
+    FilterSyntax,
+    ModelMismatchError,
+    ModelRecord,
+    StoreClosedError,
+    StoreLockedError,
+    VectorStore,
+    build_filter,
+    in_order,
+    record_to_hit,
+)
+
+EDGE_SYNTAX = FilterSyntax(filter=Filter, field=FieldCondition, match_any=MatchAny, range=RangeFloat)
+LOCK_FILE = "obsirag.lock"
+MODEL_FILE = "model.json"
+SHARD_DIR = "shard"
+TRASH_PREFIX = "shard.deleted-"
+WRITE_BATCH = 512
+
+
+class EdgeStore(VectorStore):
+    """A VectorStore in ``path``; raises StoreLockedError if another EdgeStore holds that folder."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._lock_handle: IO[str] | None = _lock_folder(self.path)
+        self._guard = _ReadWriteLock()
+        self._write_mutex = threading.Lock()
+        try:
+            _remove_trash(self.path)
+            self._shard: EdgeShard | None = _load_shard(self._shard_dir) if _has_shard(self._shard_dir) else None
+        except BaseException:
+            self._release_folder()
+            raise
+
+    @property
+    def _shard_dir(self) -> Path:
+        return self.path / SHARD_DIR
+
+    @property
+    def _model_file(self) -> Path:
+        return self.path / MODEL_FILE
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def ensure_collection(self, dim: int, model_name: str) -> None:
+        wanted = ModelRecord(model_name, dim)
+        with self._guard.exclusive():
+            self._check_open()
+            recorded = _read_model(self._model_file)
+            if self._shard is not None and recorded is None and _points_count(self._shard):
+                raise ModelMismatchError(None, wanted)
+            if self._shard is not None and recorded not in (None, wanted):
+                raise ModelMismatchError(recorded, wanted)
+            if self._shard is not None and recorded is None:
+                self._drop_shard()  # empty and unrecorded: a crash between create and record
+            if self._shard is None:
+                self._shard = _create_shard(self._shard_dir, dim)
+            if recorded != wanted:
+                _write_model(self._model_file, wanted)
+
+    def recorded_model(self) -> ModelRecord | None:
+        with self._reading() as shard:
+            return _read_model(self._model_file) if shard is not None else None
+
+    def reset(self) -> None:
+        with self._guard.exclusive():
+            self._check_open()
+            self._drop_shard()
+            self._model_file.unlink(missing_ok=True)
+
+    def optimize(self) -> None:
+        with self._writing() as shard:
+            if shard is not None:
+                shard.optimize()
+
+    def close(self) -> None:
+        with self._guard.exclusive():
+            if self._shard is not None:
+                self._shard.flush()
+                self._shard.close()
+                self._shard = None
+            self._release_folder()
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def upsert(self, points: Sequence[StorePoint]) -> None:
+        edge_points = [_edge_point(point) for point in points]
+        with self._writing() as shard:
+            if shard is None:
+                raise CollectionMissingError()
+            for start in range(0, len(edge_points), WRITE_BATCH):
+                shard.update(UpdateOperation.upsert_points(edge_points[start : start + WRITE_BATCH]))
+
+    def delete_note(self, path: str, keep_ids: Collection[str] = ()) -> None:
+        keep = [HasIdCondition(set(keep_ids))] if keep_ids else None
+        flt = Filter(must=[FieldCondition(key="path", match=MatchValue(path))], must_not=keep)
+        with self._writing() as shard:
+            if shard is not None:
+                shard.update(UpdateOperation.delete_points_by_filter(flt))
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def point_ids(self, path: str) -> set[str]:
+        flt = Filter(must=[FieldCondition(key="path", match=MatchValue(path))])
+        return {hit.id for hit in self._scroll(flt, batch=1024, with_payload=False)}
+
+    def search_dense(self, vector: Sequence[float], flt: StoreFilter | None, limit: int) -> list[StoreHit]:
+        return self._query(Query.Nearest(list(vector), using=DENSE), flt, limit)
+
+    def search_sparse(self, sparse: SparseVector, flt: StoreFilter | None, limit: int) -> list[StoreHit]:
+        if not sparse.indices:
+            return []
+        query = Query.Nearest(EdgeSparse(list(sparse.indices), list(sparse.values)), using=SPARSE)
+        return self._query(query, flt, limit)
+
+    def retrieve(self, ids: Sequence[str], with_vectors: bool = False) -> list[StoreHit]:
+        if not ids:
+            return []
+        with self._reading() as shard:
+            if shard is None:
+                return []
+            records = shard.retrieve(list(ids), with_payload=True, with_vector=[DENSE] if with_vectors else False)
+        return in_order(ids, [record_to_hit(record) for record in records])
+
+    def count(self, flt: StoreFilter | None = None) -> int:
+        with self._reading() as shard:
+            return shard.count(CountRequest(exact=True, filter=_filter(flt))) if shard is not None else 0
+
+    def scroll(self, flt: StoreFilter | None = None, batch: int = 256) -> Iterator[StoreHit]:
+        return self._scroll(_filter(flt), batch, with_payload=True)
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _query(self, query: Query, flt: StoreFilter | None, limit: int) -> list[StoreHit]:
+        request = QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=True)
+        with self._reading() as shard:
+            points = shard.query(request) if shard is not None else []
+        return [record_to_hit(point) for point in points]
+
+    def _scroll(self, flt: Filter | None, batch: int, with_payload: bool) -> Iterator[StoreHit]:
+        offset = None
+        while True:
+            with self._reading() as shard:  # released between batches: a slow consumer blocks nobody
+                if shard is None:
+                    return
+                request = ScrollRequest(offset=offset, limit=batch, filter=flt, with_payload=with_payload)
+                records, offset = shard.scroll(request)
+            yield from (record_to_hit(record) for record in records)
+            if offset is None:
+                return
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[EdgeShard | None]:
+        with self._guard.shared():
+            self._check_open()
+            yield self._shard
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[EdgeShard | None]:
+        with self._guard.shared(), self._write_mutex:
+            self._check_open()
+            yield self._shard
+
+    def _check_open(self) -> None:
+        if self._lock_handle is None:
+            raise StoreClosedError()
+
+    def _drop_shard(self) -> None:
+        if self._shard is not None:
+            self._shard.close()
+            self._shard = None
+        if self._shard_dir.exists():
+            trash = self.path / f"{TRASH_PREFIX}{uuid.uuid4().hex}"
+            self._shard_dir.rename(trash)  # atomic: a crash leaves trash, never a half-deleted shard
+            shutil.rmtree(trash)
+
+    def _release_folder(self) -> None:
+        if self._lock_handle is not None:
+            fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
+            self._lock_handle.close()
+            self._lock_handle = None
+
+
+class _ReadWriteLock:
+    """Many shared holders or one exclusive holder; a waiting exclusive holder goes before new shared ones."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._shared = 0
+        self._exclusive = False
+        self._waiting = 0
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not (self._exclusive or self._waiting))
+            self._shared += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._shared -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._cond:
+            self._waiting += 1
+            self._cond.wait_for(lambda: not (self._exclusive or self._shared))
+            self._waiting -= 1
+            self._exclusive = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._exclusive = False
+                self._cond.notify_all()
+
+
+def _lock_folder(path: Path) -> IO[str]:
+    handle = (path / LOCK_FILE).open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        owner = handle.read().strip()
+        handle.close()
+        raise StoreLockedError(path, owner) from None
+    handle.truncate(0)
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
+
+
+def _has_shard(shard_dir: Path) -> bool:
+    return shard_dir.is_dir() and any(shard_dir.iterdir())
+
+
+def _load_shard(shard_dir: Path) -> EdgeShard:
+    try:
+        return EdgeShard.load(str(shard_dir))
+    except Exception as exc:
+        if "WouldBlock" in str(exc):  # the WAL lock: someone opened the shard without our folder lock
+            raise StoreLockedError(shard_dir.parent) from exc
+        raise
+
+
+def _create_shard(shard_dir: Path, dim: int) -> EdgeShard:
+    config = EdgeConfig(
+        vectors={DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine)},
+        sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
+    )
+    shard = EdgeShard.create(str(shard_dir), config)
+    for fields, schema in _INDEXES:
+        for field in fields:
+            shard.update(UpdateOperation.create_field_index(field, schema))
+    shard.flush()
+    return shard
+
+
+_INDEXES = (
+    (KEYWORD_FIELDS, PayloadSchemaType.Keyword),
+    (FLOAT_FIELDS, PayloadSchemaType.Float),
+    (INTEGER_FIELDS, PayloadSchemaType.Integer),
+)
+
+
+def _remove_trash(path: Path) -> None:
+    for trash in path.glob(f"{TRASH_PREFIX}*"):
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+def _points_count(shard: EdgeShard) -> int:
+    return shard.count(CountRequest(exact=True))
+
+
+def _read_model(model_file: Path) -> ModelRecord | None:
+    try:
+        data = json.loads(model_file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    return ModelRecord(str(data["model_name"]), int(data["dim"]))
+
+
+def _write_model(model_file: Path, model: ModelRecord) -> None:
+    temporary = model_file.with_suffix(".tmp")
+    temporary.write_text(json.dumps({"model_name": model.name, "dim": model.dim}), encoding="utf-8")
+    os.replace(temporary, model_file)
+
+
+def _filter(flt: StoreFilter | None) -> Filter | None:
+    return build_filter(flt, EDGE_SYNTAX)
+
+
+def _edge_point(point: StorePoint) -> Point:
+    sparse = EdgeSparse(list(point.sparse.indices), list(point.sparse.values))
+    return Point(point.id, {DENSE: list(point.dense), SPARSE: sparse}, point.payload)

@@ -1,0 +1,139 @@
+"""Run the real system (``obsirag up``: Redis, watcher, indexer) as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from services.catalog import Catalog
+from services.config import Settings
+from services.models import NoteStatus
+from services.processes import read_process
+from services.search import SearchRequest
+from workers.cli import run_search
+from workers.queues import Queues
+
+DEADLINE = 180.0
+
+
+def wait_until(predicate: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
+    """Poll ``predicate`` until it returns a truthy value; fail with ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)  # polling an observable condition, not synchronising on time
+
+
+@dataclass
+class System:
+    settings: Settings
+    process: subprocess.Popen[bytes]
+
+    @property
+    def env(self) -> dict[str, str]:
+        return system_env(self.settings)
+
+    @property
+    def redis(self) -> redis.Redis:
+        return redis.Redis.from_url(self.settings.effective_redis_url)
+
+    def process_state(self, name: str):
+        try:
+            return read_process(self.redis, name)
+        except (redis.ConnectionError, FileNotFoundError):
+            return None
+
+    def catalog_counts(self) -> dict[NoteStatus, int]:
+        catalog = Catalog(self.settings.catalog_path)
+        try:
+            return catalog.status_counts()
+        finally:
+            catalog.close()
+
+    def index_idle(self) -> bool:
+        queues = Queues(self.settings.model_copy(update={"redis_url": self.settings.effective_redis_url}))
+        return queues.index.pending_count() == 0
+
+    def search(self, query: str, **kwargs: Any) -> list[str]:
+        settings = self.settings.model_copy(update={"redis_url": self.settings.effective_redis_url})
+        return [r.path for r in run_search(settings, SearchRequest(query=query, **kwargs)).results]
+
+    def cli(self, *args: str) -> str:
+        command = [sys.executable, "-m", "workers.cli", *args]
+        command += ["--vault", str(self.settings.vault), "--data", str(self.settings.data_dir)]
+        done = subprocess.run(command, env=self.env, capture_output=True, text=True, timeout=120, check=True)
+        return done.stdout
+
+    def cli_json(self, *args: str) -> Any:
+        return json.loads(self.cli(*args, "--json"))
+
+    def wait_alive(self, names: tuple[str, ...] = ("supervisor", "indexer", "watcher")) -> None:
+        wait_until(lambda: all(self.process_state(n) for n in names), f"processes {names} alive")
+
+    def wait_indexed(self, count: int) -> None:
+        wait_until(
+            lambda: self.catalog_counts().get(NoteStatus.INDEXED, 0) >= count and self.index_idle(),
+            f"{count} notes indexed",
+        )
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            self.process.wait(60)
+        assert self.process.returncode == 0, f"supervisor exited with {self.process.returncode}"
+
+
+def system_env(settings: Settings) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OBSIRAG_")}
+    env.update(
+        OBSIRAG_DEBOUNCE_SECONDS=str(settings.debounce_seconds),
+        OBSIRAG_HEARTBEAT_SECONDS=str(settings.heartbeat_seconds),
+        OBSIRAG_INDEX_RETRY_DELAY=str(settings.index_retry_delay),
+        OBSIRAG_RECONCILE_MINUTES=str(settings.reconcile_minutes),
+        OBSIRAG_INDEX_BATCH_NOTES=str(settings.index_batch_notes),
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+def start_system(settings: Settings) -> System:
+    command = [sys.executable, "-m", "workers.cli", "up", "--vault", str(settings.vault)]
+    command += ["--data", str(settings.data_dir)]
+    process = subprocess.Popen(command, env=system_env(settings), cwd=Path(__file__).resolve().parents[2])
+    return System(settings, process)
+
+
+@pytest.fixture
+def launch(settings: Settings) -> Iterator[Callable[[], System]]:
+    """Start the system on the test's vault copy (call it again after a stop to restart it)."""
+    started: list[System] = []
+
+    def _launch() -> System:
+        system = start_system(settings)
+        started.append(system)
+        system.wait_alive()
+        return system
+
+    yield _launch
+    for system in started:
+        if system.process.poll() is None:
+            system.process.send_signal(signal.SIGINT)
+            try:
+                system.process.wait(60)
+            except subprocess.TimeoutExpired:
+                system.process.kill()

@@ -1,0 +1,111 @@
+"""End to end through real processes: supervisor, private Redis, watcher, indexer, Huey, Edge store."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from services.catalog import Catalog
+from services.config import Settings
+from services.embedding import load_embedder
+from services.indexing import IndexPipeline, changed_paths
+from services.models import NoteStatus
+from services.store import EdgeStore
+from services.vault import iter_vault_paths
+from tests.conftest import tree_hashes
+from tests.e2e.conftest import System, wait_until
+
+pytestmark = pytest.mark.e2e
+
+
+def note_count(vault: Path) -> int:
+    return len(list(iter_vault_paths(vault, [])))
+
+
+def test_live_vault_changes_reach_search_without_restart(launch: Callable[[], System], vault: Path) -> None:
+    before = tree_hashes(vault)
+    system = launch()
+    total = note_count(vault)
+    system.wait_indexed(total)
+    assert tree_hashes(vault) == before  # a full run never writes into the vault
+
+    status = system.cli_json("status")
+    assert status["running"] and all(p["alive"] for p in status["processes"])
+    assert status["notes"]["indexed"] == total
+
+    note = vault / "Inbox" / "Ornithologie.md"
+    note.parent.mkdir()
+    note.write_text("# Ornithologie\n\nLe martin-pêcheur plonge dans la rivière glacée.", encoding="utf-8")
+    wait_until(lambda: "Inbox/Ornithologie.md" in system.search("martin-pêcheur rivière"), "created note found")
+
+    note.write_text("# Ornithologie\n\nLa huppe fasciée niche dans les vieux murs.", encoding="utf-8")
+    wait_until(lambda: system.search("huppe fasciée")[:1] == ["Inbox/Ornithologie.md"], "edited note found")
+    results = system.cli_json("search", "huppe fasciée", "-k", "3")
+    assert results[0]["path"] == "Inbox/Ornithologie.md"
+    assert set(results[0]) == {"path", "title", "score", "heading", "snippet"}
+    assert "huppe" in results[0]["snippet"].lower()
+
+    renamed = vault / "Inbox" / "Oiseaux des murs.md"
+    note.rename(renamed)
+    wait_until(lambda: system.search("huppe fasciée")[:1] == ["Inbox/Oiseaux des murs.md"], "renamed note found")
+    assert "Inbox/Ornithologie.md" not in system.search("huppe fasciée", k=50)
+
+    renamed.unlink()
+    wait_until(lambda: "Inbox/Oiseaux des murs.md" not in system.search("huppe fasciée", k=50), "deleted note gone")
+    catalog = Catalog(system.settings.catalog_path)
+    assert catalog.get_note("Inbox/Oiseaux des murs.md") is None and catalog.get_note("Inbox/Ornithologie.md") is None
+    catalog.close()
+    system.stop()
+
+
+def test_restart_on_unchanged_vault_embeds_nothing(launch: Callable[[], System], vault: Path) -> None:
+    system = launch()
+    system.wait_indexed(note_count(vault))
+    system.stop()
+
+    system = launch()
+    watcher_reconciled = lambda: system.process_state("watcher").details.get("last_reconcile") or {}  # noqa: E731
+    reconcile = wait_until(watcher_reconciled, "the watcher's start-up reconcile")
+    assert reconcile["changed"] == 0
+    assert system.search("Projet Atlas")  # the new indexer answers
+    run_id = system.process_state("indexer").details["run_id"]
+    catalog = Catalog(system.settings.catalog_path)
+    assert catalog.total_chunks_embedded(since_run=run_id) == 0
+    catalog.close()
+    system.stop()
+
+
+def test_kill_9_mid_index_converges_to_a_clean_index(
+    launch: Callable[[], System], vault: Path, settings: Settings, tmp_path: Path
+) -> None:
+    for i in range(120):  # enough work that the kill lands mid-index
+        body = "\n\n".join(f"Section {j} de la note {i} : la marée, le vent et les dunes n°{i * j}." for j in range(8))
+        (vault / "Bulk").mkdir(exist_ok=True)
+        (vault / "Bulk" / f"note-{i:03d}.md").write_text(f"# Note {i}\n\n{body}", encoding="utf-8")
+    total = note_count(vault)
+    system = launch()
+    wait_until(lambda: system.catalog_counts().get(NoteStatus.INDEXED, 0) >= 10, "indexing under way")
+    victim = system.process_state("indexer").pid
+    os.kill(victim, signal.SIGKILL)
+    wait_until(lambda: (state := system.process_state("indexer")) and state.pid != victim, "indexer restarted")
+    system.wait_indexed(total)
+    system.stop()
+
+    survived = EdgeStore(settings.store_path)
+    after_crash = {hit.id: hit.payload for hit in survived.scroll()}
+    survived.close()
+
+    clean_settings = settings.model_copy(update={"data_dir": tmp_path / "clean"})
+    clean = IndexPipeline(
+        clean_settings, EdgeStore(clean_settings.store_path), Catalog(clean_settings.catalog_path),
+        load_embedder(settings.embedding_model),
+    )  # fmt: skip
+    clean.sync_paths(changed_paths(clean_settings, clean.catalog))
+    reference = {hit.id: hit.payload for hit in clean.store.scroll()}
+    clean.store.close()
+    assert after_crash.keys() == reference.keys()
+    assert after_crash == reference

@@ -1,0 +1,134 @@
+"""The indexing pipeline in-process, on a real Edge store, catalog and embedding model."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from services.catalog import Catalog
+from services.config import Settings
+from services.indexing import IndexPipeline, changed_paths
+from services.models import NoteStatus, StoreFilter
+from services.search import SearchEngine, SearchRequest
+from services.store import EdgeStore
+from tests.conftest import tree_hashes
+
+NOW = datetime(2026, 11, 29, 15, 0).astimezone()
+
+
+@pytest.fixture
+def pipeline(settings: Settings, embedder) -> IndexPipeline:
+    pipe = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
+    yield pipe
+    pipe.store.close()
+    pipe.catalog.close()
+
+
+def index_all(pipeline: IndexPipeline):
+    return pipeline.sync_paths(changed_paths(pipeline.settings, pipeline.catalog))
+
+
+def write(vault: Path, rel: str, text: str | bytes) -> None:
+    path = vault / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+
+
+def test_full_index_then_unchanged_vault_embeds_nothing(pipeline: IndexPipeline, vault: Path) -> None:
+    before = tree_hashes(vault)
+    first = index_all(pipeline)
+    assert len(first.indexed) >= 30 and not first.failed
+    assert first.chunks_embedded == pipeline.store.count() > len(first.indexed)
+
+    again = index_all(pipeline)
+    assert again.chunks_embedded == 0 and not again.indexed
+
+    # Touching a file (new mtime, same bytes) costs a read, never an embedding.
+    some = vault / first.indexed[0]
+    some.touch()
+    touched = index_all(pipeline)
+    assert touched.unchanged == [first.indexed[0]] and touched.chunks_embedded == 0
+    assert tree_hashes(vault) == before
+
+
+def test_edit_replaces_chunks_and_deletes_stale_ones(pipeline: IndexPipeline, vault: Path) -> None:
+    long_text = "# Long\n\n" + "\n\n".join(f"Paragraphe {i} sur la photosynthèse des algues." * 12 for i in range(12))
+    write(vault, "Tests/long.md", long_text)
+    pipeline.sync_paths(["Tests/long.md"])
+    many = len(pipeline.store.point_ids("Tests/long.md"))
+    assert many > 2
+    write(vault, "Tests/long.md", "# Court\n\nUne seule phrase sur les volcans d'Auvergne.")
+    report = pipeline.sync_paths(["Tests/long.md"])
+    assert report.indexed == ["Tests/long.md"]
+    hits = pipeline.store.scroll(StoreFilter(paths=["Tests/long.md"]))
+    assert [h.payload["chunk_index"] for h in hits] == [0]
+    assert pipeline.catalog.get_note("Tests/long.md").chunk_count == 1
+
+
+def test_bad_input_is_recorded_and_the_rest_continues(pipeline: IndexPipeline, vault: Path) -> None:
+    write(vault, "Bad/invalid-yaml.md", "---\ntitle: [unclosed\ntags: : :\n---\n# Survivant\n\nLe corps reste indexé.")
+    write(vault, "Bad/binary.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 20)
+    write(vault, "Bad/huge.md", "# Énorme\n\n" + ("mot " * 5_300_000))  # ~21 MB
+    write(vault, "Bad/latin1.md", "# Café crème\n\nÉté à Noël, façon déjà vu.".encode("latin-1"))
+    write(vault, "Bad/empty.md", "")
+    write(vault, "Bad/ok.md", "# Fine\n\nA perfectly normal note about tidal energy.")
+    report = pipeline.sync_paths(
+        [f"Bad/{name}.md" for name in ("invalid-yaml", "binary", "huge", "latin1", "empty", "gone", "ok")]
+    )
+    catalog = pipeline.catalog
+    invalid = catalog.get_note("Bad/invalid-yaml.md")
+    assert invalid.status == NoteStatus.INDEXED and "yaml" in invalid.message.lower()
+    assert catalog.get_note("Bad/binary.md").status == NoteStatus.SKIPPED
+    assert "binary" in catalog.get_note("Bad/binary.md").message
+    huge = catalog.get_note("Bad/huge.md")
+    assert huge.status == NoteStatus.SKIPPED and "MB" in huge.message
+    latin = catalog.get_note("Bad/latin1.md")
+    assert latin.status == NoteStatus.INDEXED and latin.title == "Café crème"
+    assert catalog.get_note("Bad/empty.md").status == NoteStatus.INDEXED
+    assert catalog.get_note("Bad/gone.md") is None and "Bad/gone.md" in report.deleted
+    assert "Bad/ok.md" in report.indexed and not report.failed
+    texts = [h.payload["text"] for h in pipeline.store.scroll(StoreFilter(paths=["Bad/latin1.md"]))]
+    assert any("façon déjà vu" in t for t in texts)
+
+
+def test_deleted_and_excluded_notes_leave_the_index(pipeline: IndexPipeline, vault: Path) -> None:
+    index_all(pipeline)
+    victim = next(iter(pipeline.catalog.note_states()))
+    (vault / victim).unlink()
+    assert changed_paths(pipeline.settings, pipeline.catalog) == [victim]
+    report = index_all(pipeline)
+    assert report.deleted == [victim]
+    assert pipeline.store.point_ids(victim) == set() and pipeline.catalog.get_note(victim) is None
+
+
+def test_date_filtered_search_returns_only_notes_in_range(pipeline: IndexPipeline, vault: Path, embedder) -> None:
+    monday = (NOW - timedelta(days=NOW.weekday())).date()
+    wednesday = monday + timedelta(days=2)
+    write(vault, "Dates/recent.md", f"---\ndate: {wednesday}\n---\n# Rucher\n\nJ'ai écrit sur mes abeilles.")
+    write(vault, "Dates/old.md", "---\ndate: 2026-09-02\n---\n# Rucher ancien\n\nJ'ai écrit sur mes abeilles aussi.")
+    write(vault, "Dates/older.md", "---\ncreated: 2025-01-10\n---\n# Essaim\n\nLes abeilles et la ruche.")
+    pipeline.sync_paths(["Dates/recent.md", "Dates/old.md", "Dates/older.md"])
+    engine = SearchEngine(pipeline.store, embedder)
+    response = engine.search(SearchRequest(query="ce que j'ai écrit cette semaine sur les abeilles", now=NOW))
+    paths = [r.path for r in response.results]
+    assert "Dates/recent.md" in paths
+    assert "Dates/old.md" not in paths and "Dates/older.md" not in paths
+    assert response.since is not None and response.since.date() == monday
+    everything = engine.search(SearchRequest(query="abeilles ruche", now=NOW))
+    assert {"Dates/recent.md", "Dates/old.md", "Dates/older.md"} <= {r.path for r in everything.results}
+
+
+def test_links_are_resolved_in_the_catalog(pipeline: IndexPipeline, vault: Path) -> None:
+    write(vault, "Links/source.md", "# Source\n\nVoir [[cible|la cible]] et [[Inexistante]].")
+    pipeline.sync_paths(["Links/source.md"])
+    assert [link.target_path for link in pipeline.catalog.outlinks("Links/source.md")] == [None, None]
+    write(vault, "Links/Cible.md", "# Cible\n\nJe suis la cible.")
+    pipeline.sync_paths(["Links/Cible.md"])
+    targets = [link.target_path for link in pipeline.catalog.outlinks("Links/source.md")]
+    assert targets == ["Links/Cible.md", None]
+    assert [link.source for link in pipeline.catalog.backlinks("Links/Cible.md")] == ["Links/source.md"]

@@ -1,0 +1,32 @@
+"""Settings: every one documented, environment and overrides honoured."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from services.config import Settings, load_settings
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+@pytest.mark.parametrize("name", list(Settings.model_fields))
+def test_every_setting_is_documented_in_the_readme(name: str) -> None:
+    assert f"`OBSIRAG_{name.upper()}`" in README.read_text(encoding="utf-8")
+
+
+def test_environment_and_overrides(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("OBSIRAG_CHUNK_TOKENS", "128")
+    monkeypatch.setenv("OBSIRAG_EXCLUDE", "Templates/**, *.excalidraw.md")
+    settings = load_settings(data_dir=tmp_path / "d", vault=None)
+    assert settings.chunk_tokens == 128
+    assert settings.exclude == ["Templates/**", "*.excalidraw.md"]
+    assert settings.data_dir == (tmp_path / "d").resolve()
+    assert settings.effective_redis_url == f"unix://{settings.redis_dir / 'redis.sock'}"
+
+
+def test_deep_data_dirs_get_a_short_socket_path(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / ("x" * 120))
+    assert len(str(settings.redis_socket)) < 108
+    assert settings.redis_socket == Settings(data_dir=tmp_path / ("x" * 120)).redis_socket

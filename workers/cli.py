@@ -1,0 +1,227 @@
+"""The ``obsirag`` command."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from functools import wraps
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from services.config import Settings, load_settings
+from services.models import NoteType
+from services.search import SearchRequest, SearchResponse
+
+if TYPE_CHECKING:
+    from services.indexing import IndexPipeline
+
+# Import-time cost matters for a CLI: heavy modules (torch, qdrant) load inside the commands.
+
+
+def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--vault`` and ``--data`` on every command; the command receives ``settings``."""
+
+    @click.option("--vault", type=click.Path(file_okay=False), help="Vault folder (default: OBSIRAG_VAULT).")
+    @click.option("--data", type=click.Path(file_okay=False), help="Data folder (default: OBSIRAG_DATA_DIR).")
+    @wraps(command)
+    def wrapper(vault: str | None, data: str | None, **kwargs: Any) -> Any:
+        settings = load_settings(vault=vault, data_dir=data)
+        return command(settings=settings, **kwargs)
+
+    return wrapper
+
+
+@click.group()
+def main() -> None:
+    """ObsiRAG: talk to your Obsidian vault, privately."""
+
+
+@main.command()
+@common_options
+def up(settings: Settings) -> None:
+    """Start the whole system (Redis, watcher, indexer, …) in the foreground; Ctrl-C stops it."""
+    from workers.process import setup_logging, stop_on_signals
+    from workers.supervisor import supervise
+
+    if not settings.vault.is_dir():
+        raise click.ClickException(f"vault not found: {settings.vault}")
+    setup_logging(settings, "supervisor")
+    click.echo(f"ObsiRAG: vault {settings.vault}, data {settings.data_dir}. Ctrl-C to stop.")
+    supervise(settings, stop_on_signals())
+
+
+@main.command()
+@common_options
+def index(settings: Settings) -> None:
+    """Index the vault once, in the foreground (the system need not run)."""
+    index_in_foreground(settings, _open_pipeline(settings))
+
+
+def index_in_foreground(settings: Settings, pipeline: IndexPipeline) -> None:
+    from tqdm import tqdm
+
+    from services.indexing import changed_paths
+
+    paths = changed_paths(settings, pipeline.catalog)
+    run_id = pipeline.run_id = pipeline.catalog.start_run("cli-index")
+    batch = settings.index_batch_notes
+    with tqdm(total=len(paths), unit="note", desc="indexing", file=sys.stderr) as bar:
+        for start in range(0, len(paths), batch):
+            report = pipeline.sync_paths(paths[start : start + batch])
+            bar.update(len(paths[start : start + batch]))
+            bar.set_postfix(chunks=report.chunks_embedded, failed=len(report.failed))
+    pipeline.catalog.finish_run(run_id)
+    pipeline.store.optimize()
+    pipeline.store.close()
+    _print_counts(settings)
+
+
+@main.command()
+@common_options
+def reindex(settings: Settings) -> None:
+    """Rebuild the index from scratch (e.g. after changing the embedding model)."""
+    from workers.client import SystemClient
+
+    client = SystemClient(settings)
+    if client.indexer_alive():
+        client.reindex()
+        click.echo("reindex queued: the running indexer is rebuilding the index")
+        return
+    pipeline = _open_pipeline(settings, reset=True)
+    pipeline.rebuild()
+    click.echo("index cleared; indexing the vault again")
+    index_in_foreground(settings, pipeline)
+
+
+@main.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("-k", "k", default=10, show_default=True, help="How many notes to return.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--tag", "tags", multiple=True, help="Only notes with this tag (repeatable).")
+@click.option("--folder", "folders", multiple=True, help="Only notes under this folder (repeatable).")
+@click.option("--type", "types", multiple=True, type=click.Choice([t.value for t in NoteType]), help="Note type.")
+@click.option("--since", help="Only notes dated from this day on (YYYY-MM-DD).")
+@click.option("--until", help="Only notes dated before this day (YYYY-MM-DD).")
+@click.option("--explain", is_flag=True, help="Show dense rank, sparse rank, fused score and matched terms.")
+@common_options
+def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: bool, **filters: Any) -> None:
+    """Hybrid search over the vault."""
+    request = SearchRequest(
+        query=" ".join(query),
+        k=filters["k"],
+        tags=list(filters["tags"]),
+        folders=list(filters["folders"]),
+        types=[NoteType(t) for t in filters["types"]],
+        since=_day(filters["since"]),
+        until=_day(filters["until"]),
+    )
+    response = run_search(settings, request)
+    if as_json:
+        click.echo(json.dumps(search_json(response), ensure_ascii=False, indent=2))
+    else:
+        _print_results(response, explain)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@common_options
+def status(settings: Settings, as_json: bool) -> None:
+    """Notes indexed / skipped / failed, queue lengths and processes alive."""
+    from workers.client import SystemClient
+
+    state = SystemClient(settings).status()
+    if as_json:
+        click.echo(state.model_dump_json(indent=2))
+        return
+    notes = state.notes
+    click.echo(f"notes: {notes['indexed']} indexed, {notes['skipped']} skipped, {notes['error']} failed")
+    if not state.running:
+        click.echo("system: not running (start it with `obsirag up`)")
+        return
+    for name, depth in state.queues.items():
+        click.echo(f"queue {name}: {depth['pending']} pending, {depth['scheduled']} scheduled")
+    for proc in state.processes:
+        life = f"alive, pid {proc.pid}, up {proc.uptime:.0f}s" if proc.alive else "DEAD"
+        click.echo(f"process {proc.name}: {life}")
+
+
+def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:
+    """Through the running indexer when there is one, else on the store opened here."""
+    from workers.client import SystemClient
+
+    client = SystemClient(settings)
+    if client.indexer_alive():
+        return client.search(request)
+    from services.embedding import load_embedder
+    from services.search import SearchEngine
+    from services.store import open_store
+
+    store = open_store(settings)
+    try:
+        embedder = load_embedder(settings.embedding_model, threads=settings.torch_threads)
+        store.ensure_collection(embedder.dim, embedder.name)
+        return SearchEngine(store, embedder).search(request)
+    finally:
+        store.close()
+
+
+def search_json(response: SearchResponse) -> list[dict[str, Any]]:
+    return [
+        {"path": r.path, "title": r.title, "score": r.score, "heading": r.heading, "snippet": r.snippet}
+        for r in response.results
+    ]
+
+
+def _open_pipeline(settings: Settings, reset: bool = False) -> IndexPipeline:
+    from services.catalog import Catalog
+    from services.embedding import load_embedder
+    from services.indexing import IndexPipeline
+    from services.store import open_store
+
+    store = open_store(settings)
+    embedder = load_embedder(settings.embedding_model, settings.embedding_batch_size, settings.torch_threads)
+    if reset:  # before IndexPipeline checks the recorded model, which a reindex means to replace
+        store.reset()
+    return IndexPipeline(settings, store, Catalog(settings.catalog_path), embedder)
+
+
+def _day(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value).astimezone()
+    except ValueError:
+        raise click.BadParameter(f"expected YYYY-MM-DD, got {value!r}") from None
+
+
+def _print_results(response: SearchResponse, explain: bool) -> None:
+    if response.since or response.until:
+        click.echo(f"dates: {response.since:%Y-%m-%d} → {response.until:%Y-%m-%d}", err=True)
+    if not response.results:
+        click.echo("no results")
+    for rank, r in enumerate(response.results, start=1):
+        heading = f" › {r.heading}" if r.heading else ""
+        click.echo(click.style(f"{rank}. {r.title}", bold=True) + f"  {r.path}{heading}  ({r.score:.4f})")
+        click.echo(f"   {r.snippet}")
+        if explain:
+            click.echo(
+                f"   dense rank {r.dense_rank or '-'} · sparse rank {r.sparse_rank or '-'} · "
+                f"title match {'yes' if r.title_match else 'no'} · fused {r.score:.4f} · "
+                f"terms: {', '.join(r.matched_terms) or '-'}"
+            )
+
+
+def _print_counts(settings: Settings) -> None:
+    from workers.client import note_counts
+
+    counts = note_counts(settings)
+    click.echo(f"{counts['indexed']} indexed, {counts['skipped']} skipped, {counts['error']} failed")
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING)
+    main()

@@ -1,0 +1,70 @@
+"""How the CLI (and later the web app) talk to a running ObsiRAG: search, status, reindex."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import redis
+from pydantic import BaseModel
+
+from services.catalog import Catalog
+from services.config import Settings
+from services.models import NoteStatus
+from services.processes import ProcessState, read_process, read_processes
+from services.search import SearchRequest, SearchResponse
+from workers.queues import Queues
+from workers.supervisor import WORKERS
+
+
+class SystemStatus(BaseModel):
+    running: bool
+    notes: dict[str, int]
+    queues: dict[str, dict[str, int]]
+    processes: list[ProcessState]
+
+
+class SystemClient:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @cached_property
+    def redis(self) -> redis.Redis:
+        return redis.Redis.from_url(self.settings.effective_redis_url, socket_connect_timeout=1)
+
+    @cached_property
+    def queues(self) -> Queues:
+        return Queues(self.settings)
+
+    def indexer_alive(self) -> bool:
+        try:
+            return read_process(self.redis, "indexer") is not None
+        except (redis.ConnectionError, FileNotFoundError):
+            return False
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        """Search through the indexer process, which owns the embedded store."""
+        result = self.queues.run_search(request.model_dump(mode="json"))
+        return SearchResponse.model_validate(result.get(blocking=True, timeout=self.settings.search_timeout))
+
+    def reindex(self) -> None:
+        self.queues.rebuild_index()
+
+    def status(self) -> SystemStatus:
+        notes = note_counts(self.settings)
+        try:
+            processes = read_processes(self.redis, ["supervisor", *WORKERS])
+            depths = self.queues.depths()
+        except (redis.ConnectionError, FileNotFoundError):
+            return SystemStatus(running=False, notes=notes, queues={}, processes=[])
+        return SystemStatus(running=any(p.alive for p in processes), notes=notes, queues=depths, processes=processes)
+
+
+def note_counts(settings: Settings) -> dict[str, int]:
+    if not settings.catalog_path.exists():
+        return {status.value: 0 for status in NoteStatus}
+    catalog = Catalog(settings.catalog_path)
+    try:
+        counts = catalog.status_counts()
+    finally:
+        catalog.close()
+    return {status.value: counts.get(status, 0) for status in NoteStatus}

@@ -1,0 +1,60 @@
+"""The indexer process: owns the vector store, consumes the ``index`` and ``search`` queues."""
+
+from __future__ import annotations
+
+import logging
+
+from huey.signals import SIGNAL_ERROR
+
+from services.catalog import Catalog
+from services.config import Settings, load_settings
+from services.embedding import load_embedder
+from services.indexing import IndexPipeline, changed_paths
+from services.search import SearchEngine
+from services.store import open_store
+from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
+from workers.queues import RECONCILE_PRIORITY, Queues, bind_pipeline
+
+log = logging.getLogger(__name__)
+
+
+def build_pipeline(settings: Settings) -> tuple[IndexPipeline, SearchEngine]:
+    store = open_store(settings)
+    catalog = Catalog(settings.catalog_path)
+    embedder = load_embedder(settings.embedding_model, settings.embedding_batch_size, settings.torch_threads)
+    pipeline = IndexPipeline(settings, store, catalog, embedder)
+    return pipeline, SearchEngine(store, embedder)
+
+
+def main() -> None:
+    settings = load_settings()
+    setup_logging(settings, "indexer")
+    stop = stop_on_signals()
+    queues = Queues(settings)
+    pipeline, engine = build_pipeline(settings)
+    pipeline.run_id = pipeline.catalog.start_run("indexer")
+    bind_pipeline(pipeline, engine, queues)
+
+    @queues.index.signal(SIGNAL_ERROR)
+    def _final_failure(signal: str, task, exc: Exception | None = None) -> None:
+        # Huey signals every failed attempt; only the last one (no retries left) marks the note.
+        if task.name == "sync_note" and task.retries == 0:
+            pipeline.mark_failed(task.args[0], f"{type(exc).__name__}: {exc}")
+
+    consumers = [
+        start_consumer(queues.search, settings.search_workers),
+        start_consumer(queues.index, 1),  # one writer: the store and catalog see one note at a time
+    ]
+    # A previous indexer killed mid-task lost what it had dequeued: the reconcile finds it again.
+    missed = changed_paths(settings, pipeline.catalog)
+    queues.enqueue_paths(missed, settings.index_batch_notes, RECONCILE_PRIORITY)
+    log.info("indexer ready: %d notes in the catalog, %d to sync", pipeline.catalog.note_count(), len(missed))
+    try:
+        run_until_stopped(settings, "indexer", stop, consumers, details=lambda: {"run_id": pipeline.run_id})
+    finally:
+        pipeline.catalog.finish_run(pipeline.run_id)
+        pipeline.store.close()
+
+
+if __name__ == "__main__":
+    main()

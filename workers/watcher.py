@@ -1,0 +1,122 @@
+"""The watcher process: file events and periodic reconciles become ``index`` tasks."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from services import vault
+from services.catalog import Catalog
+from services.config import Settings, load_settings
+from services.indexing import changed_paths
+from workers.process import run_until_stopped, setup_logging, stop_on_signals
+from workers.queues import EVENT_PRIORITY, RECONCILE_PRIORITY, Queues
+
+log = logging.getLogger(__name__)
+
+
+class Debouncer(FileSystemEventHandler):
+    """Collects touched note paths; a path is emitted once it has been quiet for ``delay`` seconds."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.pending: dict[str, float] = {}
+        self.lock = threading.Lock()
+        self.rescan = threading.Event()  # a folder moved or vanished: let the reconcile sort it out
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        if event.is_directory:
+            if event.event_type in ("moved", "deleted"):
+                self.rescan.set()
+            return
+        for raw in (event.src_path, getattr(event, "dest_path", "")):
+            path = self._relative(raw)
+            if path is not None:
+                with self.lock:
+                    self.pending[path] = time.monotonic()
+
+    def _relative(self, raw: str | bytes) -> str | None:
+        if not raw:
+            return None
+        try:
+            rel = Path(str(raw)).relative_to(self.settings.vault).as_posix()
+        except ValueError:
+            return None
+        return rel if vault.is_indexable(rel, self.settings.exclude) else None
+
+    def due(self) -> list[str]:
+        """Paths quiet for long enough, removed from the pending set."""
+        cutoff = time.monotonic() - self.settings.debounce_seconds
+        with self.lock:
+            ready = [path for path, seen in self.pending.items() if seen <= cutoff]
+            for path in ready:
+                del self.pending[path]
+        return ready
+
+
+class Watcher:
+    def __init__(self, settings: Settings, queues: Queues, catalog: Catalog) -> None:
+        self.settings = settings
+        self.queues = queues
+        self.catalog = catalog
+        self.debouncer = Debouncer(settings)
+        self.next_reconcile = 0.0
+        self.last_reconcile: dict[str, float] = {}
+
+    def reconcile(self) -> None:
+        paths = changed_paths(self.settings, self.catalog)
+        tasks = self.queues.enqueue_paths(paths, self.settings.index_batch_notes, RECONCILE_PRIORITY)
+        log.info("reconcile: %d notes to sync in %d tasks", len(paths), tasks)
+        self.last_reconcile = {"at": time.time(), "changed": len(paths)}
+        self.next_reconcile = time.monotonic() + self.settings.reconcile_minutes * 60
+
+    def state(self) -> dict[str, object]:
+        return {"pending": len(self.debouncer.pending), "last_reconcile": self.last_reconcile}
+
+    def flush(self) -> None:
+        """Emit debounced events; run the reconcile when it is due or a folder changed."""
+        if self.debouncer.rescan.is_set() or time.monotonic() >= self.next_reconcile:
+            self.debouncer.rescan.clear()
+            self.reconcile()
+        due = self.debouncer.due()
+        if due:
+            log.info("events: syncing %d notes", len(due))
+            self.queues.enqueue_paths(due, self.settings.index_batch_notes, EVENT_PRIORITY)
+
+
+def main() -> None:
+    settings = load_settings()
+    setup_logging(settings, "watcher")
+    stop = stop_on_signals()
+    watcher = Watcher(settings, Queues(settings), Catalog(settings.catalog_path))
+    observer = Observer()
+    observer.schedule(watcher.debouncer, str(settings.vault), recursive=True)
+    observer.start()
+    flusher = threading.Thread(target=_flush_loop, args=(watcher, stop), name="flush", daemon=True)
+    flusher.start()
+    try:
+        run_until_stopped(settings, "watcher", stop, details=lambda: watcher.state())
+    finally:
+        observer.stop()
+        observer.join()
+
+
+def _flush_loop(watcher: Watcher, stop: threading.Event) -> None:
+    tick = min(0.25, watcher.settings.debounce_seconds / 2)
+    while not stop.is_set():
+        try:
+            watcher.flush()
+        except Exception:  # Redis restarting, catalog busy: the next tick or reconcile catches up
+            log.exception("flush failed")
+        stop.wait(tick)
+
+
+if __name__ == "__main__":
+    main()
