@@ -39,6 +39,8 @@ class SearchResult(BaseModel):
     score: float
     heading: str
     snippet: str
+    text: str = ""  # the best chunk's full text (the chat engine packs it into its prompt)
+    dense_score: float | None = None  # cosine similarity of the best chunk, when it came from the dense list
     chunk_index: int
     note_type: str
     dense_rank: int | None = None
@@ -124,6 +126,8 @@ def _result(item: FusedHit, query: str) -> SearchResult:
         score=round(item.score, 6),
         heading=" > ".join(payload.get("heading_path", [])),
         snippet=snippet(payload.get("text", ""), query),
+        text=payload.get("text", ""),
+        dense_score=item.hit.score if item.dense_rank is not None else None,
         chunk_index=payload.get("chunk_index", 0),
         note_type=payload.get("type", "note"),
         dense_rank=item.dense_rank,
