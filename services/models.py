@@ -163,3 +163,48 @@ class IndexRun(BaseModel):
     @property
     def running(self) -> bool:
         return self.finished_at is None
+
+
+class Provenance(StrEnum):
+    VAULT = "vault"
+    WEB = "web"
+    BOTH = "vault+web"
+    NONE = "none"  # nothing found anywhere: the honest "not in your vault"
+
+
+class Source(BaseModel):
+    """One cited source of an answer: a vault note (``path``) or a web page (``url``)."""
+
+    n: int
+    title: str
+    path: str | None = None
+    url: str | None = None
+    heading: str = ""
+    primary: bool = False
+
+    @property
+    def kind(self) -> str:
+        return "web" if self.url else "vault"
+
+
+class Turn(BaseModel):
+    id: int | None = None
+    thread_id: str
+    question: str
+    retrieval_query: str = ""
+    answer: str
+    sources: list[Source] = Field(default_factory=list)
+    provenance: Provenance
+    main_note: str | None = None
+    model: str | None = None
+    backend: str | None = None
+    timings: dict[str, float] = Field(default_factory=dict)
+    created_at: datetime
+
+
+class Thread(BaseModel):
+    id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    turns: list[Turn] = Field(default_factory=list)

@@ -58,4 +58,28 @@ _V1 = (
     "CREATE INDEX run_stats_name ON run_stats(name, run_id)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+_V2 = (
+    """CREATE TABLE threads (
+        id TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE turns (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        thread_id TEXT NOT NULL REFERENCES threads(id) ON DELETE CASCADE,
+        question TEXT NOT NULL,
+        retrieval_query TEXT NOT NULL DEFAULT '',
+        answer TEXT NOT NULL,
+        sources TEXT NOT NULL DEFAULT '[]',
+        provenance TEXT NOT NULL,
+        main_note TEXT,
+        model TEXT,
+        backend TEXT,
+        timings TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX turns_thread ON turns(thread_id, id)",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)

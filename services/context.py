@@ -1,0 +1,141 @@
+"""From search results to what the model reads: grounding guard, main note, context packing."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from services import lexical, vault
+from services.chunking import split_sections
+from services.config import Settings
+from services.search import SearchResult
+
+# Calibrated on the sample vault with the default MiniLM model (see docs/architecture.md).
+DENSE_SUPPORT = 0.30  # cosine floor for a chunk to count as semantically on topic
+LEXICAL_SUPPORT = 0.5  # share of the question's content terms a chunk must contain, one of them in its title
+STRONG_COVERAGE = 0.66  # share of the question's content terms that is evidence enough anywhere in a chunk
+CHARS_PER_TOKEN = 3.2  # conservative for French with small-vocabulary tokenizers
+MAIN_NOTE_SHARE = 0.5  # of the context budget, for the main note's own text
+
+# Question words that say how to ask, not what about: they never count as evidence.
+_QUESTION_TERMS = frozenset(
+    lexical.analyze(
+        "quel quelle quels quelles comment pourquoi combien quand où qui quoi est-ce note notes coffre "
+        "parle parles écrit dis explique détails what which how why when where who tell note notes vault "
+        "wrote write explain details doit dois peut peux faut faire fait temps long much many can should does"
+    )
+)
+_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-ZÀ-Ý][\w’'-]{2,})")
+
+
+@dataclass
+class Support:
+    """Whether the retrieved chunks really answer the question, and which ones do."""
+
+    supported: bool
+    results: list[SearchResult]
+    missing_names: list[str]
+
+
+@dataclass
+class ContextBlock:
+    n: int
+    path: str
+    title: str
+    heading: str
+    text: str
+    primary: bool = False
+
+
+def content_terms(question: str) -> list[str]:
+    return [t for t in dict.fromkeys(lexical.analyze(question)) if t not in _QUESTION_TERMS]
+
+
+def names_in(question: str) -> list[str]:
+    """Capitalised words past the sentence start: names the vault must contain to answer."""
+    return [m for m in _CAPITALISED.findall(question.strip()) if m.lower() not in {"je", "j'ai", "i"}]
+
+
+def assess_support(question: str, results: list[SearchResult]) -> Support:
+    """Grounding guard: a chunk supports the question when it is close in meaning AND shares its terms.
+
+    Names in the question (``Pérou``) must appear in some retrieved text: a vault that never mentions
+    them cannot answer, however similar the rest sounds.
+    """
+    terms = content_terms(question)
+    haystack = lexical.fold_accents(" ".join(f"{r.title} {r.text}" for r in results).lower())
+    missing = [n for n in names_in(question) if lexical.fold_accents(n.lower()) not in haystack]
+    supporting = [r for r in results if _supports(r, terms)]
+    return Support(bool(supporting) and not missing, supporting, missing)
+
+
+def _supports(result: SearchResult, terms: list[str]) -> bool:
+    """Close in meaning, and sharing most of the question's terms (or half of them, one in the title)."""
+    if (result.dense_score or 0.0) < DENSE_SUPPORT:
+        return False
+    if result.title_match:
+        return True
+    titled = set(lexical.analyze(f"{result.title} {result.heading}"))
+    matched = (titled | set(lexical.analyze(result.text))) & set(terms)
+    coverage = len(matched) / len(terms) if terms else 0.0
+    return coverage >= STRONG_COVERAGE or (coverage >= LEXICAL_SUPPORT and bool(matched & titled))
+
+
+def select_main_note(supporting: list[SearchResult]) -> SearchResult | None:
+    """The note the answer is mostly about: the best-ranked note that supports the question.
+
+    Results are already grouped by note and ranked by fused score, so the first supporting note is the
+    dominant one; it gets the larger share of the context.
+    """
+    return supporting[0] if supporting else None
+
+
+def token_budget(settings: Settings, reserved_tokens: int = 300) -> int:
+    """Context tokens left for excerpts once the answer and the prompt's own text are reserved."""
+    return max(256, settings.llm_context_tokens - settings.llm_max_tokens - reserved_tokens)
+
+
+def estimate_tokens(text: str) -> int:
+    return int(len(text) / CHARS_PER_TOKEN) + 1
+
+
+def pack_context(
+    settings: Settings, results: list[SearchResult], main: SearchResult | None, budget_tokens: int
+) -> list[ContextBlock]:
+    """Numbered excerpts within the budget: the main note's relevant sections first, then other notes' best chunks."""
+    blocks: list[ContextBlock] = []
+    remaining = budget_tokens
+    if main is not None:
+        text = main_note_text(settings, main, int(budget_tokens * MAIN_NOTE_SHARE))
+        blocks.append(ContextBlock(1, main.path, main.title, main.heading, text, primary=True))
+        remaining -= estimate_tokens(text)
+    for result in results:
+        if main is not None and result.path == main.path:
+            continue
+        cost = estimate_tokens(result.text)
+        if cost > remaining:
+            continue
+        blocks.append(ContextBlock(len(blocks) + 1, result.path, result.title, result.heading, result.text))
+        remaining -= cost
+    return blocks
+
+
+def main_note_text(settings: Settings, main: SearchResult, budget_tokens: int) -> str:
+    """The main note's best chunk, then its other sections in order, up to the budget."""
+    pieces = [main.text]
+    used = estimate_tokens(main.text)
+    try:
+        note = vault.read_note(settings.vault, main.path, settings.max_file_bytes)
+    except (OSError, vault.NoteSkipped, vault.PathOutsideVault):
+        return main.text  # the note changed under us: the indexed chunk is still a faithful excerpt
+    for section in split_sections(note.body):
+        text = "\n".join(section.lines).strip()
+        if not text or text in main.text or main.text in text:
+            continue
+        heading = " > ".join(section.heading_path)
+        piece = f"## {heading}\n{text}" if heading else text
+        if used + estimate_tokens(piece) > budget_tokens:
+            break
+        pieces.append(piece)
+        used += estimate_tokens(piece)
+    return "\n\n".join(pieces)

@@ -1,0 +1,50 @@
+"""Every text ObsiRAG shows or sends to the model, in French and English."""
+
+from __future__ import annotations
+
+NOT_IN_VAULT = {
+    "fr": "Cette information n'est pas dans ton coffre.",
+    "en": "This is not in your vault.",
+}
+WEB_INTRO = {
+    "fr": "Voici ce que j'ai trouvé sur le web :",
+    "en": "Here is what I found on the web:",
+}
+NO_NOTES_IN_RANGE = {
+    "fr": "Je n'ai trouvé aucune note pour cette période.",
+    "en": "I found no notes for that period.",
+}
+LIST_HEADER = {
+    "fr": "Notes qui en parlent :",
+    "en": "Notes that mention it:",
+}
+LIST_EMPTY = {
+    "fr": "Aucune note de ton coffre n'en parle.",
+    "en": "No note in your vault mentions it.",
+}
+
+SYSTEM = {
+    "fr": (
+        "Tu es ObsiRAG, l'assistant personnel qui connaît le coffre Obsidian de l'utilisateur. "
+        "Réponds en français, de façon concise, uniquement à partir des extraits fournis. "
+        "Cite chaque affirmation avec le numéro de son extrait entre crochets, par exemple [1]. "
+        "Si les extraits ne suffisent pas, dis-le au lieu d'inventer."
+    ),
+    "en": (
+        "You are ObsiRAG, the personal assistant that knows the user's Obsidian vault. "
+        "Answer in English, concisely, using only the excerpts provided. "
+        "Cite each statement with its excerpt number in square brackets, e.g. [1]. "
+        "If the excerpts are not enough, say so instead of making things up."
+    ),
+}
+EXCERPTS = {"fr": "Extraits :", "en": "Excerpts:"}
+QUESTION = {"fr": "Question :", "en": "Question:"}
+SUMMARY_TASK = {
+    "fr": "Fais une synthèse claire de ces notes, regroupée par thème, en citant chaque note avec [n].",
+    "en": "Write a clear summary of these notes, grouped by theme, citing each note with [n].",
+}
+MAP_TASK = {
+    "fr": "Résume l'essentiel de ces notes en quelques phrases, en citant chaque note avec [n].",
+    "en": "Summarise the key points of these notes in a few sentences, citing each note with [n].",
+}
+PARTIAL_SUMMARIES = {"fr": "Résumés partiels :", "en": "Partial summaries:"}

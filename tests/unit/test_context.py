@@ -1,0 +1,66 @@
+"""Grounding guard, main note and context packing on hand-made search results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from services.config import Settings
+from services.context import assess_support, estimate_tokens, names_in, pack_context, select_main_note
+from services.search import SearchResult
+
+
+def hit(path: str, title: str, text: str, dense: float, score: float = 0.03, heading: str = "") -> SearchResult:
+    return SearchResult(
+        path=path, title=title, score=score, heading=heading, snippet=text[:50], text=text,
+        dense_score=dense, chunk_index=0, note_type="note",
+    )  # fmt: skip
+
+
+ATLAS = hit("Projets/Atlas.md", "Projet Atlas", "Les objectifs du projet : une carte web hebdomadaire.", 0.62, 0.04)
+DUREE = hit("Projets/Atlas.md", "Projet Atlas", "Le projet dure 18 mois.", 0.5, 0.03, "Durée et planning")
+TARTE = hit("Cuisine/Tarte.md", "Tarte tatin", "La recette de ma grand-mère, avec des pommes.", 0.56)
+
+
+def test_question_terms_found_in_a_close_chunk_support_it() -> None:
+    support = assess_support("Quels sont les objectifs du projet Atlas ?", [ATLAS, TARTE])
+    assert support.supported and support.results == [ATLAS]
+
+
+def test_half_the_terms_with_one_in_the_title_or_heading_supports() -> None:
+    assert assess_support("Combien de temps doit durer la cartographie ?", [DUREE]).supported
+
+
+def test_a_similar_sounding_chunk_without_the_key_term_does_not() -> None:
+    assert not assess_support("Quelle est la recette du couscous ?", [TARTE]).supported
+
+
+def test_far_chunks_never_support_even_with_shared_words() -> None:
+    far = hit("x.md", "Objectifs", "objectifs projet atlas", dense=0.1)
+    assert not assess_support("objectifs du projet Atlas", [far]).supported
+
+
+def test_a_name_absent_from_every_result_means_not_in_the_vault() -> None:
+    support = assess_support("Quelle est la capitale du Pérou ?", [ATLAS, TARTE])
+    assert not support.supported and support.missing_names == ["Pérou"]
+    assert names_in("Who was Ada Lovelace?") == ["Ada", "Lovelace"]
+
+
+def test_main_note_is_the_best_supporting_note() -> None:
+    assert select_main_note([ATLAS, TARTE]) is ATLAS
+    assert select_main_note([]) is None
+
+
+def test_context_puts_the_main_note_first_with_its_other_sections(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / "Projets").mkdir(parents=True)
+    (vault / "Projets" / "Atlas.md").write_text(
+        "# Projet Atlas\n\n## Objectifs\n\nLes objectifs du projet : une carte web hebdomadaire.\n\n"
+        "## Durée et planning\n\nLe projet dure 18 mois.\n",
+        encoding="utf-8",
+    )
+    settings = Settings(vault=vault, data_dir=tmp_path / "data")
+    blocks = pack_context(settings, [ATLAS, TARTE], ATLAS, budget_tokens=1000)
+    assert [b.path for b in blocks] == ["Projets/Atlas.md", "Cuisine/Tarte.md"]
+    assert blocks[0].primary and "18 mois" in blocks[0].text and blocks[0].n == 1
+    small = pack_context(settings, [ATLAS, TARTE], None, budget_tokens=estimate_tokens(ATLAS.text) + 1)
+    assert [b.path for b in small] == ["Projets/Atlas.md"]  # the rest did not fit

@@ -1,0 +1,73 @@
+"""Conversations: catalog persistence and the Markdown export under obsirag/conversations/."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import yaml
+
+from services.catalog import Catalog
+from services.conversations import export_thread, generated_path, slugify
+from services.models import Provenance, Source, Turn
+from tests.conftest import tree_hashes
+
+NOW = datetime(2026, 11, 29, 14, 5, tzinfo=UTC)
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Catalog:
+    return Catalog(tmp_path / "catalog.sqlite3")
+
+
+def add_turn(catalog: Catalog, thread_id: str, question: str) -> None:
+    catalog.add_turn(
+        Turn(
+            thread_id=thread_id, question=question, answer="Le projet dure 18 mois [1].",
+            sources=[Source(n=1, title="Projet Atlas", path="Projets/Projet Atlas.md", heading="Durée", primary=True)],
+            provenance=Provenance.VAULT, timings={"total_ms": 12.5}, created_at=NOW,
+        )
+    )  # fmt: skip
+
+
+def test_threads_and_turns_round_trip(catalog: Catalog) -> None:
+    thread_id = catalog.create_thread("Durée d'Atlas", NOW)
+    add_turn(catalog, thread_id, "Combien de temps dure Atlas ?")
+    add_turn(catalog, thread_id, "et l'équipe ?")
+    thread = catalog.get_thread(thread_id)
+    assert [t.question for t in thread.turns] == ["Combien de temps dure Atlas ?", "et l'équipe ?"]
+    assert thread.turns[0].sources[0].primary and thread.turns[0].timings == {"total_ms": 12.5}
+    assert [t.id for t in catalog.list_threads(query="équipe")] == [thread_id]
+    catalog.rename_thread(thread_id, "Atlas")
+    assert catalog.get_thread(thread_id).title == "Atlas"
+    catalog.delete_thread(thread_id)
+    assert catalog.get_thread(thread_id) is None and catalog.list_threads() == []
+
+
+def test_export_writes_only_under_obsirag_and_never_overwrites(catalog: Catalog, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    (vault / "Notes").mkdir(parents=True)
+    (vault / "Notes" / "mine.md").write_text("# Mine\n", encoding="utf-8")
+    before = tree_hashes(vault)
+    thread_id = catalog.create_thread("Durée d'Atlas ?", NOW)
+    add_turn(catalog, thread_id, "Combien de temps dure Atlas ?")
+    thread = catalog.get_thread(thread_id)
+    first = export_thread(vault, thread, NOW)
+    second = export_thread(vault, thread, NOW)
+    local = NOW.astimezone()
+    assert first.relative_to(vault).as_posix() == f"obsirag/conversations/{local:%Y-%m}/Durée_dAtlas_{local:%Y%m%d_%H%M}.md"
+    assert second != first and second.exists()
+    text = first.read_text(encoding="utf-8")
+    frontmatter = yaml.safe_load(text.split("---")[1])
+    assert frontmatter["tags"] == ["conversation", "obsirag"]
+    assert "[[Projets/Projet Atlas#Durée|Projet Atlas]]" in text and "Provenance : Coffre" in text
+    after = tree_hashes(vault)
+    assert {k: v for k, v in after.items() if not k.startswith("obsirag/")} == before
+
+
+def test_generated_paths_cannot_escape_the_obsirag_folder(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        generated_path(tmp_path, "../Notes/mine.md")
+    assert slugify("L'été à Paris : «notes» & co — 2026!") == "Lété_à_Paris_notes_co_2026"
+    assert len(slugify("x" * 200)) == 60

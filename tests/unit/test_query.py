@@ -1,0 +1,73 @@
+"""Query understanding: language, intent, dates, tags, folders, follow-ups."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from services.query import Intent, detect_intent, detect_language, extract_topics, understand
+
+NOW = datetime(2026, 11, 29, 15, 0).astimezone()
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Quels sont les objectifs du projet Atlas ?", "fr"),
+        ("qu'est-ce que j'ai appris ce mois-ci sur la fermentation ?", "fr"),
+        ("What did I write this week about the Atlas project?", "en"),
+        ("Who was Ada Lovelace?", "en"),
+        ("Atlas", "fr"),
+    ],
+)
+def test_language(text: str, language: str) -> None:
+    assert detect_language(text) == language
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("quelles sont les notes où je parle de permaculture ou de levain ?", Intent.LIST),
+        ("Which notes mention Babbage?", Intent.LIST),
+        ("quelles sont mes dernières notes ? fais une synthèse de cette semaine", Intent.SUMMARY),
+        ("what did I write last week?", Intent.SUMMARY),
+        ("Quels sont les objectifs du projet Atlas ?", Intent.ANSWER),
+    ],
+)
+def test_intent(text: str, intent: Intent) -> None:
+    assert detect_intent(text) == intent
+
+
+def test_listing_topics_are_each_alternative() -> None:
+    assert extract_topics("quelles sont les notes où je parle de permaculture ou de levain ?") == [
+        "permaculture",
+        "levain",
+    ]
+    assert extract_topics("Which notes mention Babbage or the Analytical Engine?") == ["Babbage", "Analytical Engine"]
+
+
+def test_date_expression_becomes_a_range_and_leaves_the_query() -> None:
+    plan = understand("qu'est-ce que j'ai appris ce mois-ci sur la fermentation ?", NOW)
+    assert plan.since == datetime(2026, 11, 1).astimezone() and plan.until == datetime(2026, 12, 1).astimezone()
+    assert "mois" not in plan.retrieval_query and "fermentation" in plan.retrieval_query
+    assert plan.question.startswith("qu'est-ce que j'ai appris ce mois-ci")
+
+
+def test_tags_and_folders_are_filters() -> None:
+    plan = understand("que dit #projet/atlas dans le dossier Réunions ?", NOW)
+    assert plan.tags == ["projet/atlas"]
+    assert plan.folders == ["Réunions"]
+
+
+@pytest.mark.parametrize("follow_up", ["et la durée ?", "tu as plus de détails sur les objectifs", "And who leads it?"])
+def test_elliptic_follow_ups_borrow_the_previous_topic(follow_up: str) -> None:
+    plan = understand(follow_up, NOW, history=["objectifs du projet Atlas"], topic="Projet Atlas")
+    assert plan.is_followup
+    assert plan.retrieval_query.startswith("Projet Atlas")
+    assert plan.question == follow_up  # the prompt keeps the user's wording
+
+
+def test_a_new_full_question_is_not_a_follow_up() -> None:
+    plan = understand("Comment faire un pain au levain avec de la farine de seigle ?", NOW, history=["Atlas"])
+    assert not plan.is_followup and "Atlas" not in plan.retrieval_query
