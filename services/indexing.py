@@ -7,11 +7,13 @@ reconcile is harmless: an unchanged note is never embedded twice.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from services import lexical, vault
@@ -19,10 +21,15 @@ from services.catalog import Catalog
 from services.chunking import chunk_note, embedding_text
 from services.config import Settings
 from services.embedding import Embedder
+from services.entities import payload_names
 from services.models import Chunk, NoteRecord, NoteStatus, ParsedNote, StorePoint
 from services.store import VectorStore, point_id
 
 log = logging.getLogger(__name__)
+
+# What one forward pass of the embedding model costs on top of its tokens, counted in padded tokens
+# (~12 ms for all-MiniLM-L6-v2 on one CPU thread, where a token costs ~0.3 ms; bench/index_throughput.py).
+BATCH_COST_TOKENS = 48
 
 
 class IndexReport(BaseModel):
@@ -64,6 +71,8 @@ class IndexPipeline:
         self.counter = embedder.token_counter
         self.max_tokens = min(settings.chunk_tokens, embedder.max_tokens)
         self.run_id: int | None = None
+        # Called with the paths each sync indexed (the indexer process enqueues their enrichment).
+        self.on_indexed: Callable[[list[str]], None] | None = None
         store.ensure_collection(embedder.dim, embedder.name)
 
     # --- public entry points -------------------------------------------------------------
@@ -87,6 +96,8 @@ class IndexPipeline:
         if report.indexed or report.deleted:
             self.catalog.resolve_links()
         self._record_run(report)
+        if report.indexed and self.on_indexed is not None:
+            self.on_indexed(list(report.indexed))
         return report
 
     def rebuild(self) -> None:
@@ -130,7 +141,7 @@ class IndexPipeline:
 
     def _embed_and_store(self, prepared: list[_Prepared], report: IndexReport, raise_errors: bool) -> None:
         texts = [text for item in prepared for text in item.texts]
-        vectors = self.embedder.encode(texts)  # one call for the whole batch: the throughput lever
+        vectors = self._encode(texts, [chunk.token_count for item in prepared for chunk in item.chunks])
         report.chunks_embedded += len(texts)
         offset = 0
         for item in prepared:
@@ -145,14 +156,22 @@ class IndexPipeline:
                 report.failed[item.note.path] = _describe(exc)
             offset += count
 
+    def _encode(self, texts: list[str], token_counts: list[int]) -> np.ndarray:
+        """Embed the whole batch, in model batches of similar length (see ``length_batches``)."""
+        vectors = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
+        for batch in length_batches(token_counts, self.embedder.batch_size):
+            vectors[batch] = self.embedder.encode([texts[i] for i in batch])
+        return vectors
+
     def _store_note(self, item: _Prepared, vectors: list[list[float]]) -> None:
         note = item.note
+        entities = payload_names(self.catalog.note_entities(note.path))  # known until NER runs again
         points = [
             StorePoint(
                 id=point_id(note.path, chunk.index),
                 dense=vector,
                 sparse=lexical.encode_document(chunk.text, note.title, note.aliases, chunk.heading_path),
-                payload=chunk_payload(note, chunk),
+                payload=chunk_payload(note, chunk, entities),
             )
             for chunk, vector in zip(item.chunks, vectors, strict=True)
         ]
@@ -228,6 +247,30 @@ def changed_paths(settings: Settings, catalog: Catalog) -> list[str]:
     return changed + sorted(set(known) - on_disk)
 
 
+def length_batches(token_counts: Sequence[int], max_size: int, batch_cost: int = BATCH_COST_TOKENS) -> list[list[int]]:
+    """Indices of ``token_counts`` cut into encode batches of at most ``max_size`` texts of similar length.
+
+    The model pads every text of a batch to the batch's longest, and on CPU a padded token costs as much
+    as a real one: in one ``encode`` call over a sync batch's chunks (sorted by characters, cut every
+    ``max_size``) a quarter of the tokens were padding. Longest first, the cheapest cut into contiguous
+    batches (size × longest + ``batch_cost`` each) is a small dynamic programme.
+    """
+    order = sorted(range(len(token_counts)), key=lambda i: -token_counts[i])
+    best = [0.0] + [math.inf] * len(order)  # best[end]: cheapest cost of order[:end]
+    cut = [0] * (len(order) + 1)
+    for end in range(1, len(order) + 1):
+        for start in range(max(0, end - max_size), end):
+            cost = best[start] + (end - start) * token_counts[order[start]] + batch_cost
+            if cost < best[end]:
+                best[end], cut[end] = cost, start
+    batches: list[list[int]] = []
+    end = len(order)
+    while end:
+        batches.append(order[cut[end] : end])
+        end = cut[end]
+    return batches[::-1]
+
+
 def _stat_matches(file: Path, mtime: float, size: int) -> bool:
     try:
         st = file.stat()
@@ -236,8 +279,11 @@ def _stat_matches(file: Path, mtime: float, size: int) -> bool:
     return (st.st_mtime, st.st_size) == (mtime, size)
 
 
-def chunk_payload(note: ParsedNote, chunk: Chunk) -> dict[str, object]:
-    """The payload stored with each chunk (see docs/architecture.md for the field table)."""
+def chunk_payload(note: ParsedNote, chunk: Chunk, entities: list[str] | None = None) -> dict[str, object]:
+    """The payload stored with each chunk (see docs/architecture.md for the field table).
+
+    ``entities``: the note's normalised entity names (and variants) known to the catalog.
+    """
     return {
         "path": note.path,
         "title": note.title,
@@ -252,6 +298,7 @@ def chunk_payload(note: ParsedNote, chunk: Chunk) -> dict[str, object]:
         "chunk_index": chunk.index,
         "content_hash": note.content_hash,
         "text": chunk.text,
+        "entities": entities or [],
     }
 
 

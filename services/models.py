@@ -99,10 +99,13 @@ class StoreFilter(BaseModel):
     types: list[NoteType] = Field(default_factory=list)
     since: float | None = None  # epoch seconds, inclusive; matches created_ts or modified_ts
     until: float | None = None  # epoch seconds, exclusive
+    entities: list[str] = Field(default_factory=list)  # normalised entity names (services.entities.normalize_name)
 
     def is_empty(self) -> bool:
         return (
-            not (self.paths or self.tags or self.folders or self.types) and self.since is None and (self.until is None)
+            not (self.paths or self.tags or self.folders or self.types or self.entities)
+            and self.since is None
+            and (self.until is None)
         )
 
 
@@ -208,3 +211,69 @@ class Thread(BaseModel):
     created_at: datetime
     updated_at: datetime
     turns: list[Turn] = Field(default_factory=list)
+
+
+class EntityKind(StrEnum):
+    PERSON = "person"
+    ORG = "org"
+    PLACE = "place"
+    MISC = "misc"  # products, works, events…
+
+
+class NoteEntity(BaseModel):
+    """A named entity of one note: its display name, normalised key, kind, mentions and merged variants."""
+
+    name: str
+    normalized: str
+    kind: EntityKind
+    count: int = 1
+    variants: list[str] = Field(default_factory=list)
+
+
+class EntitySummary(BaseModel):
+    """An entity across the vault (catalog): how many notes mention it and how often."""
+
+    name: str
+    normalized: str
+    kind: EntityKind
+    notes: int
+    mentions: int
+
+
+class AnswerEntity(BaseModel):
+    """An entity shown with a chat answer: who or what the sources mention, and other notes about it."""
+
+    name: str
+    normalized: str
+    kind: EntityKind
+    tag: str | None = None
+    notes: list[Source] = Field(default_factory=list)
+
+
+class LearnOutcome(StrEnum):
+    PROCESSED = "processed"  # an artifact was written or extended
+    SKIPPED = "skipped"  # nothing written, with the reason
+    FAILED = "failed"  # an error, with its message
+
+
+class LearnedNote(BaseModel):
+    """The learner's record of one note: when it was last processed and what came of the last attempt."""
+
+    path: str
+    processed_at: datetime | None = None  # last attempt that did the work (reprocessing waits from here)
+    checked_at: datetime | None = None  # last time the learner looked at the note
+    outcome: LearnOutcome
+    reason: str = ""
+    artifact: str | None = None  # vault path of the insight written or extended
+
+
+class SynapsePair(BaseModel):
+    """A pair of notes the synapse finder considered (``a`` < ``b``); never considered twice."""
+
+    a: str
+    b: str
+    score: float
+    outcome: LearnOutcome
+    reason: str = ""
+    artifact: str | None = None
+    created_at: datetime

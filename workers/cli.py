@@ -51,6 +51,8 @@ def up(settings: Settings) -> None:
         raise click.ClickException(f"vault not found: {settings.vault}")
     setup_logging(settings, "supervisor")
     click.echo(f"ObsiRAG: vault {settings.vault}, data {settings.data_dir}. Ctrl-C to stop.")
+    where = f"http://{settings.host}:{settings.port}/" if settings.port else f"{settings.host}, on a free port (logged)"
+    click.echo(f"Web UI: {where}")
     supervise(settings, stop_on_signals())
 
 
@@ -127,6 +129,108 @@ def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: b
 
 
 @main.command()
+@click.argument("question", nargs=-1, required=True)
+@click.option("--thread", "thread_id", help="Continue this conversation (id printed after each answer).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON once the answer is complete.")
+@click.option("--no-web", is_flag=True, help="Never fall back to a web search.")
+@click.option("--save", is_flag=True, help="Export the conversation to obsirag/conversations/ in the vault.")
+@common_options
+def ask(
+    settings: Settings, question: tuple[str, ...], thread_id: str | None, as_json: bool, no_web: bool, save: bool
+) -> None:
+    """Ask the vault a question; the answer streams with its sources."""
+    from workers.engines import SystemNotRunning, build_chat_engine
+
+    try:
+        engine = build_chat_engine(settings)
+    except SystemNotRunning as exc:
+        raise click.ClickException(str(exc)) from None
+    final = None
+    for event in engine.ask(" ".join(question), thread_id=thread_id, use_web=not no_web):
+        if event.kind == "token" and not as_json:
+            click.echo(event.text, nl=False)
+        elif event.kind == "error":
+            raise click.ClickException(event.text)
+        elif event.kind == "done":
+            final = event.answer
+    if final is None:
+        raise click.ClickException("no answer")
+    if save:
+        _save_thread(settings, engine.catalog, final.thread_id)
+    if as_json:
+        click.echo(json.dumps(ask_json(final), ensure_ascii=False, indent=2))
+        return
+    click.echo("")
+    _print_sources(final)
+
+
+def ask_json(answer: Any) -> dict[str, Any]:
+    return {
+        "answer": answer.answer,
+        "sources": [
+            {"path": s.path or s.url, "title": s.title, "heading": s.heading, "primary": s.primary}
+            for s in answer.sources
+        ],
+        "provenance": answer.provenance.value,
+        "thread_id": answer.thread_id,
+        "timings": answer.timings,
+        "main_note": answer.main_note,
+        "notes": [{"path": n.path, "title": n.title} for n in answer.notes],
+        "entities": [
+            {"name": e.name, "kind": e.kind.value, "notes": [n.path for n in e.notes]} for e in answer.entities
+        ],
+    }
+
+
+def _print_sources(answer: Any) -> None:
+    for source in answer.sources:
+        star = " ★" if source.primary else ""
+        where = source.url or source.path
+        heading = f" › {source.heading}" if source.heading else ""
+        click.echo(f"[{source.n}] {source.title}{star}  {where}{heading}")
+    click.echo(click.style(f"provenance: {answer.provenance.value} · thread {answer.thread_id}", dim=True))
+
+
+def _save_thread(settings: Settings, catalog: Any, thread_id: str) -> None:
+    from services.conversations import export_thread
+
+    thread = catalog.get_thread(thread_id)
+    path = export_thread(settings.vault, thread, datetime.now().astimezone())
+    click.echo(f"saved {path.relative_to(settings.vault)}", err=True)
+
+
+@main.command()
+@click.option("--once", is_flag=True, help="Run one learner cycle now, in the foreground.")
+@click.option("--note", "note_path", help="Only this note (vault-relative path): its insight and synapses.")
+@click.option("--now", "now_text", help="Act as if it were this local time (ISO 8601), e.g. to replay a week.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@common_options
+def learn(settings: Settings, once: bool, note_path: str | None, now_text: str | None, as_json: bool) -> None:
+    """Insights, synapses and the weekly synthesis: run one cycle (--once), else show the learner's state."""
+    from workers.engines import SystemNotRunning
+    from workers.learner import learner_state, run_once
+
+    if not once:
+        state = learner_state(settings)
+        click.echo(json.dumps(state, ensure_ascii=False, indent=2 if as_json else None))
+        return
+    now = datetime.fromisoformat(now_text).astimezone() if now_text else datetime.now().astimezone()
+    try:
+        result = run_once(settings, note_path, now)
+    except SystemNotRunning as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False, indent=2))
+        return
+    for path, artifact in result["processed"].items():
+        click.echo(f"{path} → {artifact}")
+    for path, reason in {**result["skipped"], **result["failed"]}.items():
+        click.echo(f"{path}: {reason}")
+    for artifact in [*result["synapses"], *filter(None, [result["synthesis"]])]:
+        click.echo(f"wrote {artifact}")
+
+
+@main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @common_options
 def status(settings: Settings, as_json: bool) -> None:
@@ -147,6 +251,11 @@ def status(settings: Settings, as_json: bool) -> None:
     for proc in state.processes:
         life = f"alive, pid {proc.pid}, up {proc.uptime:.0f}s" if proc.alive else "DEAD"
         click.echo(f"process {proc.name}: {life}")
+    if (gen := state.generation) is not None:
+        work = f"busy ({gen.current_request})" if gen.busy else "idle"
+        speed = f", last {gen.last_tokens_per_s:.1f} tok/s" if gen.last_tokens_per_s else ""
+        loaded = "loaded" if gen.loaded else "not loaded"
+        click.echo(f"generation: {gen.backend} {gen.model} ({loaded}), {work}, {gen.queue_depth} queued{speed}")
 
 
 def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:

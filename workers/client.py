@@ -9,6 +9,8 @@ from pydantic import BaseModel
 
 from services.catalog import Catalog
 from services.config import Settings
+from services.llm.client import worker_state
+from services.llm.models import WorkerState
 from services.models import NoteStatus
 from services.processes import ProcessState, read_process, read_processes
 from services.search import SearchRequest, SearchResponse
@@ -21,6 +23,7 @@ class SystemStatus(BaseModel):
     notes: dict[str, int]
     queues: dict[str, dict[str, int]]
     processes: list[ProcessState]
+    generation: WorkerState | None = None  # the mlx worker's published state, when it runs
 
 
 class SystemClient:
@@ -54,9 +57,11 @@ class SystemClient:
         try:
             processes = read_processes(self.redis, ["supervisor", *WORKERS])
             depths = self.queues.depths()
+            generation = worker_state(self.redis)
         except (redis.ConnectionError, FileNotFoundError):
             return SystemStatus(running=False, notes=notes, queues={}, processes=[])
-        return SystemStatus(running=any(p.alive for p in processes), notes=notes, queues=depths, processes=processes)
+        running = any(p.alive for p in processes)
+        return SystemStatus(running=running, notes=notes, queues=depths, processes=processes, generation=generation)
 
 
 def note_counts(settings: Settings) -> dict[str, int]:

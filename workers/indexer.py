@@ -13,7 +13,7 @@ from services.indexing import IndexPipeline, changed_paths
 from services.search import SearchEngine
 from services.store import open_store
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
-from workers.queues import RECONCILE_PRIORITY, Queues, bind_pipeline
+from workers.queues import RECONCILE_PRIORITY, Queues, bind_pipeline, record_task_outcomes
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,8 @@ def main() -> None:
         # Huey signals every failed attempt; only the last one (no retries left) marks the note.
         if task.name == "sync_note" and task.retries == 0:
             pipeline.mark_failed(task.args[0], f"{type(exc).__name__}: {exc}")
+
+    record_task_outcomes(queues.index, "index")
 
     consumers = [
         start_consumer(queues.search, settings.search_workers),

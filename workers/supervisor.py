@@ -18,7 +18,7 @@ from workers.redis_server import RedisProcess, start_private_redis
 log = logging.getLogger(__name__)
 
 # Start order; they stop in reverse order so that producers go quiet before consumers.
-WORKERS = ("indexer", "watcher")
+WORKERS = ("indexer", "watcher", "mlx_worker", "ner", "learner", "web")
 MAX_BACKOFF = 30.0
 HEALTHY_AFTER = 60.0  # a child that ran this long gets its restart backoff reset
 

@@ -6,7 +6,8 @@ The database runs in WAL mode with a busy timeout, every thread gets its own con
 write is one short transaction, so an indexer thread writing never blocks search or heartbeat
 threads reading, nor readers in other processes.
 
-One module per table group: ``notes.py``, ``links.py``, ``runs.py``, ``conversations.py``; ``_base.py`` holds the
+One module per table group: ``notes.py``, ``links.py``, ``runs.py``, ``conversations.py``, ``entities.py``,
+``learner.py``; ``_base.py`` holds the
 connections, transactions, migrations and meta; ``_schema.py`` the forward migrations.
 """
 
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 from services.catalog._base import DEFAULT_BUSY_TIMEOUT, SchemaTooNewError
 from services.catalog.conversations import ConversationsTable
+from services.catalog.entities import EntitiesTable
+from services.catalog.learner import LearnerTable
 from services.catalog.links import LinksTable
 from services.catalog.notes import NotesTable
 from services.catalog.runs import CHUNKS_EMBEDDED, RunsTable
@@ -21,7 +24,7 @@ from services.catalog.runs import CHUNKS_EMBEDDED, RunsTable
 __all__ = ["CHUNKS_EMBEDDED", "DEFAULT_BUSY_TIMEOUT", "Catalog", "SchemaTooNewError"]
 
 
-class Catalog(NotesTable, LinksTable, RunsTable, ConversationsTable):
+class Catalog(NotesTable, LinksTable, RunsTable, ConversationsTable, EntitiesTable, LearnerTable):
     """``Catalog(path)`` opens (creating and migrating if needed) the catalog at ``path``.
 
     Safe to share between threads; ``close()`` closes every thread's connection.

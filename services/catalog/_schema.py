@@ -82,4 +82,53 @@ _V2 = (
     "CREATE INDEX turns_thread ON turns(thread_id, id)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
+# Enrichment: named entities per note (NER worker) and the learner's memory (notes, pairs, artifacts).
+_V3 = (
+    """CREATE TABLE note_entities (
+        path TEXT NOT NULL REFERENCES notes(path) ON DELETE CASCADE ON UPDATE CASCADE,
+        normalized TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        count INTEGER NOT NULL DEFAULT 1,
+        variants TEXT NOT NULL DEFAULT '[]',
+        PRIMARY KEY (path, normalized)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX note_entities_normalized ON note_entities(normalized)",
+    """CREATE TABLE entity_runs (
+        path TEXT PRIMARY KEY REFERENCES notes(path) ON DELETE CASCADE ON UPDATE CASCADE,
+        content_hash TEXT NOT NULL,
+        language TEXT NOT NULL,
+        model TEXT NOT NULL,
+        processed_at TEXT NOT NULL
+    )""",
+    # No foreign keys below: the learner's memory outlives a reindex, which empties the notes table.
+    """CREATE TABLE learned_notes (
+        path TEXT PRIMARY KEY,
+        processed_at TEXT,
+        checked_at TEXT,
+        outcome TEXT NOT NULL,
+        reason TEXT NOT NULL DEFAULT '',
+        artifact TEXT
+    )""",
+    """CREATE TABLE synapse_pairs (
+        a TEXT NOT NULL,
+        b TEXT NOT NULL,
+        score REAL NOT NULL,
+        outcome TEXT NOT NULL,
+        reason TEXT NOT NULL DEFAULT '',
+        artifact TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (a, b)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE artifacts (
+        path TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        source TEXT,
+        entity_tags TEXT NOT NULL DEFAULT '[]',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX artifacts_source ON artifacts(kind, source)",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)

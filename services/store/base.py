@@ -19,7 +19,7 @@ SPARSE = "lexical"
 # Never change it: every stored point id derives from it.
 POINT_NAMESPACE = uuid.UUID("5e417076-1c07-41bf-b294-0f3c9b7f4f7d")
 
-KEYWORD_FIELDS = ("path", "tags", "folder", "type")
+KEYWORD_FIELDS = ("path", "tags", "folder", "type", "entities")
 FLOAT_FIELDS = ("created_ts", "modified_ts")
 INTEGER_FIELDS = ("chunk_index",)
 
@@ -105,6 +105,13 @@ class VectorStore(ABC):
         """Delete every point whose payload ``path`` is ``path``, except those in ``keep_ids``."""
 
     @abstractmethod
+    def set_note_payload(self, path: str, payload: dict[str, Any]) -> None:
+        """Set (add or replace) these payload fields on every point of the note at ``path``; other fields stay.
+
+        A note without points, or a store without collection, is left as it is.
+        """
+
+    @abstractmethod
     def point_ids(self, path: str) -> set[str]:
         """The ids of every point of the note at ``path``."""
 
@@ -179,7 +186,8 @@ def build_filter(flt: StoreFilter | None, syntax: FilterSyntax) -> Any | None:
 
 def _keyword_conditions(flt: StoreFilter) -> list[tuple[str, list[str]]]:
     types = [str(note_type) for note_type in flt.types]
-    return [("path", flt.paths), ("tags", flt.tags), ("folder", flt.folders), ("type", types)]
+    keyword = [("path", flt.paths), ("tags", flt.tags), ("folder", flt.folders), ("type", types)]
+    return [*keyword, ("entities", flt.entities)]
 
 
 def _date_condition(key: str, flt: StoreFilter, syntax: FilterSyntax) -> Any:

@@ -93,6 +93,10 @@ class ClientStore(VectorStore):
         selector = models.FilterSelector(filter=flt)
         self._call(lambda: self.client.delete(self.collection, points_selector=selector, wait=True), None)
 
+    def set_note_payload(self, path: str, payload: dict[str, Any]) -> None:
+        selector = models.FilterSelector(filter=models.Filter(must=[_path_condition(path)]))
+        self._call(lambda: self.client.set_payload(self.collection, payload=payload, points=selector, wait=True), None)
+
     # --- reads -----------------------------------------------------------------------------
 
     def point_ids(self, path: str) -> set[str]:

@@ -20,7 +20,7 @@ import threading
 import uuid
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from qdrant_edge import (
     CountRequest,
@@ -153,6 +153,12 @@ class EdgeStore(VectorStore):
         with self._writing() as shard:
             if shard is not None:
                 shard.update(UpdateOperation.delete_points_by_filter(flt))
+
+    def set_note_payload(self, path: str, payload: dict[str, Any]) -> None:
+        flt = Filter(must=[FieldCondition(key="path", match=MatchValue(path))])
+        with self._writing() as shard:
+            if shard is not None:
+                shard.update(UpdateOperation.set_payload_by_filter(flt, payload))
 
     # --- reads -----------------------------------------------------------------------------
 

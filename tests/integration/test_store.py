@@ -237,6 +237,19 @@ def test_upsert_is_idempotent_and_replaces_the_whole_payload(filled: VectorStore
     assert filled.count() == 5
 
 
+def test_set_note_payload_sets_fields_on_every_chunk_of_one_note(filled: VectorStore) -> None:
+    filled.set_note_payload(PLAN, {"entities": ["christine lagarde", "lagarde"]})
+    hits = filled.retrieve([point_id(PLAN, 0), point_id(PLAN, 1), point_id(JOURNAL, 0)])
+    assert [hit.payload.get("entities") for hit in hits] == [["christine lagarde", "lagarde"]] * 2 + [None]
+    assert hits[0].payload["text"] == corpus()[0].payload["text"]  # other fields stay
+    assert paths(filled.scroll(StoreFilter(entities=["lagarde", "nobody"]))) == {PLAN}
+    assert filled.count(StoreFilter(entities=["christine lagarde"], tags=["journal"])) == 0
+    filled.set_note_payload(PLAN, {"entities": []})
+    assert filled.count(StoreFilter(entities=["lagarde"])) == 0
+    filled.set_note_payload("never/indexed.md", {"entities": ["x"]})
+    assert filled.count() == 5
+
+
 def test_count_and_scroll_see_every_point_ordered_by_id(filled: VectorStore) -> None:
     assert filled.count() == 5
     hits = list(filled.scroll(batch=2))

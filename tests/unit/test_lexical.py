@@ -9,7 +9,16 @@ import sys
 import pytest
 
 from services import lexical
-from services.lexical import analyze, encode_document, encode_query, matched_terms, term_id
+from services.lexical import (
+    SUBWORD_FIELD,
+    TITLE_FIELD,
+    analyze,
+    encode_document,
+    encode_query,
+    matched_terms,
+    subwords,
+    term_id,
+)
 from services.models import SparseVector
 
 
@@ -124,11 +133,21 @@ def test_term_id_is_identical_in_another_process() -> None:
     assert out.stdout.strip() == str([term_id(t) for t in terms])
 
 
+def sub(gram: str) -> str:
+    return SUBWORD_FIELD + gram
+
+
+def title(term: str) -> str:
+    return TITLE_FIELD + term
+
+
 def test_encode_document_is_sorted_unique_and_positive() -> None:
     vector = encode_document("Les données, les données et encore les données du projet.")
     assert vector.indices == sorted(set(vector.indices))
-    assert len(vector.values) == len(vector.indices) == 2
+    assert len(vector.values) == len(vector.indices)
     assert all(v > 0 for v in vector.values)
+    assert weight_of(vector, "donn") > weight_of(vector, "projet") > 0
+    assert weight_of(vector, "les") == weight_of(vector, "encore") == 0.0  # stop words
 
 
 def test_title_alias_and_heading_terms_are_boosted() -> None:
@@ -151,8 +170,10 @@ def test_saturation_and_length_normalisation() -> None:
 
 def test_empty_inputs_give_empty_vectors() -> None:
     assert encode_document("").indices == []
-    assert encode_document("le la les").indices == []
     assert encode_query("").indices == []
+    assert encode_query("?! …").indices == []
+    # Stop words give no term, only the sub-words of those long enough to have one.
+    assert set(encode_document("le la les").indices) == {term_id(sub("#les#"))}
 
 
 def test_colliding_term_ids_are_merged(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -160,20 +181,74 @@ def test_colliding_term_ids_are_merged(monkeypatch: pytest.MonkeyPatch) -> None:
     document = encode_document("atlas budget", title="calendrier")
     assert document.indices == [7]
     assert len(document.values) == 1
-    assert encode_query("atlas budget").model_dump() == {"indices": [7], "values": [2.0]}
+    query = encode_query("atlas budget")
+    # 2 terms + 2 title-field terms + 7 sub-words (#atla atlas tlas# #budg budge udget dget#) at 0.2
+    assert query.indices == [7]
+    assert query.values == [pytest.approx(2.0 + 2 * lexical.QUERY_TITLE_WEIGHT + 7 * lexical.QUERY_SUBWORD_WEIGHT)]
 
 
 def test_encode_query() -> None:
     vector = encode_query("Les données protégées des données")
-    assert vector.indices == sorted([term_id("donn"), term_id("proteg")])
+    terms = ["donn", "proteg"]
+    grams = subwords("Les données protégées des données")
+    expected = {term_id(t) for t in terms} | {term_id(title(t)) for t in terms} | {term_id(sub(g)) for g in grams}
+    assert vector.indices == sorted(expected)
     assert weight_of(vector, "donn") == 2.0
     assert weight_of(vector, "proteg") == 1.0
+    assert weight_of(vector, title("donn")) == 2.0 * lexical.QUERY_TITLE_WEIGHT
+    assert weight_of(vector, sub("#donn")) == pytest.approx(2 * lexical.QUERY_SUBWORD_WEIGHT)
+    assert weight_of(vector, sub("#les#")) == pytest.approx(lexical.QUERY_SUBWORD_WEIGHT)
 
 
 def test_query_terms_meet_document_terms() -> None:
     document = encode_document("La donnée personnelle est protégée par le RGPD.")
     query = encode_query("données personnelles protégés rgpd")
-    assert set(query.indices) <= set(document.indices)
+    body = {term_id(t) for t in analyze("données personnelles protégés rgpd")}
+    assert body <= set(document.indices)
+    # Title-field terms only meet notes whose title has them; this one has no title.
+    assert not {term_id(title(t)) for t in analyze("données personnelles protégés rgpd")} & set(document.indices)
+    shared_grams = set(query.indices) & set(document.indices) - body
+    assert {term_id(sub(g)) for g in ["#donn", "prote", "#rgpd"]} <= shared_grams
+
+
+def test_title_and_aliases_form_a_field_of_their_own() -> None:
+    vector = encode_document("Le budget du projet.", title="Projet Atlas", aliases=["Calendrier"], headings=["Risques"])
+    assert weight_of(vector, title("atlas")) == lexical.TITLE_FIELD_WEIGHT
+    assert weight_of(vector, title("projet")) == lexical.TITLE_FIELD_WEIGHT  # once, even if the body has it
+    assert weight_of(vector, title("calendri")) == lexical.TITLE_FIELD_WEIGHT
+    assert weight_of(vector, title("budget")) == 0.0  # a body word is not a title word
+    assert weight_of(vector, title("risqu")) == 0.0  # headings stay in the body field
+    assert weight_of(vector, "risqu") > 0
+
+
+def test_a_query_word_in_the_title_outweighs_the_same_word_in_the_body() -> None:
+    query = encode_query("atlas")
+    in_title = encode_document("Réunion de lundi.", title="Atlas")
+    in_body = encode_document("Réunion de lundi sur atlas.", title="Compte rendu")
+
+    def dot(doc: SparseVector) -> float:
+        weights = dict(zip(doc.indices, doc.values, strict=True))
+        return sum(v * weights.get(i, 0.0) for i, v in zip(query.indices, query.values, strict=True))
+
+    assert dot(in_title) > dot(in_body) > 0
+
+
+def test_subwords_are_folded_character_ngrams() -> None:
+    assert subwords("Publicité") == ["#publ", "publi", "ublic", "blici", "licit", "icite", "cite#"]
+    assert subwords("FCC") == subwords("fcc") == ["#fcc#"]  # a three-letter word is one gram
+    assert subwords("CNIL") == ["#cnil", "cnil#"]
+    assert subwords("l’été") == subwords("l'ete") == ["#ete#"]  # accents folded, "l" too short
+    assert subwords("un à") == []
+
+
+def test_subwords_let_stemming_misses_and_glued_words_meet() -> None:
+    # Snowball keeps these apart; their sub-words overlap.
+    assert analyze("publicité") != analyze("publicitaire")
+    assert len(set(subwords("publicité")) & set(subwords("publicitaire"))) >= 4
+    assert analyze("fichier") != analyze("fichage")
+    assert set(subwords("fichier")) & set(subwords("fichage"))
+    # An export that glued two words ("sitepour") still meets "site" and "pour".
+    assert "#site" in subwords("sitepour") and "pour#" in subwords("sitepour")
 
 
 def test_matched_terms() -> None:

@@ -1,0 +1,280 @@
+"""The grounded chat engine: question → plan → retrieval → guard → context → prompt → streamed answer.
+
+``ChatEngine.prepare`` does everything before the model (and is what tests and the latency bench
+measure); ``ChatEngine.ask`` streams ``ChatEvent``s: the fixed part of the answer first (a refusal, a
+list of notes), the sources, then tokens, then the final ``ChatAnswer``. Without supporting notes the
+engine says so at once, without a model call, then tries the web when allowed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from services import prompts
+from services.catalog import Catalog
+from services.config import Settings
+from services.context import ContextBlock, assess_support, pack_context, select_main_note, token_budget
+from services.entities import answer_entities
+from services.listing import answer_listing, batch_blocks, notes_in_range
+from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent
+from services.models import AnswerEntity, Provenance, Source, Thread, Turn
+from services.query import Intent, QueryPlan, understand
+from services.search import SearchRequest, SearchResponse
+from services.websearch import WebSearch
+
+SearchFn = Callable[[SearchRequest], SearchResponse]
+StreamFn = Callable[[GenerationRequest], Iterator[StreamEvent]]
+HISTORY_TURNS = 3
+RETRIEVE_K = 8
+
+
+class ChatAnswer(BaseModel):
+    thread_id: str
+    turn_id: int | None = None
+    question: str
+    answer: str
+    sources: list[Source] = Field(default_factory=list)
+    provenance: Provenance
+    main_note: str | None = None
+    notes: list[Source] = Field(default_factory=list)  # listing/summary questions: the notes themselves
+    entities: list[AnswerEntity] = Field(default_factory=list)  # who/what the sources mention, with related notes
+    model: str | None = None
+    backend: str | None = None
+    timings: dict[str, float] = Field(default_factory=dict)
+    plan: QueryPlan | None = None
+
+
+class ChatEvent(BaseModel):
+    kind: Literal["sources", "token", "done", "error"]
+    text: str = ""
+    sources: list[Source] = Field(default_factory=list)
+    answer: ChatAnswer | None = None
+
+
+@dataclass
+class Prepared:
+    """Everything decided before the model runs."""
+
+    plan: QueryPlan
+    thread: Thread
+    started: float
+    text: str = ""  # said before any generated text (a refusal, a list of notes)
+    sources: list[Source] = field(default_factory=list)
+    provenance: Provenance = Provenance.NONE
+    main_note: str | None = None
+    notes: list[Source] = field(default_factory=list)
+    messages: list[ChatMessage] | None = None  # None: no model call
+    map_batches: list[list[ContextBlock]] = field(default_factory=list)  # a summary too long for one prompt
+    try_web: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def lap(self, name: str) -> None:
+        self.timings[name] = round((time.perf_counter() - self.started) * 1000, 2)
+
+
+class ChatEngine:
+    def __init__(
+        self, settings: Settings, search: SearchFn, stream: StreamFn, web: WebSearch, catalog: Catalog
+    ) -> None:
+        self.settings = settings
+        self.search = search
+        self.stream = stream
+        self.web = web
+        self.catalog = catalog
+
+    def ask(
+        self, question: str, thread_id: str | None = None, use_web: bool = True, now: datetime | None = None
+    ) -> Iterator[ChatEvent]:
+        """Answer ``question`` (continuing ``thread_id`` when given), streaming events."""
+        prepared = self.prepare(question, thread_id, use_web, now)
+        if prepared.text:
+            yield ChatEvent(kind="token", text=prepared.text)
+        if prepared.try_web and (intro := self._web_fallback(prepared)):
+            yield ChatEvent(kind="token", text=intro)
+        if prepared.sources:
+            yield ChatEvent(kind="sources", sources=prepared.sources)
+        if prepared.map_batches:
+            self._map_summaries(prepared)
+        final: StreamEvent | None = None
+        parts: list[str] = []
+        if prepared.messages is not None:
+            prepared.lap("pre_generation_ms")
+            for event in self.stream(self._request(prepared.messages)):
+                if event.kind == "error":
+                    yield ChatEvent(kind="error", text=event.error or "generation failed")
+                    return
+                if event.kind == "token":
+                    if not parts:
+                        prepared.lap("first_token_ms")
+                    parts.append(event.text)
+                    yield ChatEvent(kind="token", text=event.text)
+                else:
+                    final = event
+        yield ChatEvent(kind="done", answer=self._finish(prepared, "".join(parts), final))
+
+    def prepare(
+        self, question: str, thread_id: str | None = None, use_web: bool = True, now: datetime | None = None
+    ) -> Prepared:
+        """Plan, retrieve and build the prompt; no generation except a long summary's map step."""
+        now = now or datetime.now().astimezone()
+        started = time.perf_counter()
+        thread = self._thread(thread_id, question, now)
+        prepared = Prepared(understand(question, now, *_history(thread)), thread, started)
+        if prepared.plan.intent == Intent.LIST:
+            self._prepare_listing(prepared)
+        elif prepared.plan.intent == Intent.SUMMARY and (prepared.plan.since or _asks_latest(prepared.plan)):
+            self._prepare_summary(prepared)
+        else:
+            self._prepare_answer(prepared, use_web and self.settings.web_search)
+        return prepared
+
+    # --- the three kinds of question -------------------------------------------------------
+
+    def _prepare_answer(self, prepared: Prepared, use_web: bool) -> None:
+        plan = prepared.plan
+        results = self._retrieve(prepared, plan.retrieval_query).results
+        support = assess_support(plan.retrieval_query, results)
+        if not support.supported:
+            prepared.text = prompts.NOT_IN_VAULT[plan.language]
+            prepared.try_web = use_web
+            return
+        ranked = support.results + [r for r in results if r not in support.results]
+        main = select_main_note(support.results)
+        blocks = pack_context(self.settings, ranked, main, token_budget(self.settings))
+        prepared.sources = _vault_sources(blocks)
+        prepared.provenance = Provenance.VAULT
+        prepared.main_note = main.path if main else None
+        prepared.messages = self._messages(prepared, blocks, prompts.QUESTION[plan.language])
+
+    def _prepare_listing(self, prepared: Prepared) -> None:
+        lang = prepared.plan.language
+        notes = answer_listing(prepared.plan, lambda query, k: self._retrieve(prepared, query, k))
+        header = prompts.LIST_HEADER[lang] if notes else prompts.LIST_EMPTY[lang]
+        prepared.text = "\n".join([header, *[f"- [[{n.title}]] ({n.path}) [{n.n}]" for n in notes]])
+        prepared.sources = prepared.notes = notes
+        prepared.provenance = Provenance.VAULT if notes else Provenance.NONE
+
+    def _prepare_summary(self, prepared: Prepared) -> None:
+        lang = prepared.plan.language
+        blocks = notes_in_range(self.catalog, self.settings, prepared.plan)
+        prepared.lap("retrieval_ms")
+        if not blocks:
+            prepared.text = prompts.NO_NOTES_IN_RANGE[lang]
+            return
+        prepared.sources = prepared.notes = _vault_sources(blocks)
+        prepared.provenance = Provenance.VAULT
+        batches = batch_blocks(blocks, token_budget(self.settings))
+        if len(batches) > 1:  # too long for one prompt: ``ask`` map-reduces
+            prepared.map_batches = batches
+        prepared.messages = self._messages(prepared, blocks, prompts.SUMMARY_TASK[lang])
+
+    def _map_summaries(self, prepared: Prepared) -> None:
+        """Map: summarise each batch of notes; reduce: the final prompt summarises the summaries."""
+        lang = prepared.plan.language
+        partials = [self._partial_summary(prepared, i + 1, batch) for i, batch in enumerate(prepared.map_batches)]
+        prepared.messages = self._messages(prepared, partials, prompts.SUMMARY_TASK[lang])
+
+    def _web_fallback(self, prepared: Prepared) -> str:
+        """Search the web after the refusal; returns the text introducing the web answer ("" if none)."""
+        results = self.web.search(prepared.plan.retrieval_query)
+        prepared.lap("web_ms")
+        if not results:
+            return ""
+        lang = prepared.plan.language
+        prepared.sources = [Source(n=i + 1, title=r.title, url=r.url) for i, r in enumerate(results)]
+        prepared.provenance = Provenance.WEB
+        blocks = [ContextBlock(i + 1, r.url, r.title, "", r.snippet) for i, r in enumerate(results)]
+        prepared.messages = self._messages(prepared, blocks, prompts.QUESTION[lang])
+        intro = f"\n\n{prompts.WEB_INTRO[lang]} "
+        prepared.text += intro
+        return intro
+
+    # --- steps ----------------------------------------------------------------------------
+
+    def _retrieve(self, prepared: Prepared, query: str, k: int = RETRIEVE_K) -> SearchResponse:
+        plan = prepared.plan
+        request = SearchRequest(
+            query=query, k=k, tags=plan.tags, folders=plan.folders, types=plan.types,
+            since=plan.since, until=plan.until, parse_dates=False,
+        )  # fmt: skip
+        response = self.search(request)
+        prepared.lap("retrieval_ms")
+        return response
+
+    def _messages(self, prepared: Prepared, blocks: list[ContextBlock], label: str) -> list[ChatMessage]:
+        lang = prepared.plan.language
+        excerpts = "\n\n".join(f"[{b.n}] {b.title}{' — ' + b.heading if b.heading else ''}\n{b.text}" for b in blocks)
+        history: list[ChatMessage] = []
+        for turn in prepared.thread.turns[-HISTORY_TURNS:]:
+            history.append(ChatMessage(role="user", content=turn.question))
+            history.append(ChatMessage(role="assistant", content=turn.answer))
+        question = f"{prompts.EXCERPTS[lang]}\n{excerpts}\n\n{label} {prepared.plan.question}"
+        return [
+            ChatMessage(role="system", content=prompts.SYSTEM[lang]),
+            *history,
+            ChatMessage(role="user", content=question),
+        ]
+
+    def _partial_summary(self, prepared: Prepared, n: int, batch: list[ContextBlock]) -> ContextBlock:
+        lang = prepared.plan.language
+        messages = self._messages(prepared, batch, prompts.MAP_TASK[lang])
+        text = "".join(e.text for e in self.stream(self._request(messages)) if e.kind == "token")
+        title = f"{prompts.PARTIAL_SUMMARIES[lang]} {batch[0].title} … {batch[-1].title}"
+        return ContextBlock(n, batch[0].path, title, "", text)
+
+    def _request(self, messages: list[ChatMessage]) -> GenerationRequest:
+        return GenerationRequest(
+            messages=messages,
+            max_tokens=self.settings.llm_max_tokens,
+            temperature=self.settings.llm_temperature,
+            priority=Priority.CHAT,
+        )
+
+    def _finish(self, prepared: Prepared, generated: str, final: StreamEvent | None) -> ChatAnswer:
+        prepared.lap("total_ms")
+        if final is not None and final.tokens_per_s is not None:
+            prepared.timings["tokens_per_s"] = final.tokens_per_s
+        turn = Turn(
+            thread_id=prepared.thread.id, question=prepared.plan.question,
+            retrieval_query=prepared.plan.retrieval_query, answer=(prepared.text + generated).strip(),
+            sources=prepared.sources, provenance=prepared.provenance, main_note=prepared.main_note,
+            model=final.model if final else None, backend=final.backend if final else None,
+            timings=prepared.timings, created_at=datetime.now(UTC),
+        )  # fmt: skip
+        turn_id = self.catalog.add_turn(turn)
+        entities = answer_entities(self.catalog, [s.path for s in turn.sources if s.path])
+        return ChatAnswer(
+            thread_id=turn.thread_id, turn_id=turn_id, question=turn.question, answer=turn.answer,
+            sources=turn.sources, provenance=turn.provenance, main_note=turn.main_note, notes=prepared.notes,
+            entities=entities, model=turn.model, backend=turn.backend, timings=turn.timings, plan=prepared.plan,
+        )  # fmt: skip
+
+    def _thread(self, thread_id: str | None, question: str, now: datetime) -> Thread:
+        if thread_id:
+            thread = self.catalog.get_thread(thread_id)
+            if thread is None:
+                raise KeyError(f"no conversation {thread_id!r}")
+            return thread
+        return self.catalog.get_thread(self.catalog.create_thread(question, now))  # type: ignore[return-value]
+
+
+def _history(thread: Thread) -> tuple[list[str], str]:
+    """Previous retrieval queries, and the title of the last main note: the topic a follow-up leans on."""
+    turns = thread.turns[-HISTORY_TURNS:]
+    queries = [t.retrieval_query or t.question for t in turns]
+    topic = next((s.title for t in reversed(turns) for s in t.sources if s.primary), "")
+    return queries, topic
+
+
+def _asks_latest(plan: QueryPlan) -> bool:
+    return any(w in plan.question.lower() for w in ("dernières", "latest", "recent"))
+
+
+def _vault_sources(blocks: list[ContextBlock]) -> list[Source]:
+    return [Source(n=b.n, title=b.title, path=b.path, heading=b.heading, primary=b.primary) for b in blocks]

@@ -1,0 +1,78 @@
+"""Listing and summary questions: which notes mention X or Y, and what did I write in a period."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from services import lexical, vault
+from services.catalog import Catalog
+from services.config import Settings
+from services.context import ContextBlock, estimate_tokens
+from services.models import NoteRecord, NoteType, Source
+from services.query import QueryPlan
+from services.search import SearchResponse
+
+LIST_K = 25
+LATEST_NOTES = 10
+NOTE_CHARS = 4000  # one note's share in a summary: its beginning is what a summary needs most
+
+
+def answer_listing(plan: QueryPlan, retrieve: Callable[[str, int], SearchResponse]) -> list[Source]:
+    """Every note that really mentions one of the topics (all of a topic's terms present), best first."""
+    found: dict[str, Source] = {}
+    for topic in plan.topics or [plan.retrieval_query]:
+        terms = set(lexical.analyze(topic))
+        for result in retrieve(topic, LIST_K).results:
+            words = set(lexical.analyze(f"{result.title} {result.heading} {result.text}"))
+            if terms and terms <= words and result.path not in found:
+                found[result.path] = Source(n=len(found) + 1, title=result.title, path=result.path)
+    return list(found.values())
+
+
+def notes_in_range(catalog: Catalog, settings: Settings, plan: QueryPlan) -> list[ContextBlock]:
+    """The user's notes dated in the plan's range (or the latest ones), oldest first, as excerpts."""
+    types = plan.types or [NoteType.NOTE]
+    records = [r for r in catalog.list_notes() if r.note_type in types and r.chunk_count > 0]
+    if plan.since is not None:
+        records = [r for r in records if _in_range(r, plan)]
+    else:
+        records = sorted(records, key=_date, reverse=True)[:LATEST_NOTES]
+    records.sort(key=_date)
+    blocks = []
+    for record in records:
+        text = _note_text(settings, record)
+        if text:
+            blocks.append(ContextBlock(len(blocks) + 1, record.path, record.title, "", text))
+    return blocks
+
+
+def batch_blocks(blocks: list[ContextBlock], budget_tokens: int) -> list[list[ContextBlock]]:
+    """Consecutive groups of excerpts that each fit the budget (the map step of a map-reduce summary)."""
+    batches: list[list[ContextBlock]] = [[]]
+    used = 0
+    for block in blocks:
+        cost = estimate_tokens(block.text)
+        if batches[-1] and used + cost > budget_tokens:
+            batches.append([])
+            used = 0
+        batches[-1].append(block)
+        used += cost
+    return [b for b in batches if b]
+
+
+def _date(record: NoteRecord) -> float:
+    stamp = record.modified or record.created
+    return stamp.timestamp() if stamp else 0.0
+
+
+def _in_range(record: NoteRecord, plan: QueryPlan) -> bool:
+    stamps = [s for s in (record.created, record.modified) if s is not None]
+    return any(plan.since <= s < plan.until for s in stamps)  # type: ignore[operator]
+
+
+def _note_text(settings: Settings, record: NoteRecord) -> str:
+    try:
+        note = vault.read_note(settings.vault, record.path, settings.max_file_bytes)
+    except (OSError, vault.NoteSkipped, vault.PathOutsideVault):
+        return ""
+    return note.body.strip()[:NOTE_CHARS]

@@ -1,0 +1,1 @@
+"""Generation: request models, the client, the worker-side service, backends (MLX, OpenAI-compatible), bundled model."""

@@ -1,0 +1,150 @@
+"""How the chat engine, the learner and the CLI ask for a generation: submit, stream, cancel, generate.
+
+Requests go through the Huey ``generate`` queue to the mlx worker, the only process holding a model;
+tokens come back on the request's Redis stream. While the stream is silent the client watches the
+worker's heartbeat, so a dead worker ends the caller's stream with an ``error`` event, never a hang.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import redis
+
+from services.config import Settings
+from services.llm import streams
+from services.llm.models import GenerationError, GenerationRequest, GenerationResult, StreamEvent, WorkerState
+from services.processes import read_process
+
+if TYPE_CHECKING:
+    from workers.queues import Queues
+
+WORKER_NAME = "mlx_worker"
+POLL_MS = 500  # how long one XREAD waits before the client looks at the worker's health
+NO_WORKER_GRACE = 20.0  # a queued request waits this long for a (re)starting worker to appear
+
+
+class GenerationClient:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @cached_property
+    def redis(self) -> redis.Redis:
+        return redis.Redis.from_url(self.settings.effective_redis_url)
+
+    @cached_property
+    def queues(self) -> Queues:
+        from workers.queues import Queues  # the Huey task registry lives with the processes that consume it
+
+        return Queues(self.settings)
+
+    def submit(self, request: GenerationRequest) -> str:
+        """Queue ``request`` at its priority; returns its id (the key of its stream)."""
+        if request.submitted_at is None:
+            request = request.model_copy(update={"submitted_at": time.time()})
+        self.queues.generate(request.model_dump(mode="json"), priority=int(request.priority))
+        return request.id
+
+    def stream(self, request_id: str, timeout: float | None = None) -> Iterator[StreamEvent]:
+        """The request's events from the first one; ends after ``done`` or ``error``.
+
+        ``timeout`` (default ``llm_timeout_seconds``) bounds the wait: past it, the stream ends with an
+        ``error`` at the first pause of more than ``POLL_MS`` (a steady stream of tokens is never cut).
+        """
+        deadline = time.monotonic() + (timeout if timeout is not None else self.settings.llm_timeout_seconds)
+        watch = _WorkerWatch(self.redis, request_id, self.settings.heartbeat_seconds)
+        after = "0"
+        while True:
+            block = max(1, min(POLL_MS, int((deadline - time.monotonic()) * 1000)))
+            entries = streams.read(self.redis, request_id, after, block)
+            for entry_id, event in entries:
+                after = entry_id
+                yield event
+                if event.terminal:
+                    return
+            if entries:
+                continue
+            problem = watch.problem()
+            if problem is None and time.monotonic() >= deadline:
+                problem = f"no answer from the generation worker within {deadline - watch.started:.0f}s"
+            if problem is not None:
+                yield from self._give_up(request_id, after, problem)
+                return
+
+    def _give_up(self, request_id: str, after: str, problem: str) -> Iterator[StreamEvent]:
+        # The terminal event may have landed just before the worker vanished: it wins over our error.
+        for _entry, event in streams.read(self.redis, request_id, after, block_ms=None):
+            yield event
+            if event.terminal:
+                return
+        self.cancel(request_id)  # a worker that picks it up later skips it
+        yield StreamEvent(kind="error", error=problem)
+
+    def cancel(self, request_id: str) -> None:
+        """Ask the worker to stop between two tokens; the stream then ends with finish_reason "cancelled"."""
+        streams.request_cancel(self.redis, request_id)
+
+    def generate(self, request: GenerationRequest, timeout: float | None = None) -> GenerationResult:
+        """Submit and wait for the whole answer; raises ``GenerationError`` on an error event."""
+        request_id = self.submit(request)
+        pieces: list[str] = []
+        for event in self.stream(request_id, timeout):
+            if event.kind == "token":
+                pieces.append(event.text)
+            elif event.kind == "error":
+                raise GenerationError(event.error or "generation failed")
+            else:
+                return GenerationResult(text="".join(pieces), **event.model_dump(include=_RESULT_FIELDS))
+        raise GenerationError("the stream ended without a terminal event")
+
+    def state(self) -> WorkerState | None:
+        """What the running worker last published, or None when no worker is alive."""
+        return worker_state(self.redis)
+
+
+_RESULT_FIELDS = {
+    "finish_reason",
+    "prompt_tokens",
+    "completion_tokens",
+    "ttft_ms",
+    "tokens_per_s",
+    "model",
+    "backend",
+}
+
+
+def worker_state(client: redis.Redis) -> WorkerState | None:
+    beat = read_process(client, WORKER_NAME)
+    if beat is None or "backend" not in beat.details:
+        return None
+    return WorkerState(**{**beat.details, "pid": beat.pid})
+
+
+class _WorkerWatch:
+    """Tells whether a silent stream means trouble: the worker that took the request died or none runs.
+
+    A missing heartbeat counts only after ``dead_after`` seconds (a busy worker can miss one beat);
+    a heartbeat from another worker instance than the request's owner means a restart: lost at once.
+    """
+
+    def __init__(self, client: redis.Redis, request_id: str, heartbeat_seconds: float) -> None:
+        self.redis = client
+        self.request_id = request_id
+        self.dead_after = max(3.0, 3 * heartbeat_seconds)
+        self.started = self.last_seen = time.monotonic()
+
+    def problem(self) -> str | None:
+        state = worker_state(self.redis)
+        owner = streams.owner(self.redis, self.request_id)
+        now = time.monotonic()
+        if state is not None:
+            self.last_seen = now
+        silent = now - self.last_seen
+        if owner is not None and ((state is not None and state.instance != owner) or silent > self.dead_after):
+            return "the generation worker stopped while answering (it restarts by itself): please try again"
+        if owner is None and silent > NO_WORKER_GRACE:
+            return "no generation worker is running (is `obsirag up` running?)"
+        return None

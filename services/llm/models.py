@@ -1,0 +1,81 @@
+"""What a generation request, its stream of events, its result and the worker's state look like."""
+
+from __future__ import annotations
+
+import uuid
+from enum import IntEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class ChatMessage(BaseModel):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Priority(IntEnum):
+    """Huey priority of a generation: higher runs first, and a chat preempts a learner between tokens."""
+
+    LEARNER = 0
+    CHAT = 10
+
+
+class GenerationRequest(BaseModel):
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    messages: list[ChatMessage]
+    max_tokens: int
+    temperature: float = 0.0
+    priority: Priority = Priority.CHAT
+    stop: list[str] = Field(default_factory=list)
+    submitted_at: float | None = None  # epoch seconds, set by the client; gives the time spent queued
+
+
+class StreamEvent(BaseModel):
+    """One entry of a request's Redis stream: a piece of text, or the terminal ``done``/``error``."""
+
+    kind: Literal["token", "done", "error"]
+    text: str = ""
+    finish_reason: str | None = None  # "stop", "length", "cancelled"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    ttft_ms: float | None = None  # from the worker taking the request (model load included) to the first token
+    tokens_per_s: float | None = None
+    error: str | None = None
+    model: str | None = None
+    backend: str | None = None
+    queued_ms: float | None = None  # from submit to the worker taking the request
+
+    @property
+    def terminal(self) -> bool:
+        return self.kind != "token"
+
+
+class GenerationResult(BaseModel):
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    ttft_ms: float | None
+    tokens_per_s: float | None
+    model: str | None
+    backend: str | None
+
+
+class WorkerState(BaseModel):
+    """What the mlx worker publishes with its heartbeat (``obsirag status``, the dashboard)."""
+
+    backend: str
+    model: str
+    loaded: bool = False
+    busy: bool = False
+    current_request: str | None = None  # the generation running now (the innermost one during a preemption)
+    queue_depth: int = 0
+    last_tokens_per_s: float | None = None
+    pid: int = 0
+    instance: str = ""  # unique per worker process: a caller whose request it owned notices a restart
+    requests_served: int = 0
+
+
+class GenerationError(RuntimeError):
+    """The generation failed: the worker reported an error, died, or the caller's wait timed out."""

@@ -1,0 +1,55 @@
+"""The mlx worker as `obsirag up` runs it: killed mid-generation, its caller is told, and it comes back."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+
+import pytest
+
+from services.config import Settings
+from services.llm.bundled import FOLDER
+from services.llm.client import GenerationClient
+from services.llm.models import ChatMessage, GenerationRequest
+from tests.e2e.conftest import System, wait_until
+from tests.integration.conftest import converted_model_cache
+from workers.client import SystemClient
+
+pytestmark = pytest.mark.e2e
+
+STORY = [ChatMessage(role="system", content="Be brief."), ChatMessage(role="user", content="Write a long story.")]
+QUESTION = [
+    ChatMessage(role="system", content="Answer in one sentence."),
+    ChatMessage(role="user", content="What is the capital of France?"),
+]
+
+
+def test_killed_worker_ends_the_stream_with_an_error_then_restarts_and_serves(
+    launch: Callable[[], System], settings: Settings
+) -> None:
+    # The bundled model, converted once for the whole test run, stands in this data dir's model cache.
+    settings.model_cache.mkdir(parents=True)
+    (settings.model_cache / FOLDER).symlink_to(converted_model_cache() / FOLDER)
+    system = launch()
+    system.wait_alive(("supervisor", "mlx_worker"))
+    client = GenerationClient(settings.model_copy(update={"redis_url": system.settings.effective_redis_url}))
+    victim = system.process_state("mlx_worker").pid
+
+    events = client.stream(client.submit(GenerationRequest(messages=STORY, max_tokens=300)))
+    assert next(events).kind == "token"  # loaded and generating
+    os.kill(victim, signal.SIGKILL)
+    killed_at = time.monotonic()
+    last = list(events)[-1]
+    assert last.kind == "error" and "stopped while answering" in last.error
+    assert time.monotonic() - killed_at < 10  # told promptly, not after the request's timeout
+
+    wait_until(lambda: (s := system.process_state("mlx_worker")) and s.pid != victim, "the supervisor's restart")
+    result = client.generate(GenerationRequest(messages=QUESTION, max_tokens=12))
+    assert "Paris" in result.text and result.backend == "mlx"
+
+    status = SystemClient(client.settings).status()  # what `obsirag status` prints
+    assert status.generation.loaded and status.generation.pid != victim and status.generation.backend == "mlx"
+    assert any(p.name == "mlx_worker" and p.alive for p in status.processes)
+    system.stop()

@@ -1,0 +1,64 @@
+"""Generation fixtures: the bundled model converted once, a real worker consumer in threads."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import tempfile
+import threading
+from collections.abc import Iterator
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+import redis
+
+from services.config import Settings
+from services.llm import bundled
+from services.llm.generation import GenerationService
+from workers.mlx_worker import serve
+from workers.queues import Queues
+
+
+def converted_model_cache() -> Path:
+    """A model cache holding the converted bundled model, reused by every test and later test runs.
+
+    Converting costs ~30-60 s on two cores, so the result is kept in the system's temp folder under a
+    key that changes with the converter's code and the libraries it uses. A fresh machine converts once;
+    concurrent callers are safe (the converter's lock and atomic rename).
+    """
+    recipe = [Path(bundled.__file__).read_bytes(), str(bundled.gguf_path().stat().st_size).encode()]
+    recipe += [version(name).encode() for name in ("transformers", "gguf", "mlx-lm")]
+    key = hashlib.sha1(b"\0".join(recipe)).hexdigest()[:12]
+    cache = Path(tempfile.gettempdir()) / "obsirag-test-models" / key
+    bundled.ensure_converted(cache)
+    return cache
+
+
+@pytest.fixture(scope="session")
+def model_cache() -> Path:
+    return converted_model_cache()
+
+
+def worker_settings(redis_url: str, tmp: Path, **overrides: object) -> Settings:
+    return Settings(vault=tmp, data_dir=tmp / "data", redis_url=redis_url, heartbeat_seconds=0.5, **overrides)
+
+
+@contextlib.contextmanager
+def running_worker(settings: Settings, service: GenerationService) -> Iterator[GenerationService]:
+    """The mlx worker's real loop (one Huey consumer thread, heartbeats) in a thread of this process."""
+    queues = Queues(settings)
+    queues.hueys["generate"].flush()  # nothing left over from another test module
+    stop = threading.Event()
+    thread = threading.Thread(target=serve, args=(settings, stop, service), name="mlx-worker", daemon=True)
+    thread.start()
+    try:
+        yield service
+    finally:
+        stop.set()
+        thread.join(60)
+        queues.hueys["generate"].flush()
+
+
+def redis_client(settings: Settings) -> redis.Redis:
+    return redis.Redis.from_url(settings.effective_redis_url)

@@ -1,0 +1,157 @@
+"""The grounded chat engine on the sample vault: real index, real mlx worker (bundled model), fake web."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from services.catalog import Catalog
+from services.chat import ChatAnswer, ChatEngine
+from services.config import BUNDLED_LLM_MODEL, Settings
+from services.indexing import IndexPipeline, changed_paths
+from services.llm.client import GenerationClient
+from services.llm.generation import GenerationService
+from services.llm.mlx_backend import MLXBackend
+from services.llm.models import GenerationRequest, StreamEvent
+from services.models import Provenance
+from services.prompts import NOT_IN_VAULT
+from services.search import SearchEngine
+from services.store import EdgeStore
+from services.websearch import FakeWebSearch
+from tests.conftest import SAMPLE_VAULT, tree_hashes
+from tests.integration.conftest import redis_client, running_worker, worker_settings
+
+NOW = datetime(2026, 11, 29, 15, 0).astimezone()
+THIS_WEEK = {  # notes dated 2026-11-23 … 29 in the sample vault (examples/VAULT_GUIDE.md)
+    "Journal/2026-11-23.md",
+    "Journal/2026-11-25.md",
+    "Journal/2026-11-27.md",
+    "Réunions/2026-11-24 Point hebdo Atlas.md",
+    "Projets/Projet Atlas.md",
+}
+
+
+@pytest.fixture(scope="module")
+def setup(
+    redis_url: str, model_cache: Path, tmp_path_factory: pytest.TempPathFactory, embedder
+) -> Iterator[tuple[Settings, SearchEngine]]:
+    root = tmp_path_factory.mktemp("chat")
+    vault = root / "vault"
+    shutil.copytree(SAMPLE_VAULT, vault)
+    long_ago = datetime(2025, 6, 1).timestamp()
+    for note in vault.rglob("*.md"):  # undated notes fall back to file times: pin them outside "this week"
+        os.utime(note, (long_ago, long_ago))
+    settings = worker_settings(redis_url, root, llm_max_tokens=6, llm_context_tokens=400, web_search_backend="fake")
+    settings = settings.model_copy(update={"vault": vault})
+    pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
+    pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
+    service = GenerationService(
+        MLXBackend(BUNDLED_LLM_MODEL, model_cache), redis_client(settings), settings.llm_idle_unload_seconds
+    )
+    with running_worker(settings, service):
+        yield settings, SearchEngine(pipeline.store, embedder)
+    pipeline.store.close()
+
+
+class CountingStream:
+    """The real generation client, counting the requests that reach the model."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.client = GenerationClient(settings)
+        self.requests: list[GenerationRequest] = []
+
+    def __call__(self, request: GenerationRequest) -> Iterator[StreamEvent]:
+        self.requests.append(request)
+        return self.client.stream(self.client.submit(request), timeout=120)
+
+
+@pytest.fixture
+def chat(setup: tuple[Settings, SearchEngine]) -> ChatEngine:
+    settings, search = setup
+    return ChatEngine(
+        settings, search.search, CountingStream(settings), FakeWebSearch(), Catalog(settings.catalog_path)
+    )
+
+
+def ask(chat: ChatEngine, question: str, thread: str | None = None, web: bool = False) -> tuple[ChatAnswer, list[str]]:
+    tokens: list[str] = []
+    answer = None
+    for event in chat.ask(question, thread_id=thread, use_web=web, now=NOW):
+        assert event.kind != "error", event.text
+        if event.kind == "token":
+            tokens.append(event.text)
+        if event.kind == "done":
+            answer = event.answer
+    assert answer is not None
+    return answer, tokens
+
+
+def test_a_streamed_answer_cites_the_main_note_and_a_follow_up_keeps_the_topic(chat: ChatEngine) -> None:
+    answer, tokens = ask(chat, "Quels buts poursuit le projet de cartographie ?")
+    assert answer.main_note == "Projets/Projet Atlas.md"
+    assert [s.path for s in answer.sources if s.primary] == ["Projets/Projet Atlas.md"] and answer.sources[0].primary
+    assert answer.provenance == Provenance.VAULT and answer.backend == "mlx"
+    assert len(tokens) > 1 and answer.answer == "".join(tokens).strip()  # streamed piece by piece
+    assert answer.timings["pre_generation_ms"] < answer.timings["first_token_ms"] <= answer.timings["total_ms"]
+    assert chat.catalog.get_thread(answer.thread_id).turns[0].main_note == answer.main_note
+
+    follow = chat.prepare("et la durée ?", thread_id=answer.thread_id, now=NOW)
+    assert follow.plan.is_followup and "Projet Atlas" in follow.plan.retrieval_query
+    assert follow.main_note == "Projets/Projet Atlas.md"
+    prompt = follow.messages[-1].content
+    assert prompt.endswith("et la durée ?") and "18 mois" in prompt  # the prompt keeps the user's words
+    assert [m.content for m in follow.messages[1:3]] == [answer.question, answer.answer]  # the thread so far
+
+
+def test_off_vault_question_gets_the_refusal_without_a_model_call(chat: ChatEngine) -> None:
+    answer, tokens = ask(chat, "quelle est la capitale du Pérou ?")
+    assert answer.answer == NOT_IN_VAULT["fr"] == tokens[0]
+    assert answer.provenance == Provenance.NONE and answer.sources == []
+    assert chat.stream.requests == []  # type: ignore[attr-defined]
+    english, _ = ask(chat, "What is the boiling point of mercury?")
+    assert english.answer == NOT_IN_VAULT["en"]
+
+
+def test_off_vault_question_falls_back_to_the_web_when_allowed(chat: ChatEngine) -> None:
+    answer, tokens = ask(chat, "quelle est la capitale du Pérou ?", web=True)
+    assert tokens[0] == NOT_IN_VAULT["fr"]  # said at once, before the web was searched
+    assert answer.provenance == Provenance.WEB
+    assert answer.sources and all(s.url and s.url.startswith("https://wikipedia.org/") for s in answer.sources)
+    assert len(chat.stream.requests) == 1  # type: ignore[attr-defined]
+
+
+def test_a_date_question_uses_only_notes_in_range(chat: ChatEngine) -> None:
+    prepared = chat.prepare("qu'est-ce que j'ai écrit cette semaine ?", now=NOW)
+    cited = {s.path for s in prepared.sources}
+    assert cited and cited <= THIS_WEEK
+    assert "Journal/2026-11-25.md" in cited and "Journal/2026-11-19.md" not in cited
+    assert all(f"[{s.n}] {s.title}" in prepared.messages[-1].content for s in prepared.sources)
+
+
+def test_the_listing_question_returns_the_matching_notes(chat: ChatEngine) -> None:
+    answer, _ = ask(chat, "quelles sont les notes où je parle de permaculture ?")
+    assert {n.path for n in answer.notes} == {
+        "Projets/Potager partagé.md",
+        "Lectures/Manuel de permaculture urbaine.md",
+        "Journal/2026-11-08.md",
+    }
+    assert chat.stream.requests == []  # type: ignore[attr-defined]
+    assert "[[Potager partagé]]" in answer.answer
+
+
+def test_english_questions_are_answered_in_english_from_english_notes(chat: ChatEngine) -> None:
+    prepared = chat.prepare("What did Ada Lovelace write about the Analytical Engine?", now=NOW)
+    assert prepared.plan.language == "en" and prepared.main_note == "English/Notes on Ada Lovelace.md"
+    assert "Answer in English" in prepared.messages[0].content
+
+
+def test_chatting_never_writes_into_the_vault(chat: ChatEngine) -> None:
+    before = tree_hashes(chat.settings.vault)
+    chat.prepare("Qui fait partie de l'équipe du projet Atlas ?", now=NOW)
+    ask(chat, "quelle est la capitale du Pérou ?")
+    assert tree_hashes(chat.settings.vault) == before

@@ -1,0 +1,125 @@
+"""The real mlx worker loop (Huey consumer, Redis streams) on the bundled SmolLM2 model.
+
+Generation runs at a few tokens per second on a shared CPU: requests stay short.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services.config import BUNDLED_LLM_MODEL, Settings
+from services.llm import streams
+from services.llm.client import GenerationClient
+from services.llm.generation import GenerationService
+from services.llm.mlx_backend import MLXBackend
+from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent
+from tests.integration.conftest import redis_client, running_worker, worker_settings
+
+QUESTION = [
+    ChatMessage(role="system", content="Answer in one sentence."),
+    ChatMessage(role="user", content="What is the capital of France?"),
+]
+STORY = [
+    ChatMessage(role="system", content="Be brief."),
+    ChatMessage(role="user", content="Write a long story about a cat."),
+]
+
+
+@pytest.fixture(scope="module")
+def worker(redis_url: str, model_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    settings = worker_settings(redis_url, tmp_path_factory.mktemp("generation"))
+    backend = MLXBackend(BUNDLED_LLM_MODEL, model_cache)
+    service = GenerationService(backend, redis_client(settings), settings.llm_idle_unload_seconds)
+    with running_worker(settings, service):
+        yield settings
+
+
+@pytest.fixture
+def client(worker: Settings) -> GenerationClient:
+    return GenerationClient(worker)
+
+
+def eventually(predicate: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)  # polling an observable condition (the heartbeat), not synchronising on time
+    return value
+
+
+def text_of(events: list[StreamEvent]) -> str:
+    return "".join(e.text for e in events if e.kind == "token")
+
+
+def entry_ids(client: GenerationClient, request_id: str) -> list[tuple[int, int]]:
+    """Redis stream entry ids (server milliseconds, sequence): when each event was written."""
+    entries = client.redis.xrange(streams.stream_key(request_id))
+    return [tuple(int(part) for part in entry_id.decode().split("-")) for entry_id, _ in entries]  # type: ignore[misc]
+
+
+def test_answers_deterministically_and_serves_two_chats_one_after_the_other(client: GenerationClient) -> None:
+    first = client.submit(GenerationRequest(messages=QUESTION, max_tokens=12))
+    second = client.submit(GenerationRequest(messages=QUESTION, max_tokens=12))
+    events_first, events_second = list(client.stream(first)), list(client.stream(second))
+
+    assert "Paris" in text_of(events_first)
+    assert text_of(events_first) == text_of(events_second)  # temperature 0 is greedy: same text
+    done, done_second = events_first[-1], events_second[-1]
+    assert done.kind == "done" and done.finish_reason == "stop"
+    assert done.prompt_tokens > 10 and 0 < done.completion_tokens <= 12
+    assert done.ttft_ms > 0 and done.tokens_per_s > 0
+    assert (done.model, done.backend) == (BUNDLED_LLM_MODEL, "mlx")
+
+    # One consumer thread: the second request started only once the first had finished.
+    assert entry_ids(client, second)[0][0] >= entry_ids(client, first)[-1][0]
+    assert done_second.queued_ms >= done.ttft_ms
+
+    state = eventually(lambda: (s := client.state()) and s.requests_served >= 2 and s, "published state")
+    assert state.loaded and state.backend == "mlx" and state.last_tokens_per_s > 0 and state.pid > 0
+
+
+def test_chat_goes_before_ten_waiting_learners_and_cuts_into_a_running_one(client: GenerationClient) -> None:
+    running = GenerationRequest(messages=STORY, max_tokens=20, priority=Priority.LEARNER)
+    running_stream = client.stream(client.submit(running))
+    assert next(running_stream).kind == "token"  # the learner is generating
+    waiting = [GenerationRequest(messages=QUESTION, max_tokens=4, priority=Priority.LEARNER) for _ in range(10)]
+    for request in waiting:
+        client.submit(request)
+    chat = GenerationRequest(messages=QUESTION, max_tokens=12)
+    client.submit(chat)
+    eventually(lambda: (s := client.state()) and s.queue_depth >= 10, "queue depth published")
+
+    chat_events = list(client.stream(chat.id))
+    for request in waiting:  # they have not started: cancelled, they end without generating
+        client.cancel(request.id)
+    rest = list(running_stream)
+
+    assert chat_events[-1].finish_reason == "stop" and "Paris" in text_of(chat_events)
+    chat_done = entry_ids(client, chat.id)[-1]
+    running_ids = entry_ids(client, running.id)
+    assert running_ids[0] < chat_done < running_ids[-1]  # the chat ran between two learner tokens…
+    assert rest[-1].kind == "done" and rest[-1].finish_reason == "length"  # …and the learner then finished
+    assert rest[-1].completion_tokens == 20
+    for request in waiting:
+        events = list(client.stream(request.id, timeout=60))
+        assert [e.kind for e in events] == ["done"] and events[0].finish_reason == "cancelled"
+        assert entry_ids(client, request.id)[0] > chat_done
+
+
+def test_cancel_stops_between_two_tokens_and_state_shows_the_request(client: GenerationClient) -> None:
+    request_id = client.submit(GenerationRequest(messages=STORY, max_tokens=200))
+    events: list[StreamEvent] = []
+    for event in client.stream(request_id):
+        events.append(event)
+        if len(events) == 1:
+            busy = eventually(lambda: (s := client.state()) and s.current_request == request_id and s, "busy state")
+            assert busy.busy and busy.loaded
+            client.cancel(request_id)
+    done = events[-1]
+    assert done.kind == "done" and done.finish_reason == "cancelled"
+    assert done.completion_tokens < 30

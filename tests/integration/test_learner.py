@@ -1,0 +1,103 @@
+"""The learner's decisions that need no model call, on a real index, catalog and Redis: which notes a cycle
+takes, which pairs may make a synapse, when the first cycle runs, what a restart resumes.
+
+Model calls are covered end to end in tests/e2e/test_enrichment.py (real mlx worker).
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+import pytest
+
+from services.catalog import Catalog
+from services.chat import ChatEngine
+from services.config import Settings
+from services.indexing import IndexPipeline
+from services.learner import schedule
+from services.learner.cycle import Learner, LearnerBusy, LearnerDeps
+from services.learner.generation import LearnerModel
+from services.learner.similarity import similar_notes
+from services.learner.synapses import synapse_candidates
+from services.llm.client import GenerationClient
+from services.models import LearnOutcome, SynapsePair
+from services.search import SearchEngine
+from services.store import EdgeStore
+from services.websearch import FakeWebSearch
+from tests.conftest import SAMPLE_VAULT
+
+NOW = datetime(2026, 11, 29, 10, 0).astimezone()
+FERMENTATION, PAIN, TATIN = "Cuisine/Fermentation des légumes.md", "Cuisine/Pain au levain.md", "Cuisine/Tarte tatin.md"
+BCE, INFLATION = "Lectures/Politique monétaire BCE.md", "Lectures/Inflation et taux directeurs.md"
+POTAGER, PERMACULTURE = "Projets/Potager partagé.md", "Lectures/Manuel de permaculture urbaine.md"
+NOTES = [FERMENTATION, PAIN, TATIN, "Cuisine/Ratatouille.md", BCE, INFLATION, POTAGER, PERMACULTURE]
+
+
+@pytest.fixture(scope="module")
+def learner(tmp_path_factory: pytest.TempPathFactory, embedder, redis_url: str) -> Iterator[Learner]:
+    """One index for the module (each test works on its own notes' state)."""
+    root = tmp_path_factory.mktemp("learner")
+    shutil.copytree(SAMPLE_VAULT, root / "vault")
+    settings = Settings(
+        vault=root / "vault", data_dir=root / "data", redis_url=redis_url, learn_fullscan_per_run=3, synapse_sample=2
+    )
+    pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
+    pipeline.sync_paths(NOTES)
+    engine = SearchEngine(pipeline.store, embedder)
+    generation = GenerationClient(settings)  # no worker runs: any model call would fail the test
+
+    def similar(path: str, threshold: float, limit: int) -> list[tuple[str, float]]:
+        return similar_notes(pipeline.store, path, threshold, limit)
+
+    stop = threading.Event()
+    model = LearnerModel(settings, generation.generate, lambda r: generation.stream(generation.submit(r)), stop)
+    chat = ChatEngine(settings, engine.search, model.stream, FakeWebSearch(), pipeline.catalog)
+    yield Learner(LearnerDeps(settings, pipeline.catalog, model, chat, similar, stop))
+    pipeline.store.close()
+    pipeline.catalog.close()
+
+
+def test_synapse_candidates_are_close_unlinked_and_new(learner: Learner) -> None:
+    catalog, similar = learner.catalog, learner.deps.similar
+    assert [p for p, _ in synapse_candidates(catalog, similar, FERMENTATION, 0.6, limit=3)] == [PAIN]
+    assert INFLATION in dict(similar(BCE, 0.6, 8))  # close in meaning, but linked both ways
+    assert INFLATION not in dict(synapse_candidates(catalog, similar, BCE, 0.6, limit=8))
+    assert PERMACULTURE not in dict(synapse_candidates(catalog, similar, POTAGER, 0.0, limit=8))
+    pair = SynapsePair(a=PAIN, b=FERMENTATION, score=0.64, outcome=LearnOutcome.PROCESSED, created_at=NOW)
+    assert catalog.record_pair(pair) and not catalog.record_pair(pair)
+    assert catalog.pair_seen(FERMENTATION, PAIN)
+    assert synapse_candidates(catalog, similar, FERMENTATION, 0.6, limit=3) == []
+    score = dict(similar(PAIN, 0.0, 8))[FERMENTATION]
+    assert score == pytest.approx(dict(similar(FERMENTATION, 0.0, 8))[PAIN], abs=1e-3)  # symmetric
+
+
+def test_passes_pick_recent_then_never_processed_notes(learner: Learner) -> None:
+    for record in learner.catalog.list_notes():  # the catalog's stat is what pass 1 reads
+        learner.catalog.upsert_note(record.model_copy(update={"mtime": (NOW - timedelta(days=30)).timestamp()}))
+    learner.catalog.upsert_note(learner.catalog.get_note(PAIN).model_copy(update={"mtime": NOW.timestamp() - 3600}))
+    assert learner.pass_one(NOW) == [PAIN]
+    learner.catalog.record_learned(BCE, LearnOutcome.PROCESSED, NOW - timedelta(days=1), "created", "x.md")
+    assert learner.pass_two() == [FERMENTATION, PAIN, "Cuisine/Ratatouille.md"]  # by path
+    assert BCE not in learner.catalog.never_learned(NOTES)
+
+
+def test_the_first_cycle_waits_one_interval_and_recent_notes_are_skipped(learner: Learner) -> None:
+    settings = learner.settings.model_copy(update={"learn_enabled": True, "synapse_threshold": 0.99})
+    learner = Learner(LearnerDeps(**{**vars(learner.deps), "settings": settings}))
+    assert learner.run_if_due(NOW) is None  # first look: only scheduled
+    assert learner.catalog.get_meta(schedule.NEXT_RUN_KEY) == (NOW + timedelta(hours=1)).isoformat()
+    assert learner.run_if_due(NOW + timedelta(minutes=30)) is None
+
+    learner.catalog.record_learned(TATIN, LearnOutcome.PROCESSED, NOW - timedelta(days=2), "created", "x.md")
+    report = learner.run_cycle(NOW, only=TATIN)  # skipped before any model call
+    assert "processed less than 7 days ago" in report.skipped[TATIN]
+    assert learner.deps.model.meter.calls == 0
+    learned = learner.catalog.learned_note(TATIN)
+    assert learned.processed_at == NOW - timedelta(days=2) and learned.outcome == LearnOutcome.SKIPPED
+    assert learner.catalog.last_runs(1)[0].kind == "learn"
+
+    with learner._lock(), pytest.raises(LearnerBusy):  # one cycle at a time (learner process vs CLI)
+        learner.run_cycle(NOW)

@@ -1,0 +1,113 @@
+"""NER on the sample vault with the real spaCy pipeline, store and Huey queues (no mocks)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from services.catalog import Catalog
+from services.config import Settings
+from services.entities import EntityExtractor, enrich_note, normalize_name, payload_names
+from services.indexing import IndexPipeline
+from services.models import EntityKind, StoreFilter
+from services.search import SearchEngine, SearchRequest
+from services.store import EdgeStore
+from tests.conftest import tree_hashes
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+BCE = "Lectures/Politique monétaire BCE.md"
+ADA = "English/Notes on Ada Lovelace.md"
+INFLATION = "Lectures/Inflation et taux directeurs.md"
+NOTES = [BCE, ADA, INFLATION]
+
+
+@pytest.fixture(scope="module")
+def extractor() -> EntityExtractor:
+    extractor = EntityExtractor()
+    extractor.load()
+    return extractor
+
+
+@pytest.fixture
+def pipeline(settings: Settings, embedder) -> Iterator[IndexPipeline]:
+    pipe = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
+    yield pipe
+    pipe.store.close()
+    pipe.catalog.close()
+
+
+def entities_of(catalog: Catalog, path: str) -> dict[str, EntityKind]:
+    return {e.normalized: e.kind for e in catalog.note_entities(path)}
+
+
+def test_french_and_english_notes_yield_people_and_organisations(
+    pipeline: IndexPipeline, extractor: EntityExtractor, settings: Settings
+) -> None:
+    before = tree_hashes(settings.vault)
+    pipeline.sync_paths(NOTES)
+    catalog = pipeline.catalog
+    assert [enrich_note(settings, catalog, extractor, p, NOW) for p in NOTES] == ["updated"] * 3
+    assert enrich_note(settings, catalog, extractor, BCE, NOW) == "unchanged"
+
+    french = entities_of(catalog, BCE)
+    assert french["christine lagarde"] == EntityKind.PERSON
+    assert french["banque centrale europeenne"] == EntityKind.ORG
+    assert french["fonds monetaire international"] == EntityKind.ORG
+    assert french["paris"] == EntityKind.PLACE
+    lagarde = next(e for e in catalog.note_entities(BCE) if e.normalized == "christine lagarde")
+    assert lagarde.count >= 6 and "Lagarde" in lagarde.variants  # the surname merged into the full name
+
+    english = entities_of(catalog, ADA)
+    assert english["ada lovelace"] == EntityKind.PERSON
+    assert english["charles babbage"] == EntityKind.PERSON
+    assert english["science museum"] == EntityKind.ORG
+    assert not {"she", "among", "historians"} & set(english)
+    assert tree_hashes(settings.vault) == before
+
+
+def test_entities_reach_the_payload_and_filter_searches(
+    pipeline: IndexPipeline, extractor: EntityExtractor, settings: Settings, embedder
+) -> None:
+    pipeline.sync_paths(NOTES)
+    for path in NOTES:
+        enrich_note(settings, pipeline.catalog, extractor, path, NOW)
+        pipeline.store.set_note_payload(path, {"entities": payload_names(pipeline.catalog.note_entities(path))})
+    lagarde = [normalize_name("Christine Lagarde")]
+    assert {h.payload["path"] for h in pipeline.store.scroll(StoreFilter(entities=lagarde))} == {BCE}
+
+    engine = SearchEngine(pipeline.store, embedder)
+    found = engine.search(SearchRequest(query="politique monétaire et taux", entities=lagarde, parse_dates=False))
+    assert [r.path for r in found.results] == [BCE]
+
+    # Re-indexing an edited note keeps its known entities in the payload until NER runs again.
+    (settings.vault / BCE).write_text((settings.vault / BCE).read_text() + "\nUne ligne de plus.\n")
+    assert pipeline.sync_paths([BCE]).indexed == [BCE]
+    assert pipeline.store.count(StoreFilter(entities=["lagarde"])) == pipeline.store.count(StoreFilter(paths=[BCE]))
+
+
+def test_indexing_enqueues_ner_and_the_indexer_applies_the_payload(
+    pipeline: IndexPipeline, extractor: EntityExtractor, settings: Settings, redis_url: str, embedder
+) -> None:
+    from workers.process import start_consumer
+    from workers.queues import Queues, bind_ner, bind_pipeline
+
+    queues = Queues(settings.model_copy(update={"redis_url": redis_url}))
+    for huey in queues.hueys.values():
+        huey.flush()
+    bind_pipeline(pipeline, SearchEngine(pipeline.store, embedder), queues)
+    bind_ner(settings, pipeline.catalog, extractor, queues)
+    consumers = [start_consumer(queues.index, 1), start_consumer(queues.hueys["enrich"], 1)]
+    try:
+        queues.sync_batch([ADA])
+        deadline = time.monotonic() + 60
+        while pipeline.store.count(StoreFilter(entities=["charles babbage"])) == 0:
+            assert time.monotonic() < deadline, "entities never reached the payload"
+            time.sleep(0.1)  # polling an observable state, not synchronising on time
+        assert {h.payload["path"] for h in pipeline.store.scroll(StoreFilter(entities=["babbage"]))} == {ADA}
+    finally:
+        for consumer in consumers:
+            consumer.stop(graceful=True)
+        pipeline.on_indexed = None

@@ -1,0 +1,93 @@
+"""Fusion of the dense and sparse lists (score and rank fusion), title bonus and grouping by note."""
+
+from __future__ import annotations
+
+import pytest
+
+from services import fusion
+from services.fusion import FusedHit, boost_title_matches, fuse, fuse_scores, group_by_note, normalise, rrf
+from services.models import StoreHit
+
+
+def hit(chunk: str, score: float, path: str | None = None, title: str = "") -> StoreHit:
+    return StoreHit(id=chunk, score=score, payload={"path": path or f"{chunk[0]}.md", "title": title})
+
+
+def ids(items: list[FusedHit]) -> list[str]:
+    return [item.hit.id for item in items]
+
+
+def test_normalise_is_min_max_and_safe_on_ties() -> None:
+    assert normalise([4.0, 2.0, 3.0]) == [1.0, 0.0, 0.5]
+    assert normalise([0.7]) == [1.0]
+    assert normalise([2.0, 2.0]) == [1.0, 1.0]
+    assert normalise([]) == []
+
+
+def test_fuse_scores_mixes_normalised_scores_with_the_weights() -> None:
+    dense = [hit("a1", 0.9), hit("b1", 0.7), hit("c1", 0.5)]
+    sparse = [hit("c1", 12.0), hit("b1", 6.0), hit("d1", 0.0)]
+    fused = {item.hit.id: item for item in fuse_scores(dense, sparse, dense_weight=0.5, sparse_weight=0.5)}
+    assert fused["a1"].score == pytest.approx(0.5)  # dense best, absent from sparse
+    assert fused["b1"].score == pytest.approx(0.5 * 0.5 + 0.5 * 0.5)
+    assert fused["c1"].score == pytest.approx(0.5)  # sparse best, dense worst
+    assert fused["d1"].score == pytest.approx(0.0)
+    assert (fused["b1"].dense_rank, fused["b1"].sparse_rank) == (2, 2)
+    assert (fused["b1"].dense_score, fused["b1"].sparse_score) == (0.7, 6.0)
+    assert (fused["a1"].sparse_rank, fused["a1"].sparse_score) == (None, None)
+
+
+def test_fuse_scores_keeps_the_margin_that_rank_fusion_flattens() -> None:
+    # The sparse list has a clear winner (a query word found in one title only) that the dense list
+    # ranks fourth among close scores: score fusion puts it first, reciprocal rank fusion does not.
+    dense = [hit("x1", 0.80), hit("y1", 0.79), hit("w1", 0.78), hit("z1", 0.77), hit("v1", 0.60)]
+    sparse = [hit("z1", 30.0), hit("y1", 5.0), hit("x1", 4.0)]
+    assert ids(fuse_scores(dense, sparse))[0] == "z1"
+    assert ids(fuse(dense, sparse))[0] != "z1"
+
+
+def test_fuse_scores_weights_tip_the_balance() -> None:
+    dense = [hit("a1", 0.9), hit("b1", 0.1)]
+    sparse = [hit("b1", 9.0), hit("a1", 1.0)]
+    assert ids(fuse_scores(dense, sparse, dense_weight=0.7, sparse_weight=0.3))[0] == "a1"
+    assert ids(fuse_scores(dense, sparse, dense_weight=0.3, sparse_weight=0.7))[0] == "b1"
+
+
+def test_fuse_scores_with_one_empty_list_keeps_the_other_order() -> None:
+    dense = [hit("a1", 0.9), hit("b1", 0.8), hit("c1", 0.2)]
+    assert ids(fuse_scores(dense, [])) == ["a1", "b1", "c1"]
+    assert ids(fuse_scores([], dense)) == ["a1", "b1", "c1"]
+    assert fuse_scores([], []) == []
+
+
+def test_fusion_ties_break_on_the_chunk_id() -> None:
+    dense = [hit("b1", 0.5), hit("a1", 0.5)]
+    assert ids(fuse_scores(dense, [])) == ["a1", "b1"]
+    assert ids(fuse([hit("b1", 1.0)], [hit("a1", 1.0)])) == ["a1", "b1"]
+
+
+def test_rrf_and_weighted_rank_fusion() -> None:
+    assert rrf(None, 1.0) == 0.0
+    assert rrf(1, 1.0, k=60) == pytest.approx(1 / 61)
+    dense = [hit("a1", 0.9), hit("b1", 0.8)]
+    sparse = [hit("b1", 5.0), hit("c1", 4.0)]
+    fused = {item.hit.id: item.score for item in fuse(dense, sparse, k=10)}
+    assert fused["b1"] == pytest.approx(1 / 12 + 1 / 11)
+    assert fused["a1"] == pytest.approx(1 / 11)
+    assert fused["c1"] == pytest.approx(1 / 12)
+    assert ids(fuse(dense, sparse, dense_weight=0.0, sparse_weight=1.0, k=10))[:2] == ["b1", "c1"]
+
+
+def test_title_bonus_lifts_a_named_note() -> None:
+    dense = [hit("a1", 0.90, title="Autre"), hit("b1", 0.89, title="Projet Atlas"), hit("c1", 0.0)]
+    plain = {item.hit.id: item.score for item in fuse_scores(dense, [])}
+    fused = boost_title_matches(fuse_scores(dense, []), lambda payload: payload["title"] == "Projet Atlas")
+    assert ids(fused) == ["b1", "a1", "c1"]
+    assert fused[0].title_match and not fused[1].title_match
+    assert fused[0].score == pytest.approx(plain["b1"] + fusion.TITLE_BONUS)
+
+
+def test_group_by_note_orders_notes_by_their_best_chunk() -> None:
+    dense = [hit("a2", 0.9, "A.md"), hit("b1", 0.8, "B.md"), hit("a1", 0.7, "A.md"), hit("c1", 0.1, "C.md")]
+    groups = group_by_note(fuse_scores(dense, []), limit=2)
+    assert [[item.hit.id for item in group] for group in groups] == [["a2", "a1"], ["b1"]]

@@ -1,0 +1,90 @@
+"""SearchEngine on a stub store: score fusion, grouping by note and the --explain fields of each hit."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from services import fusion, search
+from services.lexical import encode_query
+from services.models import SparseVector, StoreFilter, StoreHit
+from services.search import SearchEngine, SearchRequest
+
+NOW = datetime(2026, 11, 29, 12, 0).astimezone()
+
+
+def hit(point: str, score: float, path: str, title: str, text: str, chunk: int = 0) -> StoreHit:
+    payload = {"path": path, "title": title, "text": text, "chunk_index": chunk, "heading_path": []}
+    return StoreHit(id=point, score=score, payload=payload)
+
+
+class StubStore:
+    """Fixed dense and sparse lists; remembers what it was asked."""
+
+    def __init__(self, dense: list[StoreHit], sparse: list[StoreHit]) -> None:
+        self.dense, self.sparse = dense, sparse
+        self.limits: list[int] = []
+        self.sparse_queries: list[SparseVector] = []
+
+    def search_dense(self, vector: list[float], flt: StoreFilter | None, limit: int) -> list[StoreHit]:
+        self.limits.append(limit)
+        return self.dense[:limit]
+
+    def search_sparse(self, sparse: SparseVector, flt: StoreFilter | None, limit: int) -> list[StoreHit]:
+        self.sparse_queries.append(sparse)
+        return self.sparse[:limit]
+
+
+class StubEmbedder:
+    def encode_query(self, text: str) -> list[float]:
+        return [1.0, 0.0]
+
+
+@pytest.fixture
+def store() -> StubStore:
+    dense = [
+        hit("a1", 0.80, "A.md", "Cuisine", "Recette du levain et du pain."),
+        hit("b1", 0.79, "B.md", "Jardin", "Planter des tomates en mai."),
+        hit("a2", 0.70, "A.md", "Cuisine", "Le four à pain chauffe."),
+        hit("c1", 0.40, "C.md", "Levain", "Nourrir le levain chaque jour."),
+    ]
+    sparse = [
+        hit("c1", 9.0, "C.md", "Levain", "Nourrir le levain chaque jour."),
+        hit("a1", 2.0, "A.md", "Cuisine", "Recette du levain et du pain."),
+        hit("b1", 1.0, "B.md", "Jardin", "Planter des tomates en mai."),
+    ]
+    return StubStore(dense, sparse)
+
+
+def test_search_fuses_by_score_and_groups_by_note(store: StubStore) -> None:
+    response = SearchEngine(store, StubEmbedder()).search(SearchRequest(query="nourrir chaque jour", now=NOW))
+    assert [r.path for r in response.results] == ["A.md", "C.md", "B.md"]
+    assert store.limits == [search.CANDIDATES]
+    best = response.results[0]
+    # A.md's best chunk: first in dense (normalised 1.0), second of the sparse list ((2 - 1) / (9 - 1)).
+    assert best.score == pytest.approx(fusion.DENSE_WEIGHT * 1.0 + fusion.SPARSE_WEIGHT * 0.125)
+    assert (best.dense_rank, best.sparse_rank, best.chunk_index) == (1, 2, 0)
+
+
+def test_results_carry_what_explain_shows(store: StubStore) -> None:
+    response = SearchEngine(store, StubEmbedder()).search(SearchRequest(query="nourrir le levain", now=NOW))
+    levain = next(r for r in response.results if r.path == "C.md")
+    assert (levain.dense_rank, levain.sparse_rank) == (4, 1)
+    assert levain.dense_score == pytest.approx(0.40)
+    assert levain.sparse_score == pytest.approx(9.0)
+    assert levain.matched_terms == ["nourr", "levain"]
+    jardin = next(r for r in response.results if r.path == "B.md")
+    assert (jardin.sparse_rank, jardin.sparse_score, jardin.matched_terms) == (3, 1.0, [])
+
+
+def test_a_named_title_gets_the_bonus(store: StubStore) -> None:
+    response = SearchEngine(store, StubEmbedder()).search(SearchRequest(query="levain", now=NOW))
+    top = response.results[0]
+    assert (top.path, top.title_match) == ("C.md", True)
+    assert not any(r.title_match for r in response.results[1:])
+
+
+def test_the_sparse_query_is_the_lexical_encoding_without_date_words(store: StubStore) -> None:
+    SearchEngine(store, StubEmbedder()).search(SearchRequest(query="levain la semaine dernière", now=NOW))
+    assert store.sparse_queries == [encode_query("levain")]

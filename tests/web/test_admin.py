@@ -1,0 +1,70 @@
+"""The dashboard's data with a real Redis: processes, queues, task history and retry, learner progress."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import datetime
+
+import pytest
+from litestar.testing import TestClient
+
+from services.catalog import Catalog
+from services.config import Settings
+from services.models import LearnOutcome
+from services.processes import HEARTBEAT_KEY, publish_heartbeat
+from services.tasks import HISTORY_KEY, RETRIED_KEY, TaskRecord
+from web.app import CSRF_COOKIE, create_app
+from web.pages.admin import live_state
+from web.site import Site
+
+
+def forget(site: Site) -> None:
+    """Only what these tests write: the session's Redis is shared with other tests."""
+    for huey in site.client.queues.hueys.values():
+        huey.flush()
+    names = ("supervisor", "indexer", "web", "learner")
+    site.client.redis.delete(HISTORY_KEY, RETRIED_KEY, *(HEARTBEAT_KEY.format(name=n) for n in names))
+
+
+@pytest.fixture
+def site(web_settings: Settings, web_catalog: Catalog, redis_url: str) -> Iterator[Site]:
+    site = Site.build(web_settings.model_copy(update={"redis_url": redis_url}))
+    forget(site)
+    yield site
+    forget(site)
+    site.close()
+
+
+def test_live_state_reads_processes_queues_history_and_learner(site: Site, web_catalog: Catalog) -> None:
+    client = site.client.redis
+    for name in ("supervisor", "indexer", "web"):
+        publish_heartbeat(client, name, time.time() - 90, 5.0)
+    publish_heartbeat(client, "learner", time.time(), 5.0, {"enabled": True, "next_run": "2026-11-29T15:00:00+00:00"})
+    web_catalog.record_learned("Accueil.md", LearnOutcome.PROCESSED, datetime.now().astimezone())
+    site.client.queues.sync_batch(["Accueil.md"])
+    site.history.record(TaskRecord(id="t1", queue="index", name="sync_note", args=[["x.md"]], status="error",
+                                   error="OSError: boom", at=time.time()))  # fmt: skip
+    state = live_state(site)
+    alive = {p.name: p.alive for p in state["processes"]}
+    assert state["running"] and alive["indexer"] and alive["web"] and not alive["watcher"]
+    index = next(q for q in state["queues"] if q.name == "index")
+    assert index.pending == 1 and index.pending_tasks[0].summary == "Accueil.md"
+    assert state["history"][0].error == "OSError: boom"
+    learner = state["learner"]
+    assert learner["enabled"] and learner["processed"] == 1 and learner["remaining"] >= 40
+    assert learner["eta_seconds"] > 0 and learner["next_run"].year == 2026
+
+
+def test_retry_button_enqueues_the_failed_task_again(site: Site) -> None:
+    site.history.record(TaskRecord(id="t2", queue="index", name="sync_note", args=["Accueil.md"], status="error",
+                                   error="OSError: boom", at=time.time()))  # fmt: skip
+    with TestClient(create_app(site.settings, site=site)) as client:
+        page = client.get("/admin/live").text
+        assert 'hx-post="/admin/tasks/t2/retry"' in page and "OSError: boom" in page
+        headers = {"x-csrftoken": client.cookies[CSRF_COOKIE]}
+        retried = client.post("/admin/tasks/t2/retry", headers=headers)
+        assert retried.status_code == 200 and "relancée" in retried.text
+        assert client.post("/admin/tasks/t2/retry", headers=headers).status_code == 404  # once only
+        assert "relancée" in client.get("/admin/live").text
+    assert site.client.queues.index.pending_count() == 1

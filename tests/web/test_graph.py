@@ -1,0 +1,76 @@
+"""The knowledge graph service on a real catalog: nodes, link and synapse edges, filters, limits, cache."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from services.catalog import Catalog
+from services.graph import GraphCache, GraphFilter, KnowledgeGraph
+from services.models import NoteRecord, NoteType, WikiLink
+
+NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
+
+
+def add(catalog: Catalog, path: str, *targets: str, days_old: int = 1, **fields: object) -> None:
+    stamp = NOW - timedelta(days=days_old)
+    title = path.rsplit("/", 1)[-1].removesuffix(".md")
+    catalog.upsert_note(NoteRecord(path=path, title=title, modified=stamp, created=stamp, **fields))
+    catalog.replace_links(path, [WikiLink(target=t) for t in targets])
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Iterator[Catalog]:
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    add(catalog, "Hub.md", "A/One", "A/Two", "B/Three", tags=["projet/atlas"])
+    add(catalog, "A/One.md", "Hub", days_old=3)
+    add(catalog, "A/Two.md", "A/One", days_old=40)
+    add(catalog, "B/Three.md", days_old=400, tags=["cuisine"])
+    add(catalog, "B/Lonely.md")
+    add(catalog, "obsirag/synapses/One-Three.md", "A/One", "B/Three", note_type=NoteType.SYNAPSE)
+    catalog.resolve_links()
+    yield catalog
+    catalog.close()
+
+
+def test_nodes_edges_metrics_and_top(catalog: Catalog) -> None:
+    view = KnowledgeGraph.from_catalog(catalog).view(GraphFilter())
+    assert {n.id for n in view.nodes} == {"Hub.md", "A/One.md", "A/Two.md", "B/Three.md", "B/Lonely.md"}
+    kinds = {(e.source, e.target): e.kind for e in view.edges}
+    assert kinds[("A/One.md", "B/Three.md")] == "synapse" or kinds[("B/Three.md", "A/One.md")] == "synapse"
+    assert view.total_nodes == 5 and view.total_edges == 5 and view.density == 0.5
+    assert [n.id for n in view.top][:2] == ["Hub.md", "A/One.md"] and view.top[0].degree == 3
+    assert view.nodes[0].color != next(n for n in view.nodes if n.folder == "A").color  # colour by folder
+
+
+def test_filters_and_server_side_limit(catalog: Catalog) -> None:
+    graph = KnowledgeGraph.from_catalog(catalog)
+    assert {n.id for n in graph.view(GraphFilter(folder="A")).nodes} == {"A/One.md", "A/Two.md"}
+    assert {n.id for n in graph.view(GraphFilter(folder="(racine)")).nodes} == {"Hub.md"}
+    assert {n.id for n in graph.view(GraphFilter(tag="projet")).nodes} == {"Hub.md"}  # nested tags match
+    assert {n.id for n in graph.view(GraphFilter(text="thr")).nodes} == {"B/Three.md"}
+    assert {n.id for n in graph.view(GraphFilter(days=30), now=NOW).nodes} == {"Hub.md", "A/One.md", "B/Lonely.md"}
+    assert graph.view(GraphFilter(note_type="insight")).matched == 0
+    limited = graph.view(GraphFilter(limit=2))
+    assert limited.matched == 5 and [n.id for n in limited.nodes] == ["Hub.md", "A/One.md"]
+    assert all({e.source, e.target} <= {"Hub.md", "A/One.md"} for e in limited.edges)
+
+
+def test_cache_rebuilds_and_exports_only_when_the_catalog_changes(catalog: Catalog, tmp_path: Path) -> None:
+    export = tmp_path / "graph" / "knowledge_graph.json"
+    now = [0.0]
+    cache = GraphCache(catalog, export, min_age=10.0, clock=lambda: now[0])
+    first = cache.get()
+    assert cache.get() is first
+    assert len(json.loads(export.read_text(encoding="utf-8"))["nodes"]) == 5
+    add(catalog, "B/New.md", "Hub")
+    catalog.resolve_links()
+    assert cache.get() is first  # a burst of changes (a vault being indexed) does not rebuild at once
+    now[0] = 11.0
+    second = cache.get()
+    assert second is not first and second.graph.has_edge("B/New.md", "Hub.md")
+    assert len(json.loads(export.read_text(encoding="utf-8"))["nodes"]) == 6

@@ -1,0 +1,104 @@
+"""The ObsiRAG web app (Litestar + Jinja + htmx): ``create_app(settings)``.
+
+Every URL is in ``ROUTES`` below, one controller per page (``web/pages/``). Controllers call services and
+render templates; ``site`` (``web.site.Site``) is injected into each of them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment
+from litestar import Litestar, Request, Response
+from litestar.config.csrf import CSRFConfig
+from litestar.di import Provide
+from litestar.exceptions import HTTPException, NotFoundException, PermissionDeniedException
+from litestar.middleware import DefineMiddleware
+from litestar.plugins.jinja import JinjaTemplateEngine
+from litestar.response import Template
+from litestar.static_files import create_static_files_router
+from litestar.template.config import TemplateConfig
+
+from services.config import Settings
+from services.markdown import file_url, heading_slug, note_url
+from web import filters
+from web.pages.admin import AdminController
+from web.pages.artifacts import ArtifactsController
+from web.pages.auth import LoginController
+from web.pages.chat import ChatController
+from web.pages.conversations import ConversationsController
+from web.pages.graph import GraphController
+from web.pages.notes import NotesController, VaultFilesController
+from web.security import TokenAuthMiddleware, add_security_headers, check_bind, web_secret
+from web.site import Site
+
+WEB = Path(__file__).resolve().parent
+ROUTES = [
+    ChatController,  # /  /chat/…
+    ConversationsController,  # /conversations…
+    NotesController,  # /notes…
+    VaultFilesController,  # /vault-files/…
+    GraphController,  # /graph
+    ArtifactsController,  # /artifacts
+    AdminController,  # /admin…
+    LoginController,  # /login
+]
+CSRF_COOKIE = "obsirag_csrf"
+
+
+def create_app(settings: Settings, site: Site | None = None) -> Litestar:
+    """The app for ``settings``; refuses a non-loopback host without a token (``UnsafeBind``)."""
+    check_bind(settings)
+    site = site or Site.build(settings)
+    secret = web_secret(settings)
+    middleware: list[Any] = []
+    if settings.web_token is not None and settings.web_token.get_secret_value():
+        token = settings.web_token.get_secret_value()
+        middleware.append(DefineMiddleware(TokenAuthMiddleware, token=token, secret=secret))
+    static = create_static_files_router(path="/static", directories=[WEB / "static"], name="static")
+    return Litestar(
+        route_handlers=[*ROUTES, static],
+        dependencies={"site": Provide(lambda: site, use_cache=True, sync_to_thread=False)},
+        template_config=TemplateConfig(
+            directory=WEB / "templates", engine=JinjaTemplateEngine, engine_callback=_configure_jinja
+        ),
+        csrf_config=CSRFConfig(
+            secret=secret, cookie_name=CSRF_COOKIE, header_name="x-csrftoken", cookie_samesite="strict"
+        ),
+        middleware=middleware,
+        before_send=[add_security_headers],
+        exception_handlers={HTTPException: _error_page},
+        on_shutdown=[site.close],
+        state={"site": site},
+        debug=False,
+    )
+
+
+def _configure_jinja(engine: JinjaTemplateEngine) -> None:
+    env: Environment = engine.engine
+    env.trim_blocks = env.lstrip_blocks = True
+    env.filters.update(
+        ago=filters.ago,
+        clock=filters.clock,
+        duration=filters.duration,
+        localtime=filters.localtime,
+        note_url=note_url,
+        file_url=file_url,
+        slug=heading_slug,
+        provenance=filters.provenance_label,
+        backend=filters.backend_label,
+    )
+    env.globals.update(now=datetime.now, NAV=filters.NAV)
+
+
+def _error_page(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    status = exc.status_code
+    titles = {404: "Page introuvable", 403: "Accès refusé", 401: "Connexion requise"}
+    message = titles.get(status, "Erreur")
+    if isinstance(exc, PermissionDeniedException) and "CSRF" in str(exc.detail):
+        message = "Jeton CSRF invalide : rechargez la page puis réessayez."
+    if isinstance(exc, NotFoundException) or "text/html" in request.headers.get("accept", ""):
+        return Template("error.html", context={"status": status, "message": message}, status_code=status)
+    return Response({"status_code": status, "detail": message}, status_code=status)

@@ -1,0 +1,136 @@
+"""Chat questions in flight in this web process: created by the composer's POST, streamed by the SSE GET.
+
+``ChatEngine.ask`` is a blocking generator (search through the indexer, tokens from the mlx worker's
+Redis stream), so each run iterates it in a thread and hands the events to the event loop. Stopping a
+run (the stop button, or the browser going away) cancels its generation in the worker, which ends the
+stream with ``finish_reason="cancelled"``: the partial answer is still saved in the thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+
+from services.chat import ChatEngine, ChatEvent
+from services.llm.models import GenerationRequest, StreamEvent
+
+log = logging.getLogger(__name__)
+
+UNCLAIMED_TTL = 600.0  # a question whose stream never connected is forgotten after this long
+
+StreamFn = Callable[[GenerationRequest], Iterator[StreamEvent]]
+
+
+@dataclass
+class ChatRun:
+    id: str
+    question: str
+    thread_id: str
+    use_web: bool
+    cancel: threading.Event = field(default_factory=threading.Event)
+    request_ids: list[str] = field(default_factory=list)
+    model_ttft_ms: float | None = None  # the model's own time to first token (from the worker)
+    created: float = field(default_factory=time.monotonic)
+
+    @property
+    def stopped(self) -> bool:
+        return self.cancel.is_set()
+
+
+class ChatRuns:
+    """The registry of runs, keyed by an unguessable id."""
+
+    def __init__(self, make_engine: Callable[[ChatRun], ChatEngine], cancel_request: Callable[[str], None]) -> None:
+        self.make_engine = make_engine
+        self.cancel_request = cancel_request
+        self._waiting: dict[str, ChatRun] = {}
+        self._active: dict[str, ChatRun] = {}
+        self._lock = threading.Lock()
+
+    def create(self, question: str, thread_id: str, use_web: bool) -> ChatRun:
+        run = ChatRun(id=uuid.uuid4().hex, question=question, thread_id=thread_id, use_web=use_web)
+        with self._lock:
+            now = time.monotonic()
+            self._waiting = {k: r for k, r in self._waiting.items() if now - r.created < UNCLAIMED_TTL}
+            self._waiting[run.id] = run
+        return run
+
+    def claim(self, run_id: str) -> ChatRun | None:
+        """The run for its (single) stream; None if unknown or already streamed."""
+        with self._lock:
+            run = self._waiting.pop(run_id, None)
+            if run is not None:
+                self._active[run.id] = run
+            return run
+
+    def stop(self, run_id: str) -> bool:
+        with self._lock:
+            run = self._active.get(run_id) or self._waiting.pop(run_id, None)
+        if run is None:
+            return False
+        run.cancel.set()
+        for request_id in list(run.request_ids):
+            self.cancel_request(request_id)
+        return True
+
+    async def events(self, run: ChatRun) -> AsyncIterator[ChatEvent]:
+        """The run's events as they come; stopping the iteration early stops the generation."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[ChatEvent | None] = asyncio.Queue()
+
+        def put(event: ChatEvent | None) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: the server is shutting down
+                loop.call_soon_threadsafe(queue.put_nowait, event)
+
+        worker = threading.Thread(target=self._produce, args=(run, put), name=f"chat-{run.id[:8]}", daemon=True)
+        worker.start()
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+        finally:
+            if worker.is_alive():
+                self.stop(run.id)
+            with self._lock:
+                self._active.pop(run.id, None)
+
+    def _produce(self, run: ChatRun, put: Callable[[ChatEvent | None], None]) -> None:
+        try:
+            engine = self.make_engine(run)
+            for event in engine.ask(run.question, thread_id=run.thread_id, use_web=run.use_web):
+                put(event)
+        except Exception as exc:  # shown in the page instead of a silent, never-ending stream
+            log.exception("chat run %s failed", run.id)
+            put(ChatEvent(kind="error", text=f"{type(exc).__name__}: {exc}"))
+        finally:
+            put(None)
+
+
+def recording_stream(
+    run: ChatRun,
+    submit: Callable[[GenerationRequest], str],
+    stream: Callable[[str], Iterator[StreamEvent]],
+    cancel: Callable[[str], None],
+) -> StreamFn:
+    """A chat engine ``stream`` function that remembers the run's request ids (to cancel them) and the
+    model's own first-token time, and submits nothing once the run is stopped."""
+
+    def generate(request: GenerationRequest) -> Iterator[StreamEvent]:
+        if run.stopped:
+            yield StreamEvent(kind="done", finish_reason="cancelled")
+            return
+        request_id = submit(request)
+        run.request_ids.append(request_id)
+        if run.stopped:  # the stop came between the check and the submit
+            cancel(request_id)
+        for event in stream(request_id):
+            if event.terminal and event.ttft_ms is not None:
+                run.model_ttft_ms = event.ttft_ms
+            yield event
+
+    return generate

@@ -1,0 +1,99 @@
+"""The chat page: composer, answers streamed over SSE, sources, badges, stop, follow-ups in one thread.
+
+``POST /chat/ask`` answers at once with the question and an empty answer wired to
+``GET /chat/stream/<run>`` (htmx's SSE extension), which sends ``sources``, ``token``…, ``done`` and
+``end`` events, each an HTML fragment rendered from the same partials as a reopened thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from html import escape
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.enums import RequestEncodingType
+from litestar.params import Body, FromPath, FromQuery
+from litestar.response import ServerSentEvent, ServerSentEventMessage, Template
+from pydantic import BaseModel
+
+from services.chat import ChatEvent
+from services.models import Thread
+from web.chat_runs import ChatRun
+from web.site import Site, SiteDep
+
+UrlEncoded = Body(media_type=RequestEncodingType.URL_ENCODED)
+
+
+class AskForm(BaseModel):
+    question: str = ""
+    thread_id: str = ""
+    use_web: str = ""
+
+
+class ChatController(Controller):
+    path = "/"
+
+    @get("/", sync_to_thread=True)
+    def page(self, site: SiteDep, thread: FromQuery[str] = "") -> Template:
+        current = site.catalog.get_thread(thread) if thread else None
+        context = {"active": "chat", "thread": current, "turns": _turns(site, current)}
+        return Template("chat.html", context=context)
+
+    @post("/chat/ask", sync_to_thread=True)
+    def ask(self, site: SiteDep, data: Annotated[AskForm, UrlEncoded]) -> Response:
+        question = data.question.strip()
+        if not question:
+            return Template("_flash.html", context={"message": "Écrivez une question."}, status_code=422)
+        thread_id = data.thread_id.strip()
+        if not thread_id or site.catalog.get_thread(thread_id) is None:
+            thread_id = site.catalog.create_thread(question)
+        run = site.chat.create(question, thread_id, use_web=bool(data.use_web))
+        headers = {"HX-Replace-Url": f"/?thread={thread_id}"}
+        return Template("_pending_turn.html", context={"run": run, "thread_id": thread_id}, headers=headers)
+
+    @get("/chat/stream/{run_id:str}")
+    async def stream(self, site: SiteDep, request: Request, run_id: FromPath[str]) -> ServerSentEvent:
+        run = site.chat.claim(run_id)
+        return ServerSentEvent(_sse(site, request, run))
+
+    @post("/chat/stop/{run_id:str}", status_code=200)
+    async def stop(self, site: SiteDep, run_id: FromPath[str]) -> str:
+        site.chat.stop(run_id)
+        return ""
+
+
+async def _sse(site: Site, request: Request, run: ChatRun | None) -> AsyncIterator[ServerSentEventMessage]:
+    if run is None:  # a reconnect after the end, or a stale page: say so and let the browser close
+        yield _message(request, "done", "_chat_error.html", error="Cette réponse n'est plus disponible.")
+        yield ServerSentEventMessage(event="end", data="")
+        return
+    async for event in site.chat.events(run):
+        for message in _to_messages(site, request, run, event):
+            yield message
+    yield ServerSentEventMessage(event="end", data="")
+
+
+def _to_messages(site: Site, request: Request, run: ChatRun, event: ChatEvent) -> list[ServerSentEventMessage]:
+    if event.kind == "token":
+        return [ServerSentEventMessage(event="token", data=f"<span>{escape(event.text)}</span>")]
+    if event.kind == "sources":
+        return [_message(request, "sources", "_sources.html", sources=event.sources)]
+    if event.kind == "error":
+        return [_message(request, "done", "_chat_error.html", error=event.text)]
+    answer = event.answer
+    html = site.renderer().render_answer(answer.answer, answer.sources) if answer else ""
+    context = {"turn": answer, "html": html, "stopped": run.stopped, "model_ttft_ms": run.model_ttft_ms}
+    return [_message(request, "done", "_answer.html", **context)]
+
+
+def _message(request: Request, event: str, template: str, **context: Any) -> ServerSentEventMessage:
+    rendered = request.app.template_engine.get_template(template).render(**context)
+    return ServerSentEventMessage(event=event, data=rendered)
+
+
+def _turns(site: Site, thread: Thread | None) -> list[dict[str, Any]]:
+    if thread is None:
+        return []
+    renderer = site.renderer()
+    return [{"turn": t, "html": renderer.render_answer(t.answer, t.sources)} for t in thread.turns]

@@ -1,0 +1,44 @@
+"""The knowledge graph page: filters, metrics, top-5, and the nodes/edges handed to ``graph.js``."""
+
+from __future__ import annotations
+
+from litestar import Controller, Request, get
+from litestar.params import FromQuery
+from litestar.response import Template
+
+from services.graph import DEFAULT_LIMIT, GraphFilter
+from services.models import NoteType
+from web.site import SiteDep
+
+RECENCY = ((0, "toutes dates"), (7, "7 derniers jours"), (30, "30 derniers jours"), (365, "12 derniers mois"))
+LIMITS = (100, 300, 1000, 2000)
+
+
+class GraphController(Controller):
+    path = "/graph"
+
+    @get("/", sync_to_thread=True)
+    def index(
+        self,
+        site: SiteDep,
+        request: Request,
+        q: FromQuery[str] = "",
+        folder: FromQuery[str] = "",
+        tag: FromQuery[str] = "",
+        type: FromQuery[str] = "",
+        days: FromQuery[int] = 0,
+        limit: FromQuery[int] = DEFAULT_LIMIT,
+    ) -> Template:
+        flt = GraphFilter(text=q, folder=folder, tag=tag, note_type=type, days=days or None, limit=limit)
+        view = site.graph.get().view(flt)
+        index = {node.id: i for i, node in enumerate(view.nodes)}
+        data = {  # compact: edges as node indexes, 1 for a synapse
+            "nodes": [[n.id, n.title, n.color, n.degree, n.folder] for n in view.nodes],
+            "edges": [[index[e.source], index[e.target], int(e.kind == "synapse")] for e in view.edges],
+        }
+        context = {
+            "active": "graph", "view": view, "flt": flt, "data": data, "recency": RECENCY, "limits": LIMITS,
+            "types": [t.value for t in NoteType],
+        }  # fmt: skip
+        partial = request.headers.get("hx-target") == "graph-panel"
+        return Template("_graph_panel.html" if partial else "graph.html", context=context)

@@ -1,0 +1,98 @@
+"""The services one web app uses, built once and injected into every page as ``site``.
+
+The web process never opens Qdrant or Redis data structures itself: it reads the catalog (SQLite, safe
+from any process) and the vault (read-only), and goes through ``SystemClient`` for search, status and
+reindexing, ``GenerationClient`` for the model, ``TaskHistory`` for the task history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, TypeAlias, TypeVar
+
+from litestar.di import NamedDependency
+
+from services import vault
+from services.catalog import Catalog
+from services.chat import ChatEngine
+from services.config import Settings
+from services.graph import GraphCache, catalog_fingerprint
+from services.llm.client import GenerationClient
+from services.markdown import CatalogLinks, MarkdownRenderer, WebUrls
+from services.tasks import TaskHistory
+from services.websearch import WebSearch, make_web_search
+from web.chat_runs import ChatRun, ChatRuns, recording_stream
+from workers.client import SystemClient
+from workers.engines import SystemNotRunning
+
+T = TypeVar("T")
+
+
+@dataclass
+class Site:
+    settings: Settings
+    catalog: Catalog
+    client: SystemClient
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, settings: Settings) -> Site:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        return cls(settings=settings, catalog=Catalog(settings.catalog_path), client=SystemClient(settings))
+
+    @cached_property
+    def graph(self) -> GraphCache:
+        return GraphCache(self.catalog, self.settings.data_dir / "graph" / "knowledge_graph.json")
+
+    @cached_property
+    def history(self) -> TaskHistory:
+        return TaskHistory(self.client.redis)
+
+    @cached_property
+    def generation(self) -> GenerationClient:
+        return GenerationClient(self.settings)
+
+    @cached_property
+    def web_search(self) -> WebSearch:
+        return make_web_search(self.settings)
+
+    @cached_property
+    def chat(self) -> ChatRuns:
+        return ChatRuns(self.chat_engine, self.generation.cancel)
+
+    def chat_engine(self, run: ChatRun) -> ChatEngine:
+        """An engine for one run: searches through the indexer, generates through the mlx worker."""
+        if not self.client.indexer_alive():
+            raise SystemNotRunning("ObsiRAG ne tourne pas : lancez `obsirag up` (ou `make run`).")
+        generation, timeout = self.generation, self.settings.llm_timeout_seconds
+        stream = recording_stream(
+            run, generation.submit, lambda request_id: generation.stream(request_id, timeout), generation.cancel
+        )
+        return ChatEngine(self.settings, self.client.search, stream, self.web_search, self.catalog)
+
+    def cached(self, name: str, build: Callable[[], T]) -> T:
+        """``build()``'s value, kept until the catalog changes (a note indexed, removed, re-linked)."""
+        fingerprint = catalog_fingerprint(self.catalog)
+        stamp, value = self.extras.get(name, (None, None))
+        if stamp != fingerprint:
+            value = build()
+            self.extras[name] = (fingerprint, value)
+        return value  # type: ignore[return-value]
+
+    def renderer(self) -> MarkdownRenderer:
+        """A renderer for one request (it memoises the links of the notes it renders)."""
+        return MarkdownRenderer(WebUrls(), CatalogLinks(self.catalog.outlinks, self.settings.vault), self.read_body)
+
+    def read_body(self, path: str) -> str | None:
+        try:
+            return vault.read_note(self.settings.vault, path, self.settings.max_file_bytes).body
+        except (OSError, vault.NoteSkipped, vault.PathOutsideVault):
+            return None
+
+    def close(self) -> None:
+        self.catalog.close()
+
+
+SiteDep: TypeAlias = NamedDependency[Site]  # handlers take ``site: SiteDep``

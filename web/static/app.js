@@ -1,0 +1,83 @@
+// ObsiRAG's only page script (no inline scripts: the CSP forbids them).
+(function () {
+  "use strict";
+  var mermaidLoading = null;
+
+  function composer() { return document.getElementById("composer"); }
+
+  // Enter sends the question, Shift+Enter adds a line.
+  document.addEventListener("keydown", function (event) {
+    var form = composer();
+    if (!form || event.target.name !== "question" || event.key !== "Enter" || event.shiftKey || event.isComposing) return;
+    event.preventDefault();
+    if (event.target.value.trim()) form.requestSubmit();
+  });
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = composer();
+    if (!form || event.detail.elt !== form || !event.detail.successful) return;
+    form.querySelector("textarea").value = "";
+    var hint = document.getElementById("chat-hint");
+    if (hint) hint.remove();
+  });
+
+  // A failed htmx request (lost CSRF cookie, server down…) says so instead of doing nothing.
+  document.addEventListener("htmx:responseError", function (event) {
+    var status = event.detail.xhr.status;
+    var message = status === 403 ? "Action refusée (jeton expiré ?) : rechargez la page." : "Erreur " + status + " : réessayez.";
+    var flash = document.getElementById("page-error") || document.createElement("p");
+    flash.id = "page-error";
+    flash.className = "alert";
+    flash.setAttribute("role", "alert");
+    flash.textContent = message;
+    document.querySelector("main").prepend(flash);
+  });
+
+  // Keep the newest part of the conversation in view while it streams.
+  function followThread() {
+    var thread = document.getElementById("thread");
+    if (thread) window.scrollTo({ top: document.body.scrollHeight });
+  }
+  document.addEventListener("htmx:sseMessage", followThread);
+
+  // Mermaid: loaded only on pages that have a diagram (it is large), drawn with its strict security level.
+  function drawDiagrams(root) {
+    var blocks = (root || document).querySelectorAll("pre.mermaid:not([data-processed])");
+    if (!blocks.length) return;
+    if (!mermaidLoading) {
+      mermaidLoading = new Promise(function (resolve, reject) {
+        var script = document.createElement("script");
+        script.src = "/static/vendor/mermaid.min.js";
+        script.onload = function () {
+          window.mermaid.initialize({ startOnLoad: false, securityLevel: "strict", theme: "neutral" });
+          resolve(window.mermaid);
+        };
+        script.onerror = reject;
+        document.head.appendChild(script);
+      });
+    }
+    mermaidLoading.then(function (mermaid) {
+      return mermaid.run({ nodes: Array.prototype.slice.call(blocks), suppressErrors: true });
+    });
+  }
+
+  // A click on a diagram opens it large in a viewer (Escape or the button closes it).
+  document.addEventListener("click", function (event) {
+    var block = event.target.closest && event.target.closest(".mermaid-block");
+    if (!block || !block.querySelector("svg")) return;
+    var viewer = document.getElementById("mermaid-viewer");
+    if (!viewer) {
+      viewer = document.createElement("dialog");
+      viewer.id = "mermaid-viewer";
+      viewer.className = "mermaid-viewer";
+      viewer.innerHTML = '<form method="dialog"><button class="close">Fermer</button></form><div class="mermaid-viewer-body"></div>';
+      document.body.appendChild(viewer);
+    }
+    var body = viewer.querySelector(".mermaid-viewer-body");
+    body.replaceChildren(block.querySelector("svg").cloneNode(true));
+    viewer.showModal();
+  });
+
+  document.addEventListener("DOMContentLoaded", function () { drawDiagrams(document); });
+  document.addEventListener("htmx:afterSettle", function (event) { drawDiagrams(event.detail.elt); });
+})();

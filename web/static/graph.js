@@ -1,0 +1,122 @@
+// Draws the graph page's nodes and edges (from #graph-canvas's data-graph) as SVG with a small force layout.
+// No dependency: Fruchterman–Reingold with grid-bucketed repulsion, so 2,000 nodes stay quick.
+(function () {
+  "use strict";
+  var SVG = "http://www.w3.org/2000/svg";
+  var WIDTH = 960, HEIGHT = 560, LABELS = 40;
+
+  function layout(nodes, edges) {
+    var n = nodes.length;
+    var k = Math.sqrt((WIDTH * HEIGHT) / Math.max(n, 1)) * 1.1;
+    nodes.forEach(function (d, i) {  // deterministic start: a golden-angle spiral
+      var r = k * 0.6 * Math.sqrt(i + 0.5), a = i * 2.399963;
+      d.x = WIDTH / 2 + r * Math.cos(a);
+      d.y = HEIGHT / 2 + r * Math.sin(a);
+    });
+    var iterations = n > 1000 ? 90 : n > 300 ? 160 : 260;
+    var temperature = k * 2, cell = 3 * k;
+    for (var it = 0; it < iterations; it++) {
+      var grid = new Map();
+      nodes.forEach(function (d, i) {
+        d.dx = 0; d.dy = 0;
+        var key = Math.floor(d.x / cell) + "," + Math.floor(d.y / cell);
+        if (!grid.has(key)) grid.set(key, []);
+        grid.get(key).push(i);
+      });
+      nodes.forEach(function (d) { repel(d, nodes, grid, cell, k); });
+      edges.forEach(function (e) {
+        var s = nodes[e[0]], t = nodes[e[1]];
+        var dx = s.x - t.x, dy = s.y - t.y, dist = Math.sqrt(dx * dx + dy * dy) || 0.01, f = dist / k;
+        s.dx -= dx * f; s.dy -= dy * f; t.dx += dx * f; t.dy += dy * f;
+      });
+      nodes.forEach(function (d) {
+        d.dx += (WIDTH / 2 - d.x) * 0.05 * k / 10;
+        d.dy += (HEIGHT / 2 - d.y) * 0.05 * k / 10;
+        var len = Math.sqrt(d.dx * d.dx + d.dy * d.dy) || 1, step = Math.min(len, temperature);
+        d.x += (d.dx / len) * step;
+        d.y += (d.dy / len) * step;
+      });
+      temperature *= 0.975;
+    }
+    fit(nodes);
+  }
+
+  function repel(d, nodes, grid, cell, k) {
+    var cx = Math.floor(d.x / cell), cy = Math.floor(d.y / cell), limit = cell * cell;
+    for (var gx = cx - 1; gx <= cx + 1; gx++) {
+      for (var gy = cy - 1; gy <= cy + 1; gy++) {
+        var members = grid.get(gx + "," + gy);
+        if (!members) continue;
+        for (var m = 0; m < members.length; m++) {
+          var o = nodes[members[m]];
+          if (o === d) continue;
+          var dx = d.x - o.x, dy = d.y - o.y, dist2 = dx * dx + dy * dy;
+          if (dist2 > limit) continue;
+          if (dist2 < 0.01) { dx = Math.random() - 0.5; dy = Math.random() - 0.5; dist2 = 0.5; }
+          var f = (k * k) / dist2;
+          d.dx += dx * f; d.dy += dy * f;
+        }
+      }
+    }
+  }
+
+  function fit(nodes) {
+    var minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity, margin = 30;
+    nodes.forEach(function (d) {
+      minX = Math.min(minX, d.x); maxX = Math.max(maxX, d.x);
+      minY = Math.min(minY, d.y); maxY = Math.max(maxY, d.y);
+    });
+    var scale = Math.min((WIDTH - 2 * margin) / Math.max(maxX - minX, 1), (HEIGHT - 2 * margin) / Math.max(maxY - minY, 1));
+    nodes.forEach(function (d) {
+      d.x = margin + (d.x - minX) * scale + (WIDTH - 2 * margin - (maxX - minX) * scale) / 2;
+      d.y = margin + (d.y - minY) * scale + (HEIGHT - 2 * margin - (maxY - minY) * scale) / 2;
+    });
+  }
+
+  function el(name, attrs, parent) {
+    var node = document.createElementNS(SVG, name);
+    Object.keys(attrs).forEach(function (key) { node.setAttribute(key, attrs[key]); });
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+
+  function noteUrl(path) {
+    return "/notes/" + path.split("/").map(encodeURIComponent).join("/");
+  }
+
+  function draw(container, data) {
+    var nodes = data.nodes.map(function (n) { return { id: n[0], title: n[1], color: n[2], degree: n[3], folder: n[4] }; });
+    var edges = data.edges.map(function (e) { return [e[0], e[1], e[2] ? "synapse" : "link"]; });
+    data = { nodes: nodes, edges: edges };
+    layout(data.nodes, edges);
+    var svg = el("svg", { viewBox: "0 0 " + WIDTH + " " + HEIGHT, class: "graph-svg" });
+    var edgeLayer = el("g", { class: "edges" }, svg), nodeLayer = el("g", { class: "nodes" }, svg);
+    edges.forEach(function (e) {
+      var s = data.nodes[e[0]], t = data.nodes[e[1]];
+      el("line", { x1: s.x.toFixed(1), y1: s.y.toFixed(1), x2: t.x.toFixed(1), y2: t.y.toFixed(1), class: "edge " + e[2] }, edgeLayer);
+    });
+    var labelled = data.nodes.length <= 60 ? data.nodes.length : LABELS;  // nodes arrive best-connected first
+    data.nodes.forEach(function (d, i) {
+      var link = el("a", { href: noteUrl(d.id), "data-path": d.id, class: "node" }, nodeLayer);
+      var radius = Math.min(4 + 2 * Math.sqrt(d.degree), 16);
+      el("circle", { cx: d.x.toFixed(1), cy: d.y.toFixed(1), r: radius.toFixed(1), fill: d.color }, link);
+      el("title", {}, link).textContent = d.title + " — " + d.folder + " (" + d.degree + " liens)";
+      if (i < labelled) {
+        el("text", { x: (d.x + radius + 2).toFixed(1), y: (d.y + 4).toFixed(1) }, link).textContent = d.title;
+      }
+    });
+    container.replaceChildren(svg);
+  }
+
+  // The data travels in an attribute: htmx drops <script> elements from swapped content.
+  function render() {
+    var container = document.getElementById("graph-canvas");
+    if (!container || !container.dataset.graph || container.dataset.drawn) return;
+    var data = JSON.parse(container.dataset.graph);
+    if (data.nodes.length) draw(container, data);
+    container.dataset.drawn = "1";
+  }
+
+  document.addEventListener("DOMContentLoaded", render);
+  document.addEventListener("htmx:afterSettle", render);
+})();

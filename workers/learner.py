@@ -1,0 +1,112 @@
+"""The learner process: a Huey consumer of the ``learn`` queue that also runs its periodic tasks.
+
+Each minute ``learn_tick`` writes the weekly synthesis when its slot passed and runs a cycle when one is
+due; the first tick is queued at start, so a machine that slept catches up at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from services.catalog import Catalog
+from services.chat import ChatEngine
+from services.config import Settings, load_settings
+from services.learner import schedule
+from services.learner.cycle import Learner, LearnerDeps
+from services.learner.generation import LearnerModel
+from services.llm.client import GenerationClient
+from services.llm.models import GenerationRequest, StreamEvent
+from services.websearch import make_web_search
+from workers.client import SystemClient
+from workers.engines import SystemNotRunning
+from workers.process import ThreadedConsumer, run_until_stopped, setup_logging, stop_on_signals
+from workers.queues import Queues, bind_learner
+
+log = logging.getLogger(__name__)
+
+
+def build_learner(settings: Settings, stop: threading.Event, catalog: Catalog | None = None) -> Learner:
+    """A learner that searches through the indexer and generates through the mlx worker (learner priority)."""
+    client = SystemClient(settings)
+    generation = GenerationClient(settings)
+
+    def stream(request: GenerationRequest) -> Iterator[StreamEvent]:
+        return generation.stream(generation.submit(request), timeout=settings.llm_timeout_seconds)
+
+    def similar(path: str, threshold: float, limit: int) -> list[tuple[str, float]]:
+        pending = client.queues.similar_notes(path, threshold, limit)
+        return [(other, score) for other, score in pending.get(blocking=True, timeout=settings.search_timeout)]
+
+    catalog = catalog or Catalog(settings.catalog_path)
+    model = LearnerModel(settings, generation.generate, stream, stop)
+    chat = ChatEngine(settings, client.search, model.stream, make_web_search(settings), catalog)
+    return Learner(LearnerDeps(settings, catalog, model, chat, similar, stop))
+
+
+def run_once(settings: Settings, note: str | None, now: datetime) -> dict[str, Any]:
+    """``obsirag learn --once``: one cycle in this process (and the weekly synthesis if due, unless ``note``)."""
+    if not SystemClient(settings).indexer_alive():
+        raise SystemNotRunning("ObsiRAG is not running: start it with `obsirag up` (the learner needs it)")
+    learner = build_learner(settings, threading.Event())
+    try:
+        synthesis = None if note else learner.synthesis_if_due(now)
+        report = learner.run_cycle(now, only=note)
+    finally:
+        learner.catalog.close()
+    meter = learner.deps.model.meter
+    return {
+        "processed": report.processed, "skipped": report.skipped, "failed": report.failed,
+        "synapses": report.synapses, "pairs_rejected": report.pairs_rejected, "synthesis": synthesis,
+        "generation": {"calls": meter.calls, "prompt_tokens": meter.prompt_tokens,
+                       "completion_tokens": meter.completion_tokens, "seconds": round(meter.seconds, 2)},
+    }  # fmt: skip
+
+
+def learner_state(settings: Settings) -> dict[str, Any]:
+    """What ``obsirag learn`` shows: schedule and the outcome of every note the learner looked at."""
+    catalog = Catalog(settings.catalog_path)
+    try:
+        notes = [n.model_dump(mode="json") for n in catalog.learned_notes()]
+        meta = {key: catalog.get_meta(key) for key in _STATE_KEYS}
+    finally:
+        catalog.close()
+    return {"enabled": schedule.learner_enabled(settings), **meta, "notes": notes}
+
+
+_STATE_KEYS = (schedule.LAST_RUN_KEY, schedule.NEXT_RUN_KEY, schedule.SYNTHESIS_WEEK_KEY)
+
+
+def learner_details(learner: Learner) -> dict[str, Any]:
+    catalog = learner.catalog
+    return {
+        "enabled": schedule.learner_enabled(learner.settings),
+        "last_run": catalog.get_meta(schedule.LAST_RUN_KEY),
+        "next_run": catalog.get_meta(schedule.NEXT_RUN_KEY),
+        "synthesis_week": catalog.get_meta(schedule.SYNTHESIS_WEEK_KEY),
+    }
+
+
+def main() -> None:
+    settings = load_settings()
+    setup_logging(settings, "learner")
+    stop = stop_on_signals()
+    queues = Queues(settings)
+    learner = build_learner(settings, stop)
+    bind_learner(learner, queues)
+    learn = queues.hueys["learn"]
+    consumer = ThreadedConsumer(learn, workers=1, worker_type="thread", periodic=True, check_worker_health=True)
+    consumer.start()
+    queues.learn_tick()  # now, not at the next minute: catches up after a sleep
+    log.info("learner ready (%s)", "enabled" if schedule.learner_enabled(settings) else "disabled: no model here")
+    try:
+        run_until_stopped(settings, "learner", stop, [consumer], details=lambda: learner_details(learner))
+    finally:
+        learner.catalog.close()
+
+
+if __name__ == "__main__":
+    main()

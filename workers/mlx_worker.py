@@ -1,0 +1,48 @@
+"""The mlx worker: the only process that loads an LLM; one consumer thread serves the ``generate`` queue."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import redis
+
+from services.config import Settings, load_settings
+from services.llm.backends import open_backend
+from services.llm.client import WORKER_NAME
+from services.llm.generation import GenerationService
+from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
+from workers.queues import Queues, bind_generation
+
+log = logging.getLogger(__name__)
+
+
+def build_service(settings: Settings) -> GenerationService:
+    client = redis.Redis.from_url(settings.effective_redis_url)
+    return GenerationService(open_backend(settings), client, settings.llm_idle_unload_seconds)
+
+
+def serve(settings: Settings, stop: threading.Event, service: GenerationService | None = None) -> None:
+    """Serve generations until ``stop`` is set; the model loads on the first request."""
+    service = service or build_service(settings)
+    service.stopping = stop  # a generation running at shutdown ends its stream with an error event
+    queues = Queues(settings)
+    bind_generation(service, queues)
+    consumer = start_consumer(queues.hueys["generate"], 1)  # one thread: generations never overlap
+    log.info(
+        "mlx worker ready: %s backend, model %s (loaded on first request)", service.backend.name, service.backend.model
+    )
+    try:
+        run_until_stopped(settings, WORKER_NAME, stop, [consumer], details=service.details, tick=service.unload_if_idle)
+    finally:
+        service.backend.unload()
+
+
+def main() -> None:
+    settings = load_settings()
+    setup_logging(settings, WORKER_NAME)
+    serve(settings, stop_on_signals())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""The web process: the Litestar app under uvicorn, on ``OBSIRAG_HOST:OBSIRAG_PORT`` (127.0.0.1:8000).
+
+It refuses a non-loopback address without ``OBSIRAG_WEB_TOKEN``. When the port is taken (another ObsiRAG,
+a second test run) it serves on a free port instead and says so; its heartbeat carries the URL.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+
+import uvicorn
+
+from services.config import Settings, load_settings
+from web.app import create_app
+from web.security import UnsafeBind, check_bind
+from workers.process import run_until_stopped, setup_logging
+
+log = logging.getLogger(__name__)
+GRACEFUL_SECONDS = 3  # open SSE streams are cut after this long on shutdown
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, or on a free port when that one is taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        if port == 0:
+            raise
+        log.warning("port %d is busy (%s): serving on a free port instead", port, exc)
+        sock.bind((host, 0))
+    sock.listen(128)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def serve(settings: Settings) -> None:
+    try:
+        check_bind(settings)
+    except UnsafeBind as exc:
+        raise SystemExit(str(exc)) from None
+    app = create_app(settings)
+    sock = bind(settings.host, settings.port)
+    url = url_of(sock)
+    log.info("web UI on %s", url)
+    stop = threading.Event()
+    beat = threading.Thread(
+        target=run_until_stopped, args=(settings, "web", stop), kwargs={"details": lambda: {"url": url}}, daemon=True
+    )
+    beat.start()
+    config = uvicorn.Config(
+        app, log_level=settings.log_level.lower(), access_log=False, timeout_graceful_shutdown=GRACEFUL_SECONDS
+    )
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        stop.set()
+        beat.join(timeout=5)
+
+
+def main() -> None:
+    settings = load_settings()
+    setup_logging(settings, "web")
+    serve(settings)
+
+
+if __name__ == "__main__":
+    main()
