@@ -50,9 +50,7 @@ class ConversationsTable(CatalogBase):
         sql = "SELECT * FROM threads"
         params: list[object] = []
         if query:
-            sql += (
-                " WHERE title LIKE ? OR id IN (SELECT thread_id FROM turns WHERE question LIKE ? OR answer LIKE ?)"
-            )
+            sql += " WHERE title LIKE ? OR id IN (SELECT thread_id FROM turns WHERE question LIKE ? OR answer LIKE ?)"
             params += [f"%{query}%"] * 3
         rows = self._conn().execute(sql + " ORDER BY updated_at DESC LIMIT ?", [*params, limit]).fetchall()
         return [_thread(row, []) for row in rows]

@@ -56,7 +56,8 @@ def test_export_writes_only_under_obsirag_and_never_overwrites(catalog: Catalog,
     first = export_thread(vault, thread, NOW)
     second = export_thread(vault, thread, NOW)
     local = NOW.astimezone()
-    assert first.relative_to(vault).as_posix() == f"obsirag/conversations/{local:%Y-%m}/Durée_dAtlas_{local:%Y%m%d_%H%M}.md"
+    expected = f"obsirag/conversations/{local:%Y-%m}/Durée_dAtlas_{local:%Y%m%d_%H%M}.md"
+    assert first.relative_to(vault).as_posix() == expected
     assert second != first and second.exists()
     text = first.read_text(encoding="utf-8")
     frontmatter = yaml.safe_load(text.split("---")[1])
