@@ -41,6 +41,11 @@ format: setup
 bench: setup
 	$(BIN)/python bench/index_throughput.py
 	$(BIN)/python bench/search_latency.py
+	$(BIN)/python bench/web_latency.py
+	$(BIN)/python bench/generation_overhead.py
+	$(BIN)/python bench/learner_throughput.py
+	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/cnil-fr
+	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/spf-fr
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .ruff_cache
