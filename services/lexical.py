@@ -40,7 +40,7 @@ AVG_DOC_LEN = 60.0
 
 # Field boosts: a term present in the field adds this many pseudo-occurrences to the body term
 # (once per field). The title also has a field of its own (TITLE_FIELD), so these are half what they
-# were when the body term was the only place a title word counted (CNIL: +0.01 MRR at half).
+# were when the body term was the only place a title word counted (CNIL: sparse MRR 0.572 → 0.578).
 TITLE_BOOST = 1.0
 ALIAS_BOOST = 1.0
 HEADING_BOOST = 0.5

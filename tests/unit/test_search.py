@@ -59,12 +59,14 @@ def store() -> StubStore:
 
 def test_search_fuses_by_score_and_groups_by_note(store: StubStore) -> None:
     response = SearchEngine(store, StubEmbedder()).search(SearchRequest(query="nourrir chaque jour", now=NOW))
-    assert [r.path for r in response.results] == ["A.md", "C.md", "B.md"]
     assert store.limits == [search.CANDIDATES]
-    best = response.results[0]
-    # A.md's best chunk: first in dense (normalised 1.0), second of the sparse list ((2 - 1) / (9 - 1)).
-    assert best.score == pytest.approx(fusion.DENSE_WEIGHT * 1.0 + fusion.SPARSE_WEIGHT * 0.125)
-    assert (best.dense_rank, best.sparse_rank, best.chunk_index) == (1, 2, 0)
+    dense, sparse = fusion.DENSE_WEIGHT, fusion.SPARSE_WEIGHT
+    # Min-max normalised: dense a1 1.0, b1 0.975, a2 0.75, c1 0.0; sparse c1 1.0, a1 0.125, b1 0.0.
+    expected = {"A.md": dense * 1.0 + sparse * 0.125, "B.md": dense * 0.975, "C.md": sparse * 1.0}
+    assert [r.path for r in response.results] == sorted(expected, key=lambda path: -expected[path])
+    assert {r.path: r.score for r in response.results} == pytest.approx(expected)
+    note_a = next(r for r in response.results if r.path == "A.md")
+    assert (note_a.dense_rank, note_a.sparse_rank, note_a.chunk_index) == (1, 2, 0)  # its best chunk, a1
 
 
 def test_results_carry_what_explain_shows(store: StubStore) -> None:
