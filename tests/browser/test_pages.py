@@ -52,6 +52,12 @@ def test_dashboard_shows_queued_work_new_notes_and_retries_failures(ui: Page, li
     for name in ("supervisor", "indexer", "watcher", "mlx_worker", "web"):
         expect(ui.locator(f'tr[data-process="{name}"] .badge')).to_have_text("vivant")
 
+    # Enough notes that the reindex's batches stay queued for a while even on an idle machine.
+    filler = live.settings.vault / "Remplissage"
+    filler.mkdir()
+    for i in range(64):
+        text = f"# Note {i}\n\nUne note de remplissage numéro {i}.\n"
+        (filler / f"note-{i:02d}.md").write_text(text, encoding="utf-8")
     ui.once("dialog", lambda dialog: dialog.accept())
     ui.get_by_role("button", name="Réindexer le coffre").click()
     expect(ui.locator("#admin-flash")).to_contain_text("Réindexation demandée")
