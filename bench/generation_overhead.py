@@ -13,14 +13,26 @@ direct / worker for time to first token and worker / direct for tokens/s: 1.0 me
 CPU seconds per token (this process, plus the worker process on its side) are recorded too: on a
 shared machine other people's processes move wall-clock figures far more than CPU time.
 
+Then the chat pipeline's time before the first model token: the supervisor of ``obsirag up`` (private
+Redis, indexer, watcher) on a copy of the sample vault, and ``ChatEngine.prepare`` wired as the web app
+and ``obsirag ask`` wire it (``build_chat_engine``: searches go through the Huey queue to the indexer)
+over a fixed set of conversations: paraphrased questions, elliptic follow-ups in the same thread, a
+date question, a listing question, an English question and off-vault questions. ``prepare`` is
+everything a chat turn does before it submits the prompt (query understanding, follow-up rewriting,
+retrieval, grounding guard, main note, context packing, prompt). Its baseline in the same run is the
+bare ``SystemClient.search`` round trip of the same retrieval query: the difference is what the chat
+engine adds to a search.
+
     .venv/bin/python bench/generation_overhead.py                 # bundled SmolLM2-135M, 5 rounds
     .venv/bin/python bench/generation_overhead.py --model mlx-community/Qwen2.5-7B-Instruct-4bit
+    .venv/bin/python bench/generation_overhead.py --rounds 0      # only the chat pipeline's part
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -30,9 +42,25 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, hermetic_environment, machine, print_table, write_results
+from _common import ROOT, SAMPLE_VAULT, hermetic_environment, machine, percentiles, print_table, write_results
+from _system import start_system, stop_system, wait_until_ready
 
 TARGET_RATIO = 0.95
+TARGET_PREPARE_P95_MS = 150.0
+CHAT_WORKERS = ("indexer", "watcher")
+# Conversations on the sample vault: the first question opens a thread, the next ones follow it up.
+CONVERSATIONS = (
+    ("Quels buts poursuit le projet de cartographie ?", "et la durée ?", "tu as plus de détails sur les objectifs"),
+    ("Qui fait partie de l'équipe du projet Atlas ?", "et qui s'occupe des données ?"),
+    ("comment entretenir mon levain quand je pars en vacances ?", "et pour la farine ?"),
+    ("qu'est-ce que j'ai écrit cette semaine ?",),
+    ("qu'est-ce que j'ai appris ce mois-ci sur le jardin ?",),
+    ("quelles sont les notes où je parle de permaculture ?",),
+    ("What did Ada Lovelace write about the Analytical Engine?", "and what did she say about Bernoulli numbers?"),
+    ("quelle est la capitale du Pérou ?",),
+    ("What is the boiling point of mercury?",),
+    ("que disait la BCE sur les taux directeurs ?", "et sur l'inflation ?"),
+)
 START_TIMEOUT = 120.0
 SYSTEM = "Be brief."
 QUESTION = "Write a long story about a cat who explores the roofs of Paris at night."
@@ -42,6 +70,18 @@ def main() -> None:
     args = parse_args()
     hermetic_environment()
     context = machine()  # the load average when the run starts
+    with tempfile.TemporaryDirectory(prefix="obsirag-bench-gen-") as tmp:
+        generation = measure_generation(Path(tmp), args) if args.rounds else None
+        chat = time_chat_preparation(Path(tmp) / "chat", args.chat_rounds) if args.chat_rounds else None
+    data = {"bench": "generation_overhead", "machine": context, "model": args.model}
+    if generation:
+        data.update(report_generation(generation, args))
+    if chat:
+        data["chat_prepare"] = report_chat(chat)
+    print(f"results: {write_results('generation_overhead', data, args.output)}")
+
+
+def measure_generation(tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
     from services.config import BUNDLED_LLM_MODEL, Settings
     from services.llm.bundled import ensure_converted
     from services.llm.models import ChatMessage
@@ -49,18 +89,16 @@ def main() -> None:
 
     messages = [ChatMessage(role="system", content=SYSTEM), ChatMessage(role="user", content=QUESTION)]
     model = str(ensure_converted(args.cache)) if args.model == BUNDLED_LLM_MODEL else args.model
-    with tempfile.TemporaryDirectory(prefix="obsirag-bench-gen-") as tmp:
-        settings = Settings(vault=Path(tmp), data_dir=Path(tmp) / "data", llm_model=model)
-        redis_server = start_private_redis(settings)
-        settings = settings.model_copy(update={"redis_url": redis_server.url})
-        worker = start_worker(settings)
-        try:
-            results = compare(settings, messages, args, worker.pid)
-        finally:
-            worker.terminate()
-            worker.wait(30)
-            redis_server.stop()
-    report(results, args, context)
+    settings = Settings(vault=tmp, data_dir=tmp / "data", llm_model=model)
+    redis_server = start_private_redis(settings)
+    settings = settings.model_copy(update={"redis_url": redis_server.url})
+    worker = start_worker(settings)
+    try:
+        return compare(settings, messages, args, worker.pid)
+    finally:
+        worker.terminate()
+        worker.wait(30)
+        redis_server.stop()
 
 
 def parse_args() -> argparse.Namespace:
@@ -69,6 +107,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "obsirag-bench-models")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--chat-rounds", type=int, default=8, help="passes over the chat conversations")
     parser.add_argument("--output", type=Path, help="result file (default bench/results/generation_overhead-*.json)")
     return parser.parse_args()
 
@@ -172,7 +211,7 @@ def timed(generate: Callable[[], Iterator[tuple[str, int]]], cpu: Callable[[], f
     }
 
 
-def report(results: dict[str, Any], args: argparse.Namespace, context: dict[str, Any]) -> None:
+def report_generation(results: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     runs = results["runs"]
     summary = {
         name: {
@@ -201,10 +240,7 @@ def report(results: dict[str, Any], args: argparse.Namespace, context: dict[str,
     for name in runs:
         for run in runs[name]:
             run.pop("text")
-    data = {
-        "bench": "generation_overhead",
-        "machine": context,
-        "model": args.model,
+    return {
         "max_tokens": args.max_tokens,
         "rounds": args.rounds,
         "prompt_tokens": results["prompt_tokens"],
@@ -216,7 +252,105 @@ def report(results: dict[str, Any], args: argparse.Namespace, context: dict[str,
         "same_text": results["same_text"],
         "runs": runs,
     }
-    print(f"results: {write_results('generation_overhead', data, args.output)}")
+
+
+# --- the chat pipeline before the first token ---------------------------------------------------------
+
+
+def time_chat_preparation(root: Path, rounds: int) -> dict[str, Any]:
+    """``ChatEngine.prepare`` through the running system, against the bare search round trip."""
+    from services.config import load_settings
+    from services.models import Provenance, Turn
+    from workers.client import SystemClient
+    from workers.engines import build_chat_engine
+
+    vault = root / "vault"
+    shutil.copytree(SAMPLE_VAULT, vault)
+    settings = load_settings(vault=vault, data_dir=root / "data", web_search_backend="fake")
+    settings.data_dir.mkdir(parents=True)
+    log = settings.data_dir / "bench-system.log"
+    process = start_system(settings, CHAT_WORKERS, log)
+    try:
+        client = SystemClient(settings)
+        wait_until_ready(client, process, CHAT_WORKERS, log)
+        wait_until_indexed(client, settings, sum(1 for _ in vault.rglob("*.md")))
+        engine = build_chat_engine(settings)
+        samples: dict[str, list[float]] = {"prepare_ms": [], "prepare_cpu_ms": [], "search_ms": [], "added_ms": []}
+        kinds: dict[str, int] = {}
+        for round_index in range(rounds + 1):  # round 0 warms up (the query embedder, caches)
+            for conversation in CONVERSATIONS:
+                thread_id = None
+                for question in conversation:
+                    cpu = time.process_time()
+                    started = time.perf_counter()
+                    prepared = engine.prepare(question, thread_id=thread_id)
+                    elapsed = (time.perf_counter() - started) * 1000
+                    cpu_ms = (time.process_time() - cpu) * 1000
+                    thread_id = prepared.thread.id
+                    # What ``ask`` records once the answer is generated: the next question sees this turn.
+                    engine.catalog.add_turn(
+                        Turn(
+                            thread_id=thread_id,
+                            question=question,
+                            retrieval_query=prepared.plan.retrieval_query,
+                            answer=prepared.text or "…",
+                            sources=prepared.sources,
+                            main_note=prepared.main_note,
+                            provenance=prepared.provenance or Provenance.NONE,
+                            created_at=prepared.thread.created_at,
+                        )
+                    )
+                    search_ms = _search_round_trip(client, prepared.plan.retrieval_query)
+                    if not round_index:
+                        continue
+                    kind = prepared.plan.intent.value + ("+follow-up" if prepared.plan.is_followup else "")
+                    kinds[kind] = kinds.get(kind, 0) + 1
+                    samples["prepare_ms"].append(elapsed)
+                    samples["prepare_cpu_ms"].append(cpu_ms)
+                    samples["search_ms"].append(search_ms)
+                    samples["added_ms"].append(elapsed - search_ms)
+    finally:
+        stop_system(process)
+    return {"figures": {key: percentiles(values) for key, values in samples.items()}, "kinds": kinds}
+
+
+def wait_until_indexed(client: Any, settings: Any, notes: int) -> None:
+    """Until the start-up reconcile has indexed every note of the copied vault."""
+    from services.catalog import Catalog
+
+    catalog = Catalog(settings.catalog_path)
+    deadline = time.monotonic() + 600
+    while catalog.note_count() < notes or client.queues.index.pending_count():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the sample vault was not indexed: {catalog.note_count()} of {notes} notes")
+        time.sleep(0.5)  # polling the catalog: the indexer publishes no "done" event
+
+
+def _search_round_trip(client: Any, query: str) -> float:
+    from services.search import SearchRequest
+
+    started = time.perf_counter()
+    client.search(SearchRequest(query=query, k=10))
+    return (time.perf_counter() - started) * 1000
+
+
+def report_chat(chat: dict[str, Any]) -> dict[str, Any]:
+    figures = chat["figures"]
+    print()
+    print_table(
+        ["chat pipeline before the first token", "p50 ms", "p95 ms"],
+        [
+            ["`ChatEngine.prepare` through the system", figures["prepare_ms"]["p50"], figures["prepare_ms"]["p95"]],
+            ["… its CPU time in the caller", figures["prepare_cpu_ms"]["p50"], figures["prepare_cpu_ms"]["p95"]],
+            ["baseline: `SystemClient.search` round trip", figures["search_ms"]["p50"], figures["search_ms"]["p95"]],
+            ["prepare minus the search (per question)", figures["added_ms"]["p50"], figures["added_ms"]["p95"]],
+        ],
+    )
+    p95 = figures["prepare_ms"]["p95"]
+    print(f"questions per kind: {chat['kinds']}")
+    verdict = "met" if p95 < TARGET_PREPARE_P95_MS else "NOT met"
+    print(f"prepare p95 {p95} ms, target < {TARGET_PREPARE_P95_MS:.0f} ms: {verdict}")
+    return {**chat, "target_p95_ms": TARGET_PREPARE_P95_MS}
 
 
 if __name__ == "__main__":
