@@ -71,13 +71,9 @@ def _ready(client: Any, workers: Sequence[str]) -> bool:
 
 
 def stop_system(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    from workers.process import stop_process
+
+    stop_process(process, 60, signal.SIGINT)
 
 
 def _tail(log: Path, lines: int = 30) -> str:

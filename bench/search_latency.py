@@ -286,12 +286,14 @@ class Corpus:
         vectors = np.stack([self.bases[a] + 0.5 * self.bases[b] for a, b in picks])
         vectors += 0.6 * noise / math.sqrt(self.bases.shape[1])
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        title = self.bases[picks[0][0]].tolist()  # the note's title vector: near its first chunk's
         return [
             StorePoint(
                 id=point_id(note.path, chunk.index),
                 dense=vector.tolist(),
                 sparse=lexical.encode_document(chunk.text, note.title, note.aliases, chunk.heading_path),
                 payload=chunk_payload(note, chunk),
+                title=title,
             )
             for chunk, vector in zip(chunks, vectors, strict=True)
         ]

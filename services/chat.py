@@ -3,11 +3,13 @@
 ``ChatEngine.prepare`` does everything before the model (and is what tests and the latency bench
 measure); ``ChatEngine.ask`` streams ``ChatEvent``s: the fixed part of the answer first (a refusal, a
 list of notes), the sources, then tokens, then the final ``ChatAnswer``. Without supporting notes the
-engine says so at once, without a model call, then tries the web when allowed.
+engine says so at once, without a model call, then tries the web when allowed: search snippets for a chat,
+or (``read_web_pages``, the learner's insights) the first pages read and summarised by the model.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -19,15 +21,24 @@ from pydantic import BaseModel, Field
 from services import prompts
 from services.catalog import Catalog
 from services.config import Settings
-from services.context import ContextBlock, assess_support, pack_context, select_main_note, token_budget
+from services.context import (
+    CHARS_PER_TOKEN,
+    ContextBlock,
+    assess_support,
+    estimate_tokens,
+    pack_context,
+    select_main_note,
+    token_budget,
+)
 from services.entities import answer_entities
 from services.listing import answer_listing, batch_blocks, notes_in_range
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent
 from services.models import AnswerEntity, Provenance, Source, Thread, Turn
 from services.query import Intent, QueryPlan, understand
 from services.search import SearchRequest, SearchResponse
-from services.websearch import WebSearch
+from services.websearch import WebResult, WebSearch
 
+log = logging.getLogger(__name__)
 SearchFn = Callable[[SearchRequest], SearchResponse]
 StreamFn = Callable[[GenerationRequest], Iterator[StreamEvent]]
 HISTORY_TURNS = 3
@@ -48,6 +59,7 @@ class ChatAnswer(BaseModel):
     backend: str | None = None
     timings: dict[str, float] = Field(default_factory=dict)
     plan: QueryPlan | None = None
+    read_urls: list[str] = Field(default_factory=list)  # web pages read and summarised (not just their snippet)
 
 
 class ChatEvent(BaseModel):
@@ -72,6 +84,7 @@ class Prepared:
     messages: list[ChatMessage] | None = None  # None: no model call
     map_batches: list[list[ContextBlock]] = field(default_factory=list)  # a summary too long for one prompt
     try_web: bool = False
+    read_urls: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
     def lap(self, name: str) -> None:
@@ -89,13 +102,18 @@ class ChatEngine:
         self.catalog = catalog
 
     def ask(
-        self, question: str, thread_id: str | None = None, use_web: bool = True, now: datetime | None = None
-    ) -> Iterator[ChatEvent]:
-        """Answer ``question`` (continuing ``thread_id`` when given), streaming events."""
+        self, question: str, thread_id: str | None = None, use_web: bool = True, now: datetime | None = None,
+        read_web_pages: bool = False,
+    ) -> Iterator[ChatEvent]:  # fmt: skip
+        """Answer ``question`` (continuing ``thread_id`` when given), streaming events.
+
+        ``read_web_pages``: a web fallback reads its first ``web_read_pages`` pages and summarises each with
+        one model call, instead of relying on search snippets; slower, so for the learner rather than a chat.
+        """
         prepared = self.prepare(question, thread_id, use_web, now)
         if prepared.text:
             yield ChatEvent(kind="token", text=prepared.text)
-        if prepared.try_web and (intro := self._web_fallback(prepared)):
+        if prepared.try_web and (intro := self._web_fallback(prepared, read_web_pages)):
             yield ChatEvent(kind="token", text=intro)
         if prepared.sources:
             yield ChatEvent(kind="sources", sources=prepared.sources)
@@ -180,20 +198,59 @@ class ChatEngine:
         partials = [self._partial_summary(prepared, i + 1, batch) for i, batch in enumerate(prepared.map_batches)]
         prepared.messages = self._messages(prepared, partials, prompts.SUMMARY_TASK[lang])
 
-    def _web_fallback(self, prepared: Prepared) -> str:
-        """Search the web after the refusal; returns the text introducing the web answer ("" if none)."""
+    def _web_fallback(self, prepared: Prepared, read_pages: bool = False) -> str:
+        """Search the web after the refusal; returns the text introducing the web answer ("" if none).
+
+        Each result's context is its snippet, or with ``read_pages`` the summary of its page for the first
+        ``web_read_pages`` results (trusted domains come first).
+        """
         results = self.web.search(prepared.plan.retrieval_query)
-        prepared.lap("web_ms")
+        reading = self.settings.web_read_pages if read_pages else 0
+        texts = [self._page_summary(prepared, r) if i < reading else r.snippet for i, r in enumerate(results)]
+        prepared.lap("web_ms")  # search, downloads and summaries
         if not results:
             return ""
         lang = prepared.plan.language
         prepared.sources = [Source(n=i + 1, title=r.title, url=r.url) for i, r in enumerate(results)]
         prepared.provenance = Provenance.WEB
-        blocks = [ContextBlock(i + 1, r.url, r.title, "", r.snippet) for i, r in enumerate(results)]
+        share = int(token_budget(self.settings) * CHARS_PER_TOKEN) // len(results)  # summaries may be long
+        blocks = [
+            ContextBlock(i + 1, r.url, r.title, "", _clip(text, share))
+            for i, (r, text) in enumerate(zip(results, texts, strict=True))
+        ]
         prepared.messages = self._messages(prepared, blocks, prompts.QUESTION[lang])
         intro = f"\n\n{prompts.WEB_INTRO[lang]} "
         prepared.text += intro
         return intro
+
+    def _page_summary(self, prepared: Prepared, result: WebResult) -> str:
+        """What ``result``'s page says about the question (one model call); its snippet when the page cannot
+        be read or the model says nothing."""
+        page = self.web.read(result.url)
+        lang = prepared.plan.language
+        question = prepared.plan.retrieval_query  # self-contained, unlike a follow-up's own words
+        fields = {"question": question, "title": result.title, "url": result.url}
+        frame = prompts.PAGE_SYSTEM[lang] + prompts.PAGE_SUMMARY[lang].format(**fields, text="")
+        room = token_budget(self.settings) - estimate_tokens(frame)  # the page gets what the prompt leaves
+        text = _clip(page.strip(), int(room * CHARS_PER_TOKEN))
+        if not text:
+            return result.snippet
+        messages = [
+            ChatMessage(role="system", content=prompts.PAGE_SYSTEM[lang]),
+            ChatMessage(role="user", content=prompts.PAGE_SUMMARY[lang].format(**fields, text=text)),
+        ]
+        parts: list[str] = []
+        for event in self.stream(self._request(messages)):
+            if event.kind == "error":  # the answer's own call will report a failing model
+                log.warning("summary of %s failed: %s", result.url, event.error)
+                return result.snippet
+            if event.kind == "token":
+                parts.append(event.text)
+        summary = "".join(parts).strip()
+        if not summary:
+            return result.snippet
+        prepared.read_urls.append(result.url)
+        return summary
 
     # --- steps ----------------------------------------------------------------------------
 
@@ -253,6 +310,7 @@ class ChatEngine:
             thread_id=turn.thread_id, turn_id=turn_id, question=turn.question, answer=turn.answer,
             sources=turn.sources, provenance=turn.provenance, main_note=turn.main_note, notes=prepared.notes,
             entities=entities, model=turn.model, backend=turn.backend, timings=turn.timings, plan=prepared.plan,
+            read_urls=prepared.read_urls,
         )  # fmt: skip
 
     def _thread(self, thread_id: str | None, question: str, now: datetime) -> Thread:
@@ -274,6 +332,14 @@ def _history(thread: Thread) -> tuple[list[str], str]:
 
 def _asks_latest(plan: QueryPlan) -> bool:
     return any(w in plan.question.lower() for w in ("dernières", "latest", "recent"))
+
+
+def _clip(text: str, chars: int) -> str:
+    """At most ``chars`` characters of ``text``, cut between two words."""
+    if len(text) <= chars:
+        return text
+    words = text[: max(0, chars)].rsplit(maxsplit=1)
+    return words[0] if len(words) > 1 else "".join(words)
 
 
 def _vault_sources(blocks: list[ContextBlock]) -> list[Source]:

@@ -92,10 +92,18 @@ class Settings(BaseSettings):
     web_search_backend: Literal["ddgs", "fake"] = Field(
         "ddgs", description="`ddgs` (DuckDuckGo & co.) or `fake` (deterministic, offline; for tests and demos)."
     )
-    web_search_timeout: float = Field(8.0, description="Seconds before the web search gives up.")
+    web_search_timeout: float = Field(
+        8.0, description="Seconds before a web search, or the download of a page, gives up."
+    )
     trusted_domains: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_TRUSTED_DOMAINS),
         description="Comma-separated domains whose web results are preferred.",
+    )
+    web_read_pages: int = Field(
+        2,
+        ge=0,
+        description="Web pages the learner reads and summarises for an insight when the vault cannot answer "
+        "(0: search snippets only).",
     )
 
     # Web UI (the `web` process started by `obsirag up`).

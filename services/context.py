@@ -124,9 +124,8 @@ def main_note_text(settings: Settings, main: SearchResult, budget_tokens: int) -
     """The main note's best chunk, then its other sections in order, up to the budget."""
     pieces = [main.text]
     used = estimate_tokens(main.text)
-    try:
-        note = vault.read_note(settings.vault, main.path, settings.max_file_bytes)
-    except (OSError, vault.NoteSkipped, vault.PathOutsideVault):
+    note = vault.read_note_if_readable(settings.vault, main.path, settings.max_file_bytes)
+    if note is None:
         return main.text  # the note changed under us: the indexed chunk is still a faithful excerpt
     for section in split_sections(note.body):
         text = "\n".join(section.lines).strip()

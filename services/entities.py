@@ -334,9 +334,8 @@ def enrich_note(settings: Settings, catalog: Catalog, extractor: EntityExtractor
     record = catalog.get_note(path)
     if record is None or record.status != NoteStatus.INDEXED or record.note_type != NoteType.NOTE:
         return "ignored"
-    try:
-        note = vault.read_note(settings.vault, path, settings.max_file_bytes)
-    except (OSError, vault.NoteSkipped, vault.PathOutsideVault):
+    note = vault.read_note_if_readable(settings.vault, path, settings.max_file_bytes)
+    if note is None:
         return "gone"
     if catalog.entity_state(path) == (note.content_hash, extractor.name):
         return "unchanged"

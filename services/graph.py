@@ -183,15 +183,6 @@ def _in_folder(data: dict[str, Any], folder: str) -> bool:
     return data["full_folder"] == folder or data["full_folder"].startswith(folder + "/")
 
 
-def catalog_fingerprint(catalog: Catalog) -> tuple[Any, ...]:
-    """Changes whenever a note is added, removed or re-indexed, or a link is re-resolved."""
-    # One aggregate query instead of loading every row: cheap enough to run on each page view.
-    conn = catalog._conn()
-    notes = conn.execute("SELECT COUNT(*), MAX(indexed_at), MAX(mtime), TOTAL(size) FROM notes").fetchone()
-    links = conn.execute("SELECT COUNT(*), COUNT(target_path) FROM links").fetchone()
-    return (*tuple(notes), *tuple(links))
-
-
 class GraphCache:
     """The current graph, rebuilt (and exported) when the catalog's fingerprint changes.
 
@@ -215,7 +206,7 @@ class GraphCache:
         with self._lock:  # one rebuild at a time; concurrent viewers wait for it
             if self._graph is not None and self.clock() - self._built_at < self.min_age:
                 return self._graph
-            fingerprint = catalog_fingerprint(self.catalog)
+            fingerprint = self.catalog.fingerprint()
             if self._graph is None or fingerprint != self._fingerprint:
                 self._graph = KnowledgeGraph.from_catalog(self.catalog)
                 self._graph.export(self.export_path)

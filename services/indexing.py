@@ -23,7 +23,7 @@ from services.config import Settings
 from services.embedding import Embedder
 from services.entities import payload_names
 from services.models import Chunk, NoteRecord, NoteStatus, ParsedNote, StorePoint
-from services.store import VectorStore, point_id
+from services.store import ModelMismatchError, VectorStore, point_id
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,14 @@ class IndexPipeline:
         self.run_id: int | None = None
         # Called with the paths each sync indexed (the indexer process enqueues their enrichment).
         self.on_indexed: Callable[[list[str]], None] | None = None
-        store.ensure_collection(embedder.dim, embedder.name)
+        try:
+            store.ensure_collection(embedder.dim, embedder.name)
+        except ModelMismatchError as exc:
+            if not exc.layout_only:  # another model: the user decides (`obsirag reindex`)
+                raise
+            # Built by an older ObsiRAG with the same model: the index is derived data, rebuild it.
+            log.warning("%s Rebuilding it now.", exc)
+            self.rebuild()
 
     # --- public entry points -------------------------------------------------------------
 
@@ -141,13 +148,18 @@ class IndexPipeline:
 
     def _embed_and_store(self, prepared: list[_Prepared], report: IndexReport, raise_errors: bool) -> None:
         texts = [text for item in prepared for text in item.texts]
-        vectors = self._encode(texts, [chunk.token_count for item in prepared for chunk in item.chunks])
+        token_counts = [chunk.token_count for item in prepared for chunk in item.chunks]
+        # Each note's title goes through the model too (the store's ``title`` vector): one short text
+        # per note, batched with the chunks of similar length.
+        titles = [item.note.title for item in prepared]
+        vectors = self._encode(texts + titles, token_counts + [self.counter.count(title) for title in titles])
+        title_vectors = vectors[len(texts) :]
         report.chunks_embedded += len(texts)
         offset = 0
-        for item in prepared:
+        for item, title_vector in zip(prepared, title_vectors, strict=True):
             count = len(item.chunks)
             try:
-                self._store_note(item, vectors[offset : offset + count].tolist())
+                self._store_note(item, vectors[offset : offset + count].tolist(), title_vector.tolist())
                 report.indexed.append(item.note.path)
             except Exception as exc:
                 if raise_errors:
@@ -163,7 +175,7 @@ class IndexPipeline:
             vectors[batch] = self.embedder.encode([texts[i] for i in batch])
         return vectors
 
-    def _store_note(self, item: _Prepared, vectors: list[list[float]]) -> None:
+    def _store_note(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> None:
         note = item.note
         entities = payload_names(self.catalog.note_entities(note.path))  # known until NER runs again
         points = [
@@ -172,6 +184,7 @@ class IndexPipeline:
                 dense=vector,
                 sparse=lexical.encode_document(chunk.text, note.title, note.aliases, chunk.heading_path),
                 payload=chunk_payload(note, chunk, entities),
+                title=title_vector,
             )
             for chunk, vector in zip(item.chunks, vectors, strict=True)
         ]

@@ -102,10 +102,27 @@ _FRENCH = Stemmer.Stemmer("french")
 _ENGLISH = Stemmer.Stemmer("english")
 
 
-def fold_accents(text: str) -> str:
-    """Remove diacritics (é→e, ç→c) and expand ligatures (œ→oe, æ→ae)."""
+def _fold_slowly(text: str) -> str:
     decomposed = unicodedata.normalize("NFKD", text.translate(_LIGATURES))
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+class _FoldTable(dict[int, str]):
+    """Each character's folded form, computed on first sight: ``str.translate`` then runs at C speed,
+    ~10× faster than decomposing every character of a text in Python. Folding one character at a time
+    gives the same text, since only combining marks (dropped) ever move in a decomposition."""
+
+    def __missing__(self, code: int) -> str:
+        folded = self[code] = _fold_slowly(chr(code))
+        return folded
+
+
+_FOLD_TABLE = _FoldTable()
+
+
+def fold_accents(text: str) -> str:
+    """Remove diacritics (é→e, ç→c) and expand ligatures (œ→oe, æ→ae)."""
+    return text if text.isascii() else text.translate(_FOLD_TABLE)
 
 
 @lru_cache(maxsize=65536)

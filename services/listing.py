@@ -71,8 +71,5 @@ def _in_range(record: NoteRecord, plan: QueryPlan) -> bool:
 
 
 def _note_text(settings: Settings, record: NoteRecord) -> str:
-    try:
-        note = vault.read_note(settings.vault, record.path, settings.max_file_bytes)
-    except (OSError, vault.NoteSkipped, vault.PathOutsideVault):
-        return ""
-    return note.body.strip()[:NOTE_CHARS]
+    note = vault.read_note_if_readable(settings.vault, record.path, settings.max_file_bytes)
+    return note.body.strip()[:NOTE_CHARS] if note else ""

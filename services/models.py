@@ -81,6 +81,7 @@ class StorePoint(BaseModel):
     dense: list[float]
     sparse: SparseVector
     payload: dict[str, Any]
+    title: list[float] | None = None  # the embedding of the note's title (the same on all its chunks)
 
 
 class StoreHit(BaseModel):

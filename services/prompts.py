@@ -48,3 +48,17 @@ MAP_TASK = {
     "en": "Summarise the key points of these notes in a few sentences, citing each note with [n].",
 }
 PARTIAL_SUMMARIES = {"fr": "Résumés partiels :", "en": "Partial summaries:"}
+PAGE_SYSTEM = {
+    "fr": "Tu lis une page web pour quelqu'un qui se pose une question. Réponds en français, en quelques phrases.",
+    "en": "You read a web page for someone who has a question. Answer in English, in a few sentences.",
+}
+PAGE_SUMMARY = {
+    "fr": (
+        "Résume ce que cette page dit qui répond à la question, sans rien ajouter qui n'y soit pas.\n"
+        "Question : {question}\n\nPage : {title} ({url})\n{text}"
+    ),
+    "en": (
+        "Summarise what this page says that answers the question, adding nothing that is not in it.\n"
+        "Question: {question}\n\nPage: {title} ({url})\n{text}"
+    ),
+}

@@ -181,6 +181,15 @@ def read_note(vault: Path, rel_path: str, max_bytes: int, now: datetime | None =
     )
 
 
+def read_note_if_readable(vault: Path, rel_path: str, max_bytes: int) -> ParsedNote | None:
+    """``read_note``, or None when the note is gone, unreadable, skipped or outside the vault: for readers
+    of indexed notes (chat, learner, NER) that work from the catalog while the vault changes under them."""
+    try:
+        return read_note(vault, rel_path, max_bytes)
+    except (OSError, NoteSkipped, PathOutsideVault):
+        return None
+
+
 def _read_bytes(path: Path, max_bytes: int) -> tuple[bytes, os.stat_result]:
     # One open, then fstat on it: the size, mtime and bytes all describe the same file even if it is
     # replaced meanwhile. O_NONBLOCK keeps a FIFO named *.md from hanging the read.

@@ -1,17 +1,29 @@
-"""Web search behind one small interface: the real ``ddgs`` client and a deterministic fake for tests."""
+"""Web search behind one small interface: the real ``ddgs`` client and a deterministic fake for tests.
+
+Besides searching, a backend reads a result's page: its main text, without navigation or boilerplate, which
+the chat engine summarises when a search snippet is too thin (the learner's insights).
+"""
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from typing import Protocol
 from urllib.parse import urlparse
 
+import httpx
 from pydantic import BaseModel
 
 from services.config import Settings
 
 log = logging.getLogger(__name__)
+
+MAX_PAGE_BYTES = 2 * 1024 * 1024  # an article's HTML fits well within; past it, stop downloading
+MAX_PAGE_CHARS = 20_000  # of extracted text: more than any prompt will take
+MAX_REDIRECTS = 5
+READABLE_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
+USER_AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"  # some sites refuse bots
 
 
 class WebResult(BaseModel):
@@ -31,6 +43,10 @@ class WebSearch(Protocol):
 
     def search(self, query: str, max_results: int = 5) -> list[WebResult]:
         """Results for ``query``, trusted domains first; ``[]`` when offline or on any failure (never raises)."""
+        ...
+
+    def read(self, url: str) -> str:
+        """The main text of the page at ``url``; ``""`` when it cannot be read, on any failure (never raises)."""
         ...
 
 
@@ -69,6 +85,61 @@ class DdgsSearch:
         ]
         return prefer_trusted(results, self.trusted)[:max_results]
 
+    def read(self, url: str) -> str:
+        if urlparse(url).scheme not in ("http", "https"):  # never file://, ftp:// … from a search result
+            return ""
+        try:
+            body, content_type, charset = self._download(url)
+            return page_text(body, content_type, charset)[:MAX_PAGE_CHARS]
+        except Exception as exc:  # network, HTTP status, parser: a page is a bonus, the snippet stands
+            log.warning("could not read %s: %s", url, exc)
+            return ""
+
+    def _download(self, url: str) -> tuple[bytes, str, str | None]:
+        """(body up to ``MAX_PAGE_BYTES``, content type, charset); an empty body for unreadable types."""
+        headers = {"User-Agent": USER_AGENT, "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9"}
+        deadline = time.monotonic() + self.timeout  # httpx's timeout is per read: a slow drip needs a total one
+        with (
+            httpx.Client(
+                timeout=self.timeout, follow_redirects=True, max_redirects=MAX_REDIRECTS, headers=headers
+            ) as client,
+            client.stream("GET", url) as response,
+        ):
+            response.raise_for_status()
+            content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if content_type not in READABLE_TYPES:
+                return b"", content_type, None
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) >= MAX_PAGE_BYTES or time.monotonic() > deadline:
+                    break
+            return bytes(body[:MAX_PAGE_BYTES]), content_type, response.charset_encoding
+
+
+def page_text(body: bytes, content_type: str, charset: str | None = None) -> str:
+    """The readable text of a downloaded body: trafilatura's main content for HTML, the text itself otherwise."""
+    if not body:
+        return ""
+    if content_type == "text/plain":
+        return (_decode(body, charset) or body.decode("utf-8", errors="replace")).strip()
+    import trafilatura  # heavy (lxml, date parsers): only processes that read pages pay for it
+
+    # Without a usable declared charset, bytes let trafilatura read the page's own <meta charset>.
+    html = _decode(body, charset) or body
+    text = trafilatura.extract(html, include_comments=False, include_tables=False, favor_precision=True)
+    return (text or "").strip()
+
+
+def _decode(body: bytes, charset: str | None) -> str | None:
+    """``body`` in its declared charset; None when none is declared or Python does not know it."""
+    if not charset:
+        return None
+    try:
+        return body.decode(charset, errors="replace")
+    except LookupError:
+        return None
+
 
 class FakeWebSearch:
     """Offline and deterministic: the same query always yields the same results, on a trusted domain."""
@@ -78,12 +149,14 @@ class FakeWebSearch:
     def __init__(self, trusted_domains: list[str] | None = None) -> None:
         self.trusted = trusted_domains or ["wikipedia.org"]
         self.queries: list[str] = []
+        self.read_urls: list[str] = []  # every URL ``read`` was asked for, in order
+        self._pages: dict[str, tuple[str, int]] = {}  # URL → (the query that produced it, its rank)
 
     def search(self, query: str, max_results: int = 5) -> list[WebResult]:
         self.queries.append(query)
         digest = hashlib.sha1(query.encode()).hexdigest()[:8]
         domain = self.trusted[0]
-        return [
+        results = [
             WebResult(
                 title=f"{query} — référence {i + 1}",
                 url=f"https://{domain}/wiki/{digest}-{i + 1}",
@@ -91,6 +164,20 @@ class FakeWebSearch:
             )
             for i in range(min(max_results, 3))
         ]
+        self._pages.update({r.url: (query, i + 1) for i, r in enumerate(results)})
+        return results
+
+    def read(self, url: str) -> str:
+        self.read_urls.append(url)
+        if url not in self._pages:  # like a dead link: only pages this fake "published" can be read
+            return ""
+        query, rank = self._pages[url]
+        return (
+            f"Page de référence {rank} au sujet de : {query}. "
+            "Elle expose les faits établis sur ce sujet et cite ses sources. "
+            "Elle en retrace le contexte historique et géographique. "
+            "Elle distingue enfin ce qui fait consensus de ce qui reste débattu."
+        )
 
 
 def make_web_search(settings: Settings) -> WebSearch:

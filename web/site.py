@@ -18,7 +18,7 @@ from services import vault
 from services.catalog import Catalog
 from services.chat import ChatEngine
 from services.config import Settings
-from services.graph import GraphCache, catalog_fingerprint
+from services.graph import GraphCache
 from services.llm.client import GenerationClient
 from services.markdown import CatalogLinks, MarkdownRenderer, WebUrls
 from services.tasks import TaskHistory
@@ -74,7 +74,7 @@ class Site:
 
     def cached(self, name: str, build: Callable[[], T]) -> T:
         """``build()``'s value, kept until the catalog changes (a note indexed, removed, re-linked)."""
-        fingerprint = catalog_fingerprint(self.catalog)
+        fingerprint = self.catalog.fingerprint()
         stamp, value = self.extras.get(name, (None, None))
         if stamp != fingerprint:
             value = build()

@@ -317,10 +317,11 @@ def _print_results(response: SearchResponse, explain: bool) -> None:
         click.echo(click.style(f"{rank}. {r.title}", bold=True) + f"  {r.path}{heading}  ({r.score:.4f})")
         click.echo(f"   {r.snippet}")
         if explain:
+            cosine = f"{r.title_similarity:.3f}" if r.title_similarity is not None else "-"
             click.echo(
                 f"   dense rank {r.dense_rank or '-'} · sparse rank {r.sparse_rank or '-'} · "
-                f"title match {'yes' if r.title_match else 'no'} · fused {r.score:.4f} · "
-                f"terms: {', '.join(r.matched_terms) or '-'}"
+                f"title match {'yes' if r.title_match else 'no'} · title cosine {cosine} · "
+                f"score {r.score:.4f} · terms: {', '.join(r.matched_terms) or '-'}"
             )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +26,18 @@ class ThreadedConsumer(Consumer):
 
     def _set_signal_handlers(self) -> None:
         pass
+
+
+def stop_process(process: subprocess.Popen[Any], timeout: float, sig: int = signal.SIGTERM) -> int:
+    """Ask ``process`` to stop with ``sig``, kill it after ``timeout`` seconds; its exit code."""
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            log.warning("pid %d did not stop in %.0fs: killing it", process.pid, timeout)
+            process.kill()
+    return process.wait()
 
 
 def setup_logging(settings: Settings, name: str) -> None:

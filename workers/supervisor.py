@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from services.config import Settings
-from workers.process import run_until_stopped
+from workers.process import run_until_stopped, stop_process
 from workers.redis_server import RedisProcess, start_private_redis
 
 log = logging.getLogger(__name__)
@@ -59,15 +59,8 @@ class Child:
             self.start()
 
     def stop(self, timeout: float = 20.0) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            log.warning("%s did not stop in %.0fs: killing it", self.name, timeout)
-            self.process.kill()
-            self.process.wait()
+        if self.process is not None:
+            stop_process(self.process, timeout)
 
 
 def acquire_lock(settings: Settings) -> int:

@@ -114,6 +114,14 @@ class NotesTable(CatalogBase):
             totals[key][status] += count
         return [FolderCoverage(folder=folder, **counts) for folder, counts in sorted(totals.items())]
 
+    def fingerprint(self) -> tuple[object, ...]:
+        """Changes whenever a note is added, removed or re-indexed, or a link is re-resolved."""
+        # One aggregate query instead of loading every row: cheap enough to run on each page view.
+        conn = self._conn()
+        notes = conn.execute("SELECT COUNT(*), MAX(indexed_at), MAX(mtime), TOTAL(size) FROM notes").fetchone()
+        links = conn.execute("SELECT COUNT(*), COUNT(target_path) FROM links").fetchone()
+        return (*tuple(notes), *tuple(links))
+
     def note_count(self) -> int:
         return int(self._conn().execute("SELECT COUNT(*) FROM notes").fetchone()[0])
 

@@ -240,7 +240,9 @@ class Learner:
     def _ask(self, now: datetime) -> Callable[[str], ChatAnswer]:
         def ask(question: str) -> ChatAnswer:
             final = None
-            for event in self.deps.chat.ask(question, use_web=self.settings.web_search, now=now):
+            # Pages read and summarised, not only snippets: an insight is worth the extra model calls.
+            events = self.deps.chat.ask(question, use_web=self.settings.web_search, now=now, read_web_pages=True)
+            for event in events:
                 if event.kind == "error":
                     raise RuntimeError(event.text)
                 if event.kind == "done":
@@ -256,10 +258,7 @@ class Learner:
         record = self.catalog.get_note(path)
         if record is None or record.note_type != NoteType.NOTE or record.status != NoteStatus.INDEXED:
             return None
-        try:
-            return vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)
-        except (OSError, vault.NoteSkipped, vault.PathOutsideVault):
-            return None
+        return vault.read_note_if_readable(self.settings.vault, path, self.settings.max_file_bytes)
 
     def _user_notes(self) -> list:
         notes = self.catalog.list_notes(status=NoteStatus.INDEXED)

@@ -20,7 +20,7 @@ from services.learner.artifacts import (
     wikilink,
 )
 from services.learner.insights import InsightAnswer, SemanticField, combined_provenance
-from services.models import ParsedNote, Provenance
+from services.models import ParsedNote, Provenance, Source
 
 FOLDER = "insights"
 ENTITY_PREFIXES = ("personne/", "org/", "lieu/")
@@ -106,9 +106,14 @@ def render_answers(answers: list[InsightAnswer], first: int) -> str:
         if answer.notes:
             lines += [prompts.CONSULTED, *[f"- {wikilink(s.path or '', s.title)}" for s in answer.notes], ""]
         if answer.web:
-            lines += [prompts.WEB_REFERENCES, *[f"- [{s.title}]({s.url})" for s in answer.web], ""]
+            lines += [prompts.WEB_REFERENCES, *[_web_reference(s, answer.read) for s in answer.web], ""]
         blocks.append("\n".join(lines))
     return "\n".join(blocks)
+
+
+def _web_reference(source: Source, read: list[str]) -> str:
+    """A Markdown link to the page, saying whether the answer rests on the page itself or on its snippet."""
+    return f"- [{source.title}]({source.url})" + (f" {prompts.PAGE_READ}" if source.url in read else "")
 
 
 def extend_insight(

@@ -59,6 +59,7 @@ class InsightAnswer:
     provenance: Provenance
     notes: list[Source] = field(default_factory=list)
     web: list[Source] = field(default_factory=list)
+    read: list[str] = field(default_factory=list)  # URLs of the web pages read and summarised, not only searched
 
 
 @dataclass
@@ -177,7 +178,7 @@ def answer_question(ask: AskFn, question: str) -> InsightAnswer | str:
         return problem
     notes = [s for s in answer.sources if s.path]
     web = [s for s in answer.sources if s.url]
-    return InsightAnswer(question, text, answer.provenance, notes, web)
+    return InsightAnswer(question, text, answer.provenance, notes, web, list(answer.read_urls))
 
 
 def answer_text(answer: str) -> str:

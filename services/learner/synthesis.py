@@ -41,9 +41,8 @@ def summarise_week(model: LearnerModel, settings: Settings, notes: list[NoteReco
     """The model's summary, or ``""`` with nothing usable; raises nothing but generation errors."""
     pieces: list[str] = []
     for record in notes:
-        try:
-            note = vault.read_note(settings.vault, record.path, settings.max_file_bytes)
-        except (OSError, vault.NoteSkipped, vault.PathOutsideVault):
+        note = vault.read_note_if_readable(settings.vault, record.path, settings.max_file_bytes)
+        if note is None:
             continue
         pieces.append(f"## {note.title}\n{' '.join(note.body.split())[:NOTE_CHARS]}")
     text = "\n\n".join(pieces)[: min(PROMPT_CHARS, 2 * prompt_chars(settings))]

@@ -7,7 +7,9 @@ from qdrant_client import QdrantClient
 from services.config import Settings
 from services.store.base import (
     DENSE,
+    INDEX_LAYOUT,
     SPARSE,
+    TITLE,
     CollectionMissingError,
     ModelMismatchError,
     ModelRecord,
@@ -21,7 +23,9 @@ from services.store.edge import EdgeStore
 
 __all__ = [
     "DENSE",
+    "INDEX_LAYOUT",
     "SPARSE",
+    "TITLE",
     "ClientStore",
     "CollectionMissingError",
     "EdgeStore",

@@ -19,6 +19,7 @@ from services.store.base import (
     INTEGER_FIELDS,
     KEYWORD_FIELDS,
     SPARSE,
+    TITLE,
     CollectionMissingError,
     FilterSyntax,
     ModelMismatchError,
@@ -27,6 +28,7 @@ from services.store.base import (
     build_filter,
     in_order,
     record_to_hit,
+    title_vector_map,
 )
 
 CLIENT_SYNTAX = FilterSyntax(
@@ -34,6 +36,7 @@ CLIENT_SYNTAX = FilterSyntax(
 )
 MODEL_KEY = "embedding_model"
 DIM_KEY = "embedding_dim"
+LAYOUT_KEY = "index_layout"
 WRITE_BATCH = 256
 
 T = TypeVar("T")
@@ -68,7 +71,7 @@ class ClientStore(VectorStore):
         metadata = self.client.get_collection(self.collection).config.metadata or {}
         if MODEL_KEY not in metadata or DIM_KEY not in metadata:
             return None
-        return ModelRecord(str(metadata[MODEL_KEY]), int(metadata[DIM_KEY]))
+        return ModelRecord(str(metadata[MODEL_KEY]), int(metadata[DIM_KEY]), int(metadata.get(LAYOUT_KEY, 1)))
 
     def reset(self) -> None:
         self.client.delete_collection(self.collection)
@@ -103,14 +106,18 @@ class ClientStore(VectorStore):
         flt = models.Filter(must=[_path_condition(path)])
         return {hit.id for hit in self._scroll(flt, batch=1024, with_payload=False)}
 
-    def search_dense(self, vector: Sequence[float], flt: StoreFilter | None, limit: int) -> list[StoreHit]:
-        return self._query(list(vector), DENSE, flt, limit)
+    def search_dense(
+        self, vector: Sequence[float], flt: StoreFilter | None, limit: int, fields: Sequence[str] | None = None
+    ) -> list[StoreHit]:
+        return self._query(list(vector), DENSE, flt, limit, fields)
 
-    def search_sparse(self, sparse: SparseVector, flt: StoreFilter | None, limit: int) -> list[StoreHit]:
+    def search_sparse(
+        self, sparse: SparseVector, flt: StoreFilter | None, limit: int, fields: Sequence[str] | None = None
+    ) -> list[StoreHit]:
         if not sparse.indices:
             return []
         query = models.SparseVector(indices=list(sparse.indices), values=list(sparse.values))
-        return self._query(query, SPARSE, flt, limit)
+        return self._query(query, SPARSE, flt, limit, fields)
 
     def retrieve(self, ids: Sequence[str], with_vectors: bool = False) -> list[StoreHit]:
         if not ids:
@@ -121,6 +128,15 @@ class ClientStore(VectorStore):
             return self.client.retrieve(self.collection, list(ids), with_payload=True, with_vectors=vectors)
 
         return in_order(ids, [record_to_hit(record) for record in self._call(fetch, [])])
+
+    def title_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+
+        def fetch() -> list[Any]:
+            return self.client.retrieve(self.collection, list(ids), with_payload=False, with_vectors=[TITLE])
+
+        return title_vector_map(self._call(fetch, []))
 
     def count(self, flt: StoreFilter | None = None) -> int:
         condition = _filter(flt)
@@ -135,9 +151,12 @@ class ClientStore(VectorStore):
         try:
             self.client.create_collection(
                 self.collection,
-                vectors_config={DENSE: models.VectorParams(size=model.dim, distance=models.Distance.COSINE)},
+                vectors_config={
+                    DENSE: models.VectorParams(size=model.dim, distance=models.Distance.COSINE),
+                    TITLE: models.VectorParams(size=model.dim, distance=models.Distance.COSINE),
+                },
                 sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
-                metadata={MODEL_KEY: model.name, DIM_KEY: model.dim},
+                metadata={MODEL_KEY: model.name, DIM_KEY: model.dim, LAYOUT_KEY: model.layout},
             )
         except Exception:
             if not self.client.collection_exists(self.collection):
@@ -156,7 +175,9 @@ class ClientStore(VectorStore):
                 for field in fields:
                     self.client.create_payload_index(self.collection, field, schema, wait=True)
 
-    def _query(self, query: Any, using: str, flt: StoreFilter | None, limit: int) -> list[StoreHit]:
+    def _query(
+        self, query: Any, using: str, flt: StoreFilter | None, limit: int, fields: Sequence[str] | None
+    ) -> list[StoreHit]:
         def run() -> list[Any]:
             return self.client.query_points(
                 self.collection,
@@ -164,7 +185,7 @@ class ClientStore(VectorStore):
                 using=using,
                 query_filter=_filter(flt),
                 limit=limit,
-                with_payload=True,
+                with_payload=list(fields) if fields is not None else True,
             ).points
 
         return [record_to_hit(point) for point in self._call(run, [])]
@@ -211,4 +232,7 @@ def _path_condition(path: str) -> models.FieldCondition:
 
 def _point_struct(point: StorePoint) -> models.PointStruct:
     sparse = models.SparseVector(indices=list(point.sparse.indices), values=list(point.sparse.values))
-    return models.PointStruct(id=point.id, vector={DENSE: list(point.dense), SPARSE: sparse}, payload=point.payload)
+    vectors: dict[str, Any] = {DENSE: list(point.dense), SPARSE: sparse}
+    if point.title is not None:
+        vectors[TITLE] = list(point.title)
+    return models.PointStruct(id=point.id, vector=vectors, payload=point.payload)

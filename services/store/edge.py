@@ -52,6 +52,7 @@ from services.store.base import (
     INTEGER_FIELDS,
     KEYWORD_FIELDS,
     SPARSE,
+    TITLE,
     CollectionMissingError,
     FilterSyntax,
     ModelMismatchError,
@@ -62,6 +63,7 @@ from services.store.base import (
     build_filter,
     in_order,
     record_to_hit,
+    title_vector_map,
 )
 
 EDGE_SYNTAX = FilterSyntax(filter=Filter, field=FieldCondition, match_any=MatchAny, range=RangeFloat)
@@ -166,14 +168,18 @@ class EdgeStore(VectorStore):
         flt = Filter(must=[FieldCondition(key="path", match=MatchValue(path))])
         return {hit.id for hit in self._scroll(flt, batch=1024, with_payload=False)}
 
-    def search_dense(self, vector: Sequence[float], flt: StoreFilter | None, limit: int) -> list[StoreHit]:
-        return self._query(Query.Nearest(list(vector), using=DENSE), flt, limit)
+    def search_dense(
+        self, vector: Sequence[float], flt: StoreFilter | None, limit: int, fields: Sequence[str] | None = None
+    ) -> list[StoreHit]:
+        return self._query(Query.Nearest(list(vector), using=DENSE), flt, limit, fields)
 
-    def search_sparse(self, sparse: SparseVector, flt: StoreFilter | None, limit: int) -> list[StoreHit]:
+    def search_sparse(
+        self, sparse: SparseVector, flt: StoreFilter | None, limit: int, fields: Sequence[str] | None = None
+    ) -> list[StoreHit]:
         if not sparse.indices:
             return []
         query = Query.Nearest(EdgeSparse(list(sparse.indices), list(sparse.values)), using=SPARSE)
-        return self._query(query, flt, limit)
+        return self._query(query, flt, limit, fields)
 
     def retrieve(self, ids: Sequence[str], with_vectors: bool = False) -> list[StoreHit]:
         if not ids:
@@ -184,6 +190,14 @@ class EdgeStore(VectorStore):
             records = shard.retrieve(list(ids), with_payload=True, with_vector=[DENSE] if with_vectors else False)
         return in_order(ids, [record_to_hit(record) for record in records])
 
+    def title_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        with self._reading() as shard:
+            if shard is None:
+                return {}
+            return title_vector_map(shard.retrieve(list(ids), with_payload=False, with_vector=[TITLE]))
+
     def count(self, flt: StoreFilter | None = None) -> int:
         with self._reading() as shard:
             return shard.count(CountRequest(exact=True, filter=_filter(flt))) if shard is not None else 0
@@ -193,8 +207,9 @@ class EdgeStore(VectorStore):
 
     # --- helpers ---------------------------------------------------------------------------
 
-    def _query(self, query: Query, flt: StoreFilter | None, limit: int) -> list[StoreHit]:
-        request = QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=True)
+    def _query(self, query: Query, flt: StoreFilter | None, limit: int, fields: Sequence[str] | None) -> list[StoreHit]:
+        payload = list(fields) if fields is not None else True
+        request = QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=payload)
         with self._reading() as shard:
             points = shard.query(request) if shard is not None else []
         return [record_to_hit(point) for point in points]
@@ -309,7 +324,10 @@ def _load_shard(shard_dir: Path) -> EdgeShard:
 
 def _create_shard(shard_dir: Path, dim: int) -> EdgeShard:
     config = EdgeConfig(
-        vectors={DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine)},
+        vectors={
+            DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine),
+            TITLE: EdgeVectorParams(size=dim, distance=Distance.Cosine),
+        },
         sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
     )
     shard = EdgeShard.create(str(shard_dir), config)
@@ -341,12 +359,14 @@ def _read_model(model_file: Path) -> ModelRecord | None:
         data = json.loads(model_file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    return ModelRecord(str(data["model_name"]), int(data["dim"]))
+    return ModelRecord(str(data["model_name"]), int(data["dim"]), int(data.get("layout", 1)))
 
 
 def _write_model(model_file: Path, model: ModelRecord) -> None:
     temporary = model_file.with_suffix(".tmp")
-    temporary.write_text(json.dumps({"model_name": model.name, "dim": model.dim}), encoding="utf-8")
+    temporary.write_text(
+        json.dumps({"model_name": model.name, "dim": model.dim, "layout": model.layout}), encoding="utf-8"
+    )
     os.replace(temporary, model_file)
 
 
@@ -356,4 +376,7 @@ def _filter(flt: StoreFilter | None) -> Filter | None:
 
 def _edge_point(point: StorePoint) -> Point:
     sparse = EdgeSparse(list(point.sparse.indices), list(point.sparse.values))
-    return Point(point.id, {DENSE: list(point.dense), SPARSE: sparse}, point.payload)
+    vectors: dict[str, Any] = {DENSE: list(point.dense), SPARSE: sparse}
+    if point.title is not None:
+        vectors[TITLE] = list(point.title)
+    return Point(point.id, vectors, point.payload)

@@ -24,6 +24,7 @@ from services.vault import iter_vault_paths
 from tests.conftest import ROOT, SAMPLE_VAULT
 from tests.e2e.conftest import System, system_env, wait_until
 from tests.integration.conftest import converted_model_cache
+from workers.process import stop_process
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -69,12 +70,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[System]:
         system.wait_indexed(len(list(iter_vault_paths(vault, []))))
         yield system
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(60)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop_process(process, 60, signal.SIGINT)
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,7 @@ from services.models import NoteStatus
 from services.processes import read_process
 from services.search import SearchRequest
 from workers.cli import run_search
+from workers.process import stop_process
 from workers.queues import Queues
 
 DEADLINE = 180.0
@@ -131,9 +132,4 @@ def launch(settings: Settings) -> Iterator[Callable[[], System]]:
 
     yield _launch
     for system in started:
-        if system.process.poll() is None:
-            system.process.send_signal(signal.SIGINT)
-            try:
-                system.process.wait(60)
-            except subprocess.TimeoutExpired:
-                system.process.kill()
+        stop_process(system.process, 60, signal.SIGINT)

@@ -7,6 +7,7 @@ import shutil
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -59,15 +60,20 @@ def setup(
 
 
 class CountingStream:
-    """The real generation client, counting the requests that reach the model."""
+    """The real generation client, counting the requests that reach the model and keeping their replies."""
 
     def __init__(self, settings: Settings) -> None:
         self.client = GenerationClient(settings)
         self.requests: list[GenerationRequest] = []
+        self.replies: list[str] = []
 
     def __call__(self, request: GenerationRequest) -> Iterator[StreamEvent]:
         self.requests.append(request)
-        return self.client.stream(self.client.submit(request), timeout=120)
+        self.replies.append("")
+        for event in self.client.stream(self.client.submit(request), timeout=120):
+            if event.kind == "token":
+                self.replies[-1] += event.text
+            yield event
 
 
 @pytest.fixture
@@ -78,10 +84,12 @@ def chat(setup: tuple[Settings, SearchEngine]) -> ChatEngine:
     )
 
 
-def ask(chat: ChatEngine, question: str, thread: str | None = None, web: bool = False) -> tuple[ChatAnswer, list[str]]:
+def ask(
+    chat: ChatEngine, question: str, thread: str | None = None, web: bool = False, read_pages: bool = False
+) -> tuple[ChatAnswer, list[str]]:
     tokens: list[str] = []
     answer = None
-    for event in chat.ask(question, thread_id=thread, use_web=web, now=NOW):
+    for event in chat.ask(question, thread_id=thread, use_web=web, now=NOW, read_web_pages=read_pages):
         assert event.kind != "error", event.text
         if event.kind == "token":
             tokens.append(event.text)
@@ -123,6 +131,27 @@ def test_off_vault_question_falls_back_to_the_web_when_allowed(chat: ChatEngine)
     assert answer.provenance == Provenance.WEB
     assert answer.sources and all(s.url and s.url.startswith("https://wikipedia.org/") for s in answer.sources)
     assert len(chat.stream.requests) == 1  # type: ignore[attr-defined]
+    assert cast(FakeWebSearch, chat.web).read_urls == [] and answer.read_urls == []  # a chat: snippets only
+
+
+def test_the_learner_s_web_fallback_reads_and_summarises_the_first_pages(chat: ChatEngine) -> None:
+    web, stream = cast(FakeWebSearch, chat.web), cast(CountingStream, chat.stream)
+    reading = chat.settings.web_read_pages
+    answer, tokens = ask(chat, "quelle est la capitale du Pérou ?", web=True, read_pages=True)
+    assert tokens[0] == NOT_IN_VAULT["fr"] and answer.provenance == Provenance.WEB
+    urls = [s.url for s in answer.sources]
+    assert urls and all(url and url.startswith("https://wikipedia.org/") for url in urls)
+    assert 1 <= reading < len(urls) and web.read_urls == urls[:reading]  # the first (trusted) results only
+    assert len(stream.requests) == reading + 1  # one summary per page read, then the answer
+    for url, request in zip(urls, stream.requests[:reading], strict=False):
+        assert web.read(url).split(". ")[0] in request.messages[-1].content  # the page's text is what is summarised
+    summaries = [reply.strip() for reply in stream.replies[:reading]]
+    assert all(summaries) and answer.read_urls == urls[:reading]
+    final = stream.requests[-1].messages[-1].content
+    assert all(summary in final for summary in summaries)  # the summaries, not the snippets, are the context
+    assert all(f"Résumé de référence {n} " not in final for n in range(1, reading + 1))
+    assert f"Résumé de référence {reading + 1} " in final  # an unread page keeps its snippet
+    assert answer.timings["web_ms"] <= answer.timings["pre_generation_ms"]
 
 
 def test_a_date_question_uses_only_notes_in_range(chat: ChatEngine) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from services.catalog import Catalog
@@ -12,7 +14,7 @@ from services.config import Settings
 from services.indexing import IndexPipeline, changed_paths
 from services.models import NoteStatus, StoreFilter
 from services.search import SearchEngine, SearchRequest
-from services.store import EdgeStore
+from services.store import INDEX_LAYOUT, EdgeStore, ModelRecord
 from tests.conftest import tree_hashes
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
@@ -132,3 +134,34 @@ def test_links_are_resolved_in_the_catalog(pipeline: IndexPipeline, vault: Path)
     targets = [link.target_path for link in pipeline.catalog.outlinks("Links/source.md")]
     assert targets == ["Links/Cible.md", None]
     assert [link.source for link in pipeline.catalog.backlinks("Links/Cible.md")] == ["Links/source.md"]
+
+
+def test_every_chunk_carries_its_note_title_embedding(pipeline: IndexPipeline, embedder) -> None:
+    index_all(pipeline)
+    hits = pipeline.store.search_dense(embedder.encode_query("objectifs du projet Atlas"), None, 50)
+    titles = pipeline.store.title_vectors([hit.id for hit in hits])
+    assert len(titles) == len(hits)  # every chunk has one
+    atlas = [hit for hit in hits if hit.payload["path"] == "Projets/Projet Atlas.md"]
+    expected = embedder.encode([atlas[0].payload["title"]])[0]
+    assert len(atlas) > 1
+    for hit in atlas:  # the same vector on each chunk of the note: the title's own embedding
+        assert np.asarray(titles[hit.id]) == pytest.approx(expected, abs=1e-5)
+
+
+def test_an_index_of_an_older_layout_is_rebuilt_at_start(settings: Settings, embedder) -> None:
+    first = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
+    assert index_all(first).indexed
+    first.store.close()
+    first.catalog.close()
+    model_file = settings.store_path / "model.json"  # what ObsiRAG before the title vector recorded
+    model_file.write_text(json.dumps({"model_name": embedder.name, "dim": embedder.dim}))
+
+    again = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
+    try:
+        assert again.store.recorded_model() == ModelRecord(embedder.name, embedder.dim, INDEX_LAYOUT)
+        assert again.store.count() == 0 and again.catalog.note_count() == 0  # forgotten, to be re-embedded
+        report = index_all(again)
+        assert report.indexed and report.chunks_embedded == again.store.count()
+    finally:
+        again.store.close()
+        again.catalog.close()

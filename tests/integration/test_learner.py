@@ -14,16 +14,18 @@ from datetime import datetime, timedelta
 import pytest
 
 from services.catalog import Catalog
-from services.chat import ChatEngine
+from services.chat import ChatAnswer, ChatEngine
 from services.config import Settings
 from services.indexing import IndexPipeline
 from services.learner import schedule
 from services.learner.cycle import Learner, LearnerBusy, LearnerDeps
 from services.learner.generation import LearnerModel
+from services.learner.insight_files import render_answers
+from services.learner.insights import InsightAnswer, answer_question
 from services.learner.similarity import similar_notes
 from services.learner.synapses import synapse_candidates
 from services.llm.client import GenerationClient
-from services.models import LearnOutcome, SynapsePair
+from services.models import LearnOutcome, Provenance, Source, SynapsePair
 from services.search import SearchEngine
 from services.store import EdgeStore
 from services.websearch import FakeWebSearch
@@ -101,3 +103,17 @@ def test_the_first_cycle_waits_one_interval_and_recent_notes_are_skipped(learner
 
     with learner._lock(), pytest.raises(LearnerBusy):  # one cycle at a time (learner process vs CLI)
         learner.run_cycle(NOW)
+
+
+def test_web_references_say_which_pages_were_read() -> None:
+    read, searched = (Source(n=i, title=f"Lima {i}", url=f"https://wikipedia.org/wiki/lima-{i}") for i in (1, 2))
+    reply = ChatAnswer(
+        thread_id="t", question="Quelle est la capitale du Pérou ?", provenance=Provenance.WEB,
+        answer="Voici ce que j'ai trouvé sur le web : Lima, fondée en 1535 par Pizarro, est la capitale [1].",
+        sources=[read, searched], read_urls=[read.url],
+    )  # fmt: skip
+    answer = answer_question(lambda question: reply, reply.question)
+    assert isinstance(answer, InsightAnswer) and answer.read == [read.url]
+    text = render_answers([answer], 1)
+    assert f"- [Lima 1]({read.url}) (page lue)\n" in text  # the answer rests on the page itself
+    assert f"- [Lima 2]({searched.url})\n" in text  # only its search snippet

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from qdrant_client import QdrantClient
+from qdrant_client.models import Distance, VectorParams
 
 from services.models import NoteType, SparseVector, StoreFilter, StorePoint
 from services.store import (
@@ -291,6 +293,25 @@ def test_ensure_collection_records_the_model_and_refuses_another(filled: VectorS
     assert filled.count() == 5
 
 
+def test_a_store_of_an_older_layout_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    old = EdgeStore(tmp_path / "edge")
+    old.ensure_collection(DIM, MODEL)
+    old.close()
+    (tmp_path / "edge" / "model.json").write_text(json.dumps({"model_name": MODEL, "dim": DIM}))  # layout 1
+    reopened = EdgeStore(tmp_path / "edge")
+    with pytest.raises(ModelMismatchError, match=r"older ObsiRAG \(index layout 1, now 2\).*obsirag reindex"):
+        reopened.ensure_collection(DIM, MODEL)
+    reopened.close()
+    client = QdrantClient(":memory:")
+    client.create_collection(
+        "chunks", {"dense": VectorParams(size=DIM, distance=Distance.COSINE)},
+        metadata={"embedding_model": MODEL, "embedding_dim": DIM},
+    )  # fmt: skip
+    with pytest.raises(ModelMismatchError, match="older ObsiRAG"):
+        ClientStore(client, "chunks").ensure_collection(DIM, MODEL)
+    client.close()
+
+
 def test_reset_drops_points_and_model(filled: VectorStore) -> None:
     filled.reset()
     assert filled.recorded_model() is None
@@ -312,9 +333,28 @@ def test_a_store_without_collection_reads_empty(backend: Backend) -> None:
     assert store.search_dense(axis(0), None, 5) == []
     assert store.search_sparse(sparse({1: 1.0}), None, 5) == []
     assert store.retrieve([point_id(PLAN, 0)]) == []
+    assert store.title_vectors([point_id(PLAN, 0)]) == {}
     store.delete_note(PLAN)
     with pytest.raises(CollectionMissingError):
         store.upsert(corpus())
+
+
+def test_searches_return_only_the_payload_fields_asked_for(filled: VectorStore) -> None:
+    lean = filled.search_dense(axis(0), None, 5, fields=("path", "title"))
+    assert lean and all(set(hit.payload) == {"path", "title"} for hit in lean)
+    sparse_lean = filled.search_sparse(sparse({1: 1.0}), None, 5, fields=("path",))
+    assert sparse_lean and all(set(hit.payload) == {"path"} for hit in sparse_lean)
+    whole = filled.search_dense(axis(0), None, 5)
+    assert [hit.id for hit in whole] == [hit.id for hit in lean] and "text" in whole[0].payload
+
+
+def test_title_vectors_are_read_back_by_point_id(store: VectorStore) -> None:
+    titled = make_point(PLAN, 0, axis(0), {1: 1.0}).model_copy(update={"title": axis(5)})
+    untitled = make_point(JOURNAL, 0, axis(1), {1: 1.0})
+    store.upsert([titled, untitled])
+    found = store.title_vectors([untitled.id, titled.id, point_id("missing.md", 0)])
+    assert list(found) == [titled.id] and found[titled.id] == pytest.approx(axis(5))
+    assert store.title_vectors([]) == {}
 
 
 def test_reopening_sees_the_same_points_and_model(backend: Backend, filled: VectorStore) -> None:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from services import fusion
-from services.fusion import FusedHit, boost_title_matches, fuse, fuse_scores, group_by_note, normalise, rrf
+from services.fusion import (
+    FusedHit,
+    boost_title_matches,
+    fuse,
+    fuse_scores,
+    group_by_note,
+    normalise,
+    rank_notes,
+    rrf,
+)
 from services.models import StoreHit
 
 
@@ -91,3 +100,36 @@ def test_group_by_note_orders_notes_by_their_best_chunk() -> None:
     dense = [hit("a2", 0.9, "A.md"), hit("b1", 0.8, "B.md"), hit("a1", 0.7, "A.md"), hit("c1", 0.1, "C.md")]
     groups = group_by_note(fuse_scores(dense, []), limit=2)
     assert [[item.hit.id for item in group] for group in groups] == [["a2", "a1"], ["b1"]]
+
+
+def test_rank_notes_adds_a_share_of_the_second_chunk_and_the_title_similarity() -> None:
+    # A's best chunk loses to B's, but A answers in two places; C has the closest title.
+    dense = [hit("b1", 1.0, "B.md"), hit("a1", 0.9, "A.md"), hit("a2", 0.8, "A.md"), hit("c1", 0.0, "C.md")]
+    fused = fuse_scores(dense, [], dense_weight=1.0, sparse_weight=0.0)  # scores 1.0, 0.9, 0.8, 0.0
+    plain = rank_notes(fused, limit=3, second_weight=0.0)
+    assert [n.best.hit.id for n in plain] == ["b1", "a1", "c1"]
+    with_second = rank_notes(fused, limit=3, second_weight=0.5)
+    assert [n.best.hit.id for n in with_second] == ["a1", "b1", "c1"]
+    assert with_second[0].score == pytest.approx(0.9 + 0.5 * 0.8)
+    titles = {"A.md": 0.1, "B.md": 0.2, "C.md": 0.9}
+
+    def similarities(items: list[FusedHit]) -> list[float | None]:
+        return [titles[item.hit.payload["path"]] for item in items]
+
+    with_titles = rank_notes(fused, limit=2, title_similarities=similarities, title_weight=1.5, second_weight=0.0)
+    # C: 0.0 + 1.5 × 0.9 = 1.35 > B: 1.0 + 1.5 × 0.2 = 1.3 > A: 0.9 + 1.5 × 0.1 = 1.05
+    assert [n.best.hit.id for n in with_titles] == ["c1", "b1"]
+    assert [n.title_similarity for n in with_titles] == [0.9, 0.2]
+
+
+def test_rank_notes_rescores_only_the_first_notes_by_title() -> None:
+    dense = [hit(f"{c}1", 1.0 - i / 10, f"{c}.md") for i, c in enumerate("abcdef")]
+    asked: list[list[str]] = []
+
+    def similarities(items: list[FusedHit]) -> list[float | None]:
+        asked.append([item.hit.id for item in items])
+        return [1.0 if item.hit.id == "f1" else None for item in items]
+
+    notes = rank_notes(fuse_scores(dense, []), limit=2, title_similarities=similarities, rescored=3)
+    assert asked == [["a1", "b1", "c1"]]  # f1's perfect title is never read: too far behind
+    assert [n.best.hit.id for n in notes] == ["a1", "b1"] and notes[0].title_similarity is None

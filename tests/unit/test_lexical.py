@@ -15,6 +15,7 @@ from services.lexical import (
     analyze,
     encode_document,
     encode_query,
+    fold_accents,
     matched_terms,
     subwords,
     term_id,
@@ -255,3 +256,18 @@ def test_matched_terms() -> None:
     assert matched_terms("données protégées cookies", "La donnée est protégée.") == ["donn", "proteg"]
     assert matched_terms("le la", "le la") == []
     assert matched_terms("atlas atlas", "Projet Atlas") == ["atlas"]
+
+
+@pytest.mark.parametrize(
+    ("text", "folded"),
+    [
+        ("Données protégées", "Donnees protegees"),
+        ("cœur, ægée, straße", "coeur, aegee, strasse"),
+        ("e\u0301te\u0301 de\u0301compose\u0301", "ete decompose"),  # combining accents, as macOS writes names
+        ("« l’été » — 20 €", "« l’ete » — 20 €"),  # punctuation is not a diacritic
+        ("plain ascii", "plain ascii"),
+    ],
+)
+def test_fold_accents_removes_diacritics_and_expands_ligatures(text: str, folded: str) -> None:
+    assert fold_accents(text) == folded
+    assert fold_accents(text) == lexical._fold_slowly(text)  # the per-character table = decomposing it all

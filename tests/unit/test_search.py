@@ -20,20 +20,45 @@ def hit(point: str, score: float, path: str, title: str, text: str, chunk: int =
 
 
 class StubStore:
-    """Fixed dense and sparse lists; remembers what it was asked."""
+    """Fixed dense and sparse lists; remembers what it was asked. Candidates come back with the payload
+    keys asked for, ``retrieve`` with the whole payload, like the real stores."""
 
-    def __init__(self, dense: list[StoreHit], sparse: list[StoreHit]) -> None:
-        self.dense, self.sparse = dense, sparse
+    def __init__(
+        self, dense: list[StoreHit], sparse: list[StoreHit], titles: dict[str, list[float]] | None = None
+    ) -> None:
+        self.dense, self.sparse, self.titles = dense, sparse, titles or {}
         self.limits: list[int] = []
+        self.fields: list[tuple[str, ...] | None] = []
         self.sparse_queries: list[SparseVector] = []
+        self.title_requests: list[list[str]] = []
+        self.retrieved: list[list[str]] = []
 
-    def search_dense(self, vector: list[float], flt: StoreFilter | None, limit: int) -> list[StoreHit]:
+    def _lean(self, hits: list[StoreHit], fields: tuple[str, ...] | None) -> list[StoreHit]:
+        self.fields.append(fields)
+        if fields is None:
+            return hits
+        return [h.model_copy(update={"payload": {k: v for k, v in h.payload.items() if k in fields}}) for h in hits]
+
+    def search_dense(
+        self, vector: list[float], flt: StoreFilter | None, limit: int, fields: tuple[str, ...] | None = None
+    ) -> list[StoreHit]:
         self.limits.append(limit)
-        return self.dense[:limit]
+        return self._lean(self.dense[:limit], fields)
 
-    def search_sparse(self, sparse: SparseVector, flt: StoreFilter | None, limit: int) -> list[StoreHit]:
+    def search_sparse(
+        self, sparse: SparseVector, flt: StoreFilter | None, limit: int, fields: tuple[str, ...] | None = None
+    ) -> list[StoreHit]:
         self.sparse_queries.append(sparse)
-        return self.sparse[:limit]
+        return self._lean(self.sparse[:limit], fields)
+
+    def retrieve(self, ids: list[str]) -> list[StoreHit]:
+        self.retrieved.append(list(ids))
+        by_id = {h.id: h for h in self.dense + self.sparse}
+        return [by_id[i].model_copy() for i in ids if i in by_id]
+
+    def title_vectors(self, ids: list[str]) -> dict[str, list[float]]:
+        self.title_requests.append(list(ids))
+        return {i: self.titles[i] for i in ids if i in self.titles}
 
 
 class StubEmbedder:
@@ -60,13 +85,17 @@ def store() -> StubStore:
 def test_search_fuses_by_score_and_groups_by_note(store: StubStore) -> None:
     response = SearchEngine(store, StubEmbedder()).search(SearchRequest(query="nourrir chaque jour", now=NOW))
     assert store.limits == [search.CANDIDATES]
-    dense, sparse = fusion.DENSE_WEIGHT, fusion.SPARSE_WEIGHT
+    dense, sparse, second = fusion.DENSE_WEIGHT, fusion.SPARSE_WEIGHT, fusion.SECOND_CHUNK_WEIGHT
     # Min-max normalised: dense a1 1.0, b1 0.975, a2 0.75, c1 0.0; sparse c1 1.0, a1 0.125, b1 0.0.
-    expected = {"A.md": dense * 1.0 + sparse * 0.125, "B.md": dense * 0.975, "C.md": sparse * 1.0}
+    # A.md also gets a share of its second chunk (a2); no title vectors here, so no title term.
+    expected = {"A.md": dense * 1.0 + sparse * 0.125 + second * dense * 0.75, "B.md": dense * 0.975, "C.md": sparse}
     assert [r.path for r in response.results] == sorted(expected, key=lambda path: -expected[path])
     assert {r.path: r.score for r in response.results} == pytest.approx(expected)
     note_a = next(r for r in response.results if r.path == "A.md")
     assert (note_a.dense_rank, note_a.sparse_rank, note_a.chunk_index) == (1, 2, 0)  # its best chunk, a1
+    # Lean candidates, then the results' chunks read whole: their text is what the chat engine packs.
+    assert store.fields == [search.CANDIDATE_FIELDS, search.CANDIDATE_FIELDS]
+    assert store.retrieved == [["c1", "a1", "b1"]] and note_a.text == "Recette du levain et du pain."
 
 
 def test_results_carry_what_explain_shows(store: StubStore) -> None:
@@ -90,3 +119,19 @@ def test_a_named_title_gets_the_bonus(store: StubStore) -> None:
 def test_the_sparse_query_is_the_lexical_encoding_without_date_words(store: StubStore) -> None:
     SearchEngine(store, StubEmbedder()).search(SearchRequest(query="levain la semaine dernière", now=NOW))
     assert store.sparse_queries == [encode_query("levain")]
+
+
+def test_a_note_whose_title_embedding_is_close_to_the_query_moves_up() -> None:
+    # Two notes equal on both lists; only their title vectors differ (the query embeds to [1, 0]).
+    dense = [hit("x1", 0.5, "X.md", "Far", "même texte"), hit("y1", 0.5, "Y.md", "Close", "même texte")]
+    store = StubStore(dense, [], titles={"x1": [0.0, 1.0], "y1": [0.8, 0.6]})
+    results = SearchEngine(store, StubEmbedder()).search(SearchRequest(query="question", now=NOW)).results
+    assert store.title_requests == [["x1", "y1"]]  # one request, for the best chunk of each note
+    assert [r.path for r in results] == ["Y.md", "X.md"]
+    assert [r.title_similarity for r in results] == pytest.approx([0.8, 0.0])
+    assert results[0].score - results[1].score == pytest.approx(fusion.TITLE_WEIGHT * 0.8)
+
+
+def test_points_without_a_title_vector_rank_on_their_chunks_alone(store: StubStore) -> None:
+    results = SearchEngine(store, StubEmbedder()).search(SearchRequest(query="levain", now=NOW)).results
+    assert all(r.title_similarity is None for r in results)
