@@ -7,7 +7,9 @@ the chat engine summarises when a search snippet is too thin (the learner's insi
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import logging
+import socket
 import time
 from typing import Protocol
 from urllib.parse import urlparse
@@ -64,10 +66,15 @@ class DdgsSearch:
 
     name = "ddgs"
 
-    def __init__(self, timeout: float, trusted_domains: list[str], region: str = "fr-fr") -> None:
+    def __init__(
+        self, timeout: float, trusted_domains: list[str], region: str = "fr-fr", allow_private: bool = False
+    ) -> None:
         self.timeout = timeout
         self.trusted = trusted_domains
         self.region = region
+        # A search result (or its redirect) may point at this machine or the local network: the web UI,
+        # a router's admin page. Pages are only read from public addresses (tests serve from 127.0.0.1).
+        self.allow_private = allow_private
 
     def search(self, query: str, max_results: int = 5) -> list[WebResult]:
         from ddgs import DDGS
@@ -98,10 +105,15 @@ class DdgsSearch:
     def _download(self, url: str) -> tuple[bytes, str, str | None]:
         """(body up to ``MAX_PAGE_BYTES``, content type, charset); an empty body for unreadable types."""
         headers = {"User-Agent": USER_AGENT, "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9"}
+        hooks = {} if self.allow_private else {"request": [_refuse_private_address]}  # redirects included
         deadline = time.monotonic() + self.timeout  # httpx's timeout is per read: a slow drip needs a total one
         with (
             httpx.Client(
-                timeout=self.timeout, follow_redirects=True, max_redirects=MAX_REDIRECTS, headers=headers
+                timeout=self.timeout,
+                follow_redirects=True,
+                max_redirects=MAX_REDIRECTS,
+                headers=headers,
+                event_hooks=hooks,
             ) as client,
             client.stream("GET", url) as response,
         ):
@@ -115,6 +127,22 @@ class DdgsSearch:
                 if len(body) >= MAX_PAGE_BYTES or time.monotonic() > deadline:
                     break
             return bytes(body[:MAX_PAGE_BYTES]), content_type, response.charset_encoding
+
+
+class PrivateAddressError(httpx.RequestError):
+    """A page on this machine or a private network, refused."""
+
+
+def _refuse_private_address(request: httpx.Request) -> None:
+    host = request.url.host
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, request.url.port or 80)}
+    except socket.gaierror as exc:
+        raise httpx.ConnectError(f"cannot resolve {host}: {exc}", request=request) from exc
+    for address in addresses:
+        ip = ipaddress.ip_address(address.split("%")[0])
+        if not ip.is_global:
+            raise PrivateAddressError(f"{host} is a non-public address ({ip})", request=request)
 
 
 def page_text(body: bytes, content_type: str, charset: str | None = None) -> str:

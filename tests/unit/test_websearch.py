@@ -36,8 +36,10 @@ HUGE_TOTAL = 32 * MAX_PAGE_BYTES  # far more than the cap: a reader that ignores
 class Site(BaseHTTPRequestHandler):
     huge_sent = 0
     huge_done = threading.Event()
+    requests_seen: list[str] = []  # noqa: RUF012  # shared on purpose: what the server was asked, across tests
 
     def do_GET(self) -> None:
+        Site.requests_seen.append(self.path)
         if self.path == "/article":
             self._send("text/html; charset=utf-8", ARTICLE_HTML)
         elif self.path == "/moved":
@@ -93,7 +95,7 @@ def site() -> Iterator[str]:
 
 @pytest.fixture
 def web() -> DdgsSearch:
-    return DdgsSearch(timeout=30.0, trusted_domains=["wikipedia.org"])
+    return DdgsSearch(timeout=30.0, trusted_domains=["wikipedia.org"], allow_private=True)  # the site is local
 
 
 def test_an_article_page_gives_its_text_without_navigation_or_footer(web: DdgsSearch, site: str) -> None:
@@ -119,6 +121,16 @@ def test_a_closed_port_gives_nothing(web: DdgsSearch) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     assert web.read(f"http://127.0.0.1:{port}/") == ""
+
+
+def test_pages_on_this_machine_or_a_private_network_are_never_read(site: str) -> None:
+    guarded = DdgsSearch(timeout=30.0, trusted_domains=["wikipedia.org"])  # the product's default
+    Site.requests_seen.clear()
+    assert guarded.read(f"{site}/article") == ""  # 127.0.0.1: the web UI could be there
+    assert guarded.read("http://localhost:8000/") == ""
+    assert guarded.read("http://192.168.1.1/admin") == ""
+    assert guarded.read("http://[::1]:8000/") == ""
+    assert Site.requests_seen == []  # refused before any connection was made
 
 
 def test_a_huge_page_is_read_up_to_the_byte_cap_only(web: DdgsSearch, site: str) -> None:
