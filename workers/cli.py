@@ -108,7 +108,7 @@ def reindex(settings: Settings) -> None:
 @click.option("--type", "types", multiple=True, type=click.Choice([t.value for t in NoteType]), help="Note type.")
 @click.option("--since", help="Only notes dated from this day on (YYYY-MM-DD).")
 @click.option("--until", help="Only notes dated before this day (YYYY-MM-DD).")
-@click.option("--explain", is_flag=True, help="Show dense rank, sparse rank, fused score and matched terms.")
+@click.option("--explain", is_flag=True, help="Show each hit's ranks, title match and cosine, score and matched terms.")
 @common_options
 def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: bool, **filters: Any) -> None:
     """Hybrid search over the vault."""
