@@ -19,7 +19,7 @@ DENSE = "dense"
 TITLE = "title"
 SPARSE = "lexical"
 # The shape of a collection. 1: dense + lexical; 2: + the title vector. A store built with another
-# layout is refused like another model (ModelMismatchError): `obsirag reindex` rebuilds it.
+# layout raises ModelMismatchError with ``layout_only`` set: the indexer then rebuilds it by itself.
 INDEX_LAYOUT = 2
 
 # Never change it: every stored point id derives from it.
@@ -232,10 +232,21 @@ def in_order(ids: Sequence[str], hits: Sequence[StoreHit]) -> list[StoreHit]:
     return [by_id[i] for i in dict.fromkeys(ids) if i in by_id]
 
 
+def point_vectors(point: StorePoint, sparse: object) -> dict[str, Any]:
+    """A point's named vectors for a backend, ``sparse`` already in the backend's own type."""
+    vectors: dict[str, Any] = {DENSE: list(point.dense), SPARSE: sparse}
+    if point.title is not None:
+        vectors[TITLE] = list(point.title)
+    return vectors
+
+
+def _record_vectors(record: Any) -> dict[str, Any]:
+    return record.vector if isinstance(record.vector, dict) else {}
+
+
 def record_to_hit(record: Any) -> StoreHit:
     """A backend's scored point or record (``id``, ``payload``, ``vector``, maybe ``score``) as a StoreHit."""
-    vectors = record.vector if isinstance(record.vector, dict) else {}
-    dense = vectors.get(DENSE)
+    dense = _record_vectors(record).get(DENSE)
     # Our own points, already typed by the backend: skip validation (200 hits a search, ~1 ms saved).
     return StoreHit.model_construct(
         id=str(record.id),
@@ -249,7 +260,6 @@ def title_vector_map(records: Iterable[Any]) -> dict[str, list[float]]:
     """{point id: title vector} of a backend's records read with the ``title`` vector."""
     found = {}
     for record in records:
-        vectors = record.vector if isinstance(record.vector, dict) else {}
-        if (title := vectors.get(TITLE)) is not None:
+        if (title := _record_vectors(record).get(TITLE)) is not None:
             found[str(record.id)] = list(title)
     return found

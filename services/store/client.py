@@ -27,6 +27,7 @@ from services.store.base import (
     VectorStore,
     build_filter,
     in_order,
+    point_vectors,
     record_to_hit,
     title_vector_map,
 )
@@ -232,7 +233,4 @@ def _path_condition(path: str) -> models.FieldCondition:
 
 def _point_struct(point: StorePoint) -> models.PointStruct:
     sparse = models.SparseVector(indices=list(point.sparse.indices), values=list(point.sparse.values))
-    vectors: dict[str, Any] = {DENSE: list(point.dense), SPARSE: sparse}
-    if point.title is not None:
-        vectors[TITLE] = list(point.title)
-    return models.PointStruct(id=point.id, vector=vectors, payload=point.payload)
+    return models.PointStruct(id=point.id, vector=point_vectors(point, sparse), payload=point.payload)

@@ -62,6 +62,7 @@ from services.store.base import (
     VectorStore,
     build_filter,
     in_order,
+    point_vectors,
     record_to_hit,
     title_vector_map,
 )
@@ -376,7 +377,4 @@ def _filter(flt: StoreFilter | None) -> Filter | None:
 
 def _edge_point(point: StorePoint) -> Point:
     sparse = EdgeSparse(list(point.sparse.indices), list(point.sparse.values))
-    vectors: dict[str, Any] = {DENSE: list(point.dense), SPARSE: sparse}
-    if point.title is not None:
-        vectors[TITLE] = list(point.title)
-    return Point(point.id, vectors, point.payload)
+    return Point(point.id, point_vectors(point, sparse), point.payload)
