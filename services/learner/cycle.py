@@ -21,6 +21,7 @@ from services import vault
 from services.catalog import Catalog
 from services.chat import ChatAnswer, ChatEngine
 from services.config import Settings
+from services.embedding import calibration
 from services.entities import iter_entity_tags
 from services.learner import insight_files, schedule
 from services.learner.generation import GenerationMeter, LearnerModel, LearnerStopped
@@ -209,6 +210,8 @@ class Learner:
         if note is None:
             return
         threshold = self.settings.synapse_threshold
+        if threshold is None:
+            threshold = calibration(self.settings.embedding_model).synapse_cosine
         for other, score in synapse_candidates(self.catalog, self.deps.similar, path, threshold):
             other_note = self._read(other)
             if other_note is None:

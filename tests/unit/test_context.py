@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.config import Settings
-from services.context import assess_support, estimate_tokens, names_in, pack_context, select_main_note
+from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
+from services.context import (
+    assess_support,
+    estimate_tokens,
+    names_in,
+    pack_context,
+    select_main_note,
+)
+from services.embedding import calibration
 from services.search import SearchResult
 
 
@@ -37,6 +44,15 @@ def test_a_similar_sounding_chunk_without_the_key_term_does_not() -> None:
 def test_far_chunks_never_support_even_with_shared_words() -> None:
     far = hit("x.md", "Objectifs", "objectifs projet atlas", dense=0.1)
     assert not assess_support("objectifs du projet Atlas", [far]).supported
+
+
+def test_the_cosine_floor_is_the_index_model_s() -> None:
+    # multilingual-e5-small rates unrelated French texts near 0.8: MiniLM's floor would let them through.
+    near = hit("Projets/Atlas.md", "Projet Atlas", "Les objectifs du projet : une carte web.", dense=0.80)
+    question = "Quels sont les objectifs du projet Atlas ?"
+    assert assess_support(question, [near], calibration(BUNDLED_EMBEDDING_MODEL).support_cosine).supported
+    assert not assess_support(question, [near], calibration(MULTILINGUAL_EMBEDDING_MODEL).support_cosine).supported
+    assert calibration("sentence-transformers/some-other-model") == calibration(BUNDLED_EMBEDDING_MODEL)
 
 
 def test_a_name_absent_from_every_result_means_not_in_the_vault() -> None:

