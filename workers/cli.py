@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from services.config import Settings, load_settings
-from services.models import NoteType
+from services.models import NoteType, SetupError
 from services.search import SearchRequest, SearchResponse
 
 if TYPE_CHECKING:
@@ -30,7 +30,10 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(command)
     def wrapper(vault: str | None, data: str | None, **kwargs: Any) -> Any:
         settings = load_settings(vault=vault, data_dir=data)
-        return command(settings=settings, **kwargs)
+        try:
+            return command(settings=settings, **kwargs)
+        except SetupError as exc:  # a model mismatch, a missing extra: the message is the help
+            raise click.ClickException(str(exc)) from None
 
     return wrapper
 

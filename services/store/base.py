@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
-from services.models import SparseVector, StoreFilter, StoreHit, StorePoint
+from services.models import SetupError, SparseVector, StoreFilter, StoreHit, StorePoint
 
 DENSE = "dense"
 TITLE = "title"
@@ -43,7 +43,7 @@ class ModelRecord(NamedTuple):
     layout: int = INDEX_LAYOUT
 
 
-class ModelMismatchError(RuntimeError):
+class ModelMismatchError(SetupError):
     """The collection was built with another embedding model or dimension than the one requested."""
 
     def __init__(self, stored: ModelRecord | None, requested: ModelRecord) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from services.config import MULTILINGUAL_EMBEDDING_MODEL
 from services.store import EdgeStore, ModelMismatchError
 from workers.cli import main
 
@@ -30,7 +31,7 @@ def run(*args: str) -> str:
     return result.stdout
 
 
-def test_index_search_status_reindex(small_vault: Path, tmp_path: Path) -> None:
+def test_index_search_status_reindex(small_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     where = ["--vault", str(small_vault), "--data", str(tmp_path / "data")]
     assert "2 indexed, 0 skipped, 0 failed" in run("index", *where)
 
@@ -46,6 +47,13 @@ def test_index_search_status_reindex(small_vault: Path, tmp_path: Path) -> None:
 
     status = json.loads(run("status", "--json", *where))
     assert status["notes"]["indexed"] == 2 and not status["running"]
+
+    # Another model configured: one clear line, no traceback, and the way out.
+    monkeypatch.setenv("OBSIRAG_EMBEDDING_MODEL", MULTILINGUAL_EMBEDDING_MODEL)
+    refused = CliRunner().invoke(main, ["search", "levain", *where])
+    assert refused.exit_code == 1 and isinstance(refused.exception, SystemExit)  # a ClickException, not a crash
+    assert refused.output.startswith("Error: The vector store was built with") and "obsirag reindex" in refused.output
+    monkeypatch.delenv("OBSIRAG_EMBEDDING_MODEL")
 
     store = EdgeStore(tmp_path / "data" / "qdrant")
     with pytest.raises(ModelMismatchError, match="obsirag reindex"):
