@@ -52,6 +52,7 @@ def up(settings: Settings) -> None:
 
     if not settings.vault.is_dir():
         raise click.ClickException(f"vault not found: {settings.vault}")
+    _check_recorded_model(settings)
     setup_logging(settings, "supervisor")
     click.echo(f"ObsiRAG: vault {settings.vault}, data {settings.data_dir}. Ctrl-C to stop.")
     where = f"http://{settings.host}:{settings.port}/" if settings.port else f"{settings.host}, on a free port (logged)"
@@ -259,6 +260,20 @@ def status(settings: Settings, as_json: bool) -> None:
         speed = f", last {gen.last_tokens_per_s:.1f} tok/s" if gen.last_tokens_per_s else ""
         loaded = "loaded" if gen.loaded else "not loaded"
         click.echo(f"generation: {gen.backend} {gen.model} ({loaded}), {work}, {gen.queue_depth} queued{speed}")
+
+
+def _check_recorded_model(settings: Settings) -> None:
+    """Refuse to start on an embedded index built with another model: the indexer would die at each restart."""
+    if settings.qdrant_url:
+        return  # a server's collection is checked by the indexer, which logs the same advice
+    from services.store.edge import recorded_model_at
+
+    recorded = recorded_model_at(settings.store_path)
+    if recorded is not None and recorded.name != settings.embedding_model:
+        raise click.ClickException(
+            f"the index was built with {recorded.name}, but the configured embedding model is "
+            f"{settings.embedding_model}: run `obsirag reindex` to rebuild it (or configure {recorded.name} again)."
+        )
 
 
 def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:

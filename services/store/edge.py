@@ -355,6 +355,11 @@ def _points_count(shard: EdgeShard) -> int:
     return shard.count(CountRequest(exact=True))
 
 
+def recorded_model_at(path: Path) -> ModelRecord | None:
+    """The model recorded by the Edge store in folder ``path``, read without opening (or locking) it."""
+    return _read_model(path / MODEL_FILE)
+
+
 def _read_model(model_file: Path) -> ModelRecord | None:
     try:
         data = json.loads(model_file.read_text(encoding="utf-8"))

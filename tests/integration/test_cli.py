@@ -53,6 +53,8 @@ def test_index_search_status_reindex(small_vault: Path, tmp_path: Path, monkeypa
     refused = CliRunner().invoke(main, ["search", "levain", *where])
     assert refused.exit_code == 1 and isinstance(refused.exception, SystemExit)  # a ClickException, not a crash
     assert refused.output.startswith("Error: The vector store was built with") and "obsirag reindex" in refused.output
+    not_started = CliRunner().invoke(main, ["up", *where])  # refused before any process starts
+    assert not_started.exit_code == 1 and "run `obsirag reindex`" in not_started.output
     monkeypatch.delenv("OBSIRAG_EMBEDDING_MODEL")
 
     store = EdgeStore(tmp_path / "data" / "qdrant")
