@@ -40,7 +40,7 @@ from _beir import Benchmark, first_relevant_rank, load_benchmark, note_text, per
 from services import fusion, lexical, search
 from services.catalog import Catalog
 from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.embedding import Embedder, load_embedder
+from services.embedding import Embedder, calibration, load_embedder
 from services.fusion import fuse, group_by_note
 from services.indexing import IndexPipeline
 from services.models import StoreHit
@@ -301,7 +301,7 @@ def evaluate(bench: Benchmark, embedder: Embedder, args: argparse.Namespace, cac
         "query_threads": args.query_threads,
         "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
         "tuning": tuning_constants(),
-        "dense_weight": embedder.dense_weight,
+        "dense_weight": calibration(embedder.name).dense_weight,
         "results": [vars(result) for result in results],
         "table": markdown_table(results),
     }

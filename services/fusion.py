@@ -18,9 +18,9 @@ from services.models import StoreHit
 
 RRF_K = 60  # the classic reciprocal-rank-fusion constant: damps the head of each list
 # Score fusion: shares of the normalised dense and sparse scores; the dense share belongs to the
-# embedding model (``Embedder.dense_weight``). For all-MiniLM-L6-v2, 0.3/0.7 against 0.5/0.5: CNIL MRR
-# 0.671 → 0.659 (within noise) but recall@10 0.874 → 0.887, Service-Public MRR 0.818 → 0.866 (at 0.5 the
-# hybrid fell below BM25 alone there: it is an English model and reads French poorly).
+# embedding model (``embedding.calibration(model).dense_weight``). For all-MiniLM-L6-v2, 0.3/0.7 against
+# 0.5/0.5: CNIL MRR 0.671 → 0.659 (within noise) but recall@10 0.874 → 0.887, Service-Public MRR
+# 0.818 → 0.866 (at 0.5 the hybrid fell below BM25 alone there: it is an English model and reads French poorly).
 DENSE_WEIGHT = 0.3
 SPARSE_WEIGHT = 0.7
 TITLE_BONUS = 0.1  # added to the fused score (0..1) of a chunk whose note title/alias the query names

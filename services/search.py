@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from services import lexical
 from services.dates import parse_date_range, strip_date_expression
-from services.embedding import Embedder
+from services.embedding import Embedder, calibration
 from services.fusion import FusedHit, NoteHit, boost_title_matches, fuse_scores, rank_notes
 from services.models import NoteType, StoreFilter
 from services.store import VectorStore
@@ -69,6 +69,7 @@ class SearchEngine:
     def __init__(self, store: VectorStore, embedder: Embedder) -> None:
         self.store = store
         self.embedder = embedder
+        self.dense_weight = calibration(embedder.name).dense_weight  # the model's share in the fusion
 
     def search(self, request: SearchRequest) -> SearchResponse:
         started = time.perf_counter()
@@ -85,7 +86,7 @@ class SearchEngine:
         embedded = time.perf_counter()
         dense = self.store.search_dense(vector, flt, CANDIDATES, CANDIDATE_FIELDS)
         sparse = self.store.search_sparse(lexical.encode_query(text), flt, CANDIDATES, CANDIDATE_FIELDS)
-        weight = self.embedder.dense_weight
+        weight = self.dense_weight
         fused = boost_title_matches(fuse_scores(dense, sparse, weight, 1.0 - weight), _title_matcher(text))
         notes = rank_notes(fused, request.k, _title_similarities(self.store, vector))
         self._read_whole([note.best for note in notes])

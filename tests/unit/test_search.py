@@ -62,7 +62,7 @@ class StubStore:
 
 
 class StubEmbedder:
-    dense_weight = 0.3
+    name = "stub"  # an unmeasured model: the default calibration (dense weight 0.3)
 
     def encode_query(self, text: str) -> list[float]:
         return [1.0, 0.0]
