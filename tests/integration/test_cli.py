@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from services.config import MULTILINGUAL_EMBEDDING_MODEL
+from services.config import BUNDLED_EMBEDDING_MODEL
 from services.store import EdgeStore, ModelMismatchError
 from workers.cli import main
 
@@ -49,10 +49,11 @@ def test_index_search_status_reindex(small_vault: Path, tmp_path: Path, monkeypa
     assert status["notes"]["indexed"] == 2 and not status["running"]
 
     # Another model configured: one clear line, no traceback, and the way out.
-    monkeypatch.setenv("OBSIRAG_EMBEDDING_MODEL", MULTILINGUAL_EMBEDDING_MODEL)
+    monkeypatch.setenv("OBSIRAG_EMBEDDING_MODEL", BUNDLED_EMBEDDING_MODEL)
     refused = CliRunner().invoke(main, ["search", "levain", *where])
     assert refused.exit_code == 1 and isinstance(refused.exception, SystemExit)  # a ClickException, not a crash
-    assert refused.output.startswith("Error: The vector store was built with") and "obsirag reindex" in refused.output
+    error = refused.output.splitlines()[-1]  # after the model's loading bar
+    assert error.startswith("Error: The vector store was built with") and "obsirag reindex" in error
     not_started = CliRunner().invoke(main, ["up", *where])  # refused before any process starts
     assert not_started.exit_code == 1 and "run `obsirag reindex`" in not_started.output
     monkeypatch.delenv("OBSIRAG_EMBEDDING_MODEL")
