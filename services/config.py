@@ -53,6 +53,12 @@ class Settings(BaseSettings):
         "A change rebuilds the index beside the live one at the next `obsirag up`.",
     )
     embedding_batch_size: int = Field(32, description="Chunks per encode call.")
+    embedding_cache_entries: int = Field(
+        100_000,
+        ge=0,
+        description="Most passage vectors kept in `<data_dir>/embeddings.sqlite3` (~1.6 kB each), so that a "
+        "rename, a reindex or a restart embeds no text twice; texts no note uses are pruned after a day.",
+    )
     torch_threads: int = Field(1, description="torch CPU threads per process (1 is fastest on a shared 2-core box).")
     chunk_tokens: int = Field(
         200, description="Target chunk size in the embedding model's tokens (capped at its max sequence length)."
@@ -169,6 +175,10 @@ class Settings(BaseSettings):
     @cached_property
     def catalog_path(self) -> Path:
         return self.data_dir / "catalog.sqlite3"
+
+    @cached_property
+    def embedding_cache_path(self) -> Path:
+        return self.data_dir / "embeddings.sqlite3"
 
     @cached_property
     def redis_dir(self) -> Path:
