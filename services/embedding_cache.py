@@ -93,9 +93,14 @@ class EmbeddingCache:
             else:
                 self._db.execute("DELETE FROM uses WHERE model = ? AND path = ?", (self.model, path))
 
+    def forget_other_models(self) -> None:
+        """After a switch to this model: the other models' texts are unused (pruned after the grace)."""
+        with self._lock:
+            self._db.execute("DELETE FROM uses WHERE model != ?", (self.model,))
+
     def prune(self, now: float | None = None, grace: float = PRUNE_GRACE_SECONDS) -> int:
-        """Drop texts no note has used for ``grace`` seconds (other models' vectors count as unused), then the
-        oldest above ``max_entries``; returns how many went."""
+        """Drop texts no note has used for ``grace`` seconds, then the oldest above ``max_entries`` (other
+        models' first); returns how many went."""
         now = now or time.time()
         with self._lock:
             before = self.count_all()
@@ -104,7 +109,6 @@ class EmbeddingCache:
                 "(SELECT 1 FROM uses u WHERE u.model = vectors.model AND u.digest = vectors.digest)",
                 (now - grace,),
             )
-            self._db.execute("DELETE FROM uses WHERE model != ?", (self.model,))
             excess = self.count_all() - self.max_entries
             if excess > 0:
                 self._db.execute(  # other models' vectors first, then the least recently used

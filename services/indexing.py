@@ -113,13 +113,16 @@ class IndexPipeline:
             if item is not None:
                 prepared.append(item)
         self._embed_and_store(prepared, report, raise_errors)
+        self._after_sync(report)
+        return report
+
+    def _after_sync(self, report: IndexReport) -> None:
         if report.indexed or report.deleted:
             self.catalog.resolve_links()
             self.cache.prune()
         self._record_run(report)
         if report.indexed and self.on_indexed is not None:
             self.on_indexed(list(report.indexed))
-        return report
 
     def rebuild(self) -> None:
         """Forget everything (store and catalog) so that the next sync re-embeds the vault."""
@@ -158,8 +161,14 @@ class IndexPipeline:
             self.catalog.upsert_note(record.model_copy(update={"mtime": note.mtime, "size": note.size}))
             report.unchanged.append(path)
             return None
-        chunks = chunk_note(note, self.counter, self.max_tokens, self.settings.chunk_overlap_tokens)
-        return _Prepared(note, chunks, [embedding_text(note.title, c) for c in chunks])
+        chunks = self._chunk(note)
+        return _Prepared(note, chunks, self._texts(note, chunks))
+
+    def _chunk(self, note: ParsedNote) -> list[Chunk]:
+        return chunk_note(note, self.counter, self.max_tokens, self.settings.chunk_overlap_tokens)
+
+    def _texts(self, note: ParsedNote, chunks: list[Chunk]) -> list[str]:
+        return [embedding_text(note.title, c) for c in chunks]
 
     def _embed_and_store(self, prepared: list[_Prepared], report: IndexReport, raise_errors: bool) -> None:
         texts = [text for item in prepared for text in item.texts]
@@ -202,8 +211,17 @@ class IndexPipeline:
 
     def _store_note(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> None:
         note = item.note
+        points = self._points(item, vectors, title_vector)
+        self.store.upsert(points)
+        self.store.delete_note(note.path, keep_ids={p.id for p in points})
+        self.cache.record_uses(note.path, [*item.texts, note.title])
+        self.catalog.upsert_note(_record(note, NoteStatus.INDEXED, note.frontmatter_error, len(points)))
+        self.catalog.replace_links(note.path, note.links)
+
+    def _points(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> list[StorePoint]:
+        note = item.note
         entities = payload_names(self.catalog.note_entities(note.path))  # known until NER runs again
-        points = [
+        return [
             StorePoint(
                 id=point_id(note.path, chunk.index),
                 dense=vector,
@@ -213,11 +231,6 @@ class IndexPipeline:
             )
             for chunk, vector in zip(item.chunks, vectors, strict=True)
         ]
-        self.store.upsert(points)
-        self.store.delete_note(note.path, keep_ids={p.id for p in points})
-        self.cache.record_uses(note.path, [*item.texts, note.title])
-        self.catalog.upsert_note(_record(note, NoteStatus.INDEXED, note.frontmatter_error, len(points)))
-        self.catalog.replace_links(note.path, note.links)
 
     def _skip(self, path: str, reason: str, report: IndexReport) -> None:
         self.store.delete_note(path)
