@@ -90,13 +90,13 @@ class XLMRTokenCounter:
     """
 
     def __init__(self, model_file: str) -> None:
-        self._tokenizer = load_xlmr_tokenizer(model_file)
+        self.tokenizer = load_xlmr_tokenizer(model_file)
 
     def count(self, text: str) -> int:
-        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
 
     def offsets(self, text: str) -> list[tuple[int, int]]:
-        encoding = self._tokenizer.encode(text, add_special_tokens=False)
+        encoding = self.tokenizer.encode(text, add_special_tokens=False)
         spans = []
         for start, end in encoding.offsets:
             while start < end and text[start].isspace():

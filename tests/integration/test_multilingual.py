@@ -56,6 +56,14 @@ def test_it_matches_a_french_paraphrase_across_languages(e5: E5Embedder) -> None
     assert int(np.argmax(vectors @ english)) == 0  # the French passage answers an English question
 
 
+def test_torch_kernels_give_the_wheel_engine_s_vectors(e5: E5Embedder, vault) -> None:
+    texts = [path.read_text(encoding="utf-8")[:600] for path in sorted(vault.rglob("*.md"))[:4]]
+    ours, engine = e5.encode(texts), np.asarray(e5.engine.passage(texts))
+    assert (ours * engine).sum(axis=1).min() >= 0.999
+    query = "combien de temps garder les images de vidéosurveillance ?"
+    assert float(np.asarray(e5.encode_query(query)) @ np.asarray(e5.engine.query(query))) >= 0.999
+
+
 def test_concurrent_queries_get_the_serial_vectors(e5: E5Embedder) -> None:
     # The indexer embeds and serves searches from several threads; the C engine is shared.
     texts = [f"question numéro {i} sur la fermentation des légumes" for i in range(16)]
@@ -86,7 +94,7 @@ def test_the_pipeline_indexes_and_searches_with_it(settings: Settings, e5: E5Emb
 
 def test_chunks_are_counted_in_its_own_tokens(e5: E5Embedder, minilm, vault) -> None:
     # The engine's own count ("passage: " + text between <s> and </s>) and the chunker's agree.
-    counter, engine = e5.token_counter, e5._model
+    counter, engine = e5.token_counter, e5.engine
     notes = [path.read_text(encoding="utf-8") for path in sorted(vault.rglob("*.md"))]
     texts = [*notes, "Deux  espaces\n\net une ligne\tvide", "ﬁnances ① — 東京 🤖", "L'été à Montréal, ça caille !"]
     assert [counter.count("passage: " + text) for text in texts] == [engine.token_count(text) - 2 for text in texts]
