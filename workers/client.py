@@ -13,6 +13,7 @@ from services.llm.client import worker_state
 from services.llm.models import WorkerState
 from services.models import NoteStatus
 from services.processes import ProcessState, read_process, read_processes
+from services.rebuild import RebuildProgress, read_progress
 from services.search import SearchRequest, SearchResponse
 from workers.queues import Queues
 from workers.supervisor import WORKERS
@@ -24,6 +25,7 @@ class SystemStatus(BaseModel):
     queues: dict[str, dict[str, int]]
     processes: list[ProcessState]
     generation: WorkerState | None = None  # the mlx worker's published state, when it runs
+    rebuild: RebuildProgress | None = None  # an index rebuild beside the live one, under way
 
 
 class SystemClient:
@@ -54,14 +56,17 @@ class SystemClient:
 
     def status(self) -> SystemStatus:
         notes = note_counts(self.settings)
+        rebuild = None if self.settings.qdrant_url else read_progress(self.settings.store_path)
         try:
             processes = read_processes(self.redis, ["supervisor", *WORKERS])
             depths = self.queues.depths()
             generation = worker_state(self.redis)
         except (redis.ConnectionError, FileNotFoundError):
-            return SystemStatus(running=False, notes=notes, queues={}, processes=[])
+            return SystemStatus(running=False, notes=notes, queues={}, processes=[], rebuild=rebuild)
         running = any(p.alive for p in processes)
-        return SystemStatus(running=running, notes=notes, queues=depths, processes=processes, generation=generation)
+        return SystemStatus(
+            running=running, notes=notes, queues=depths, processes=processes, generation=generation, rebuild=rebuild
+        )
 
 
 def note_counts(settings: Settings) -> dict[str, int]:

@@ -7,24 +7,13 @@ import logging
 
 from huey.signals import SIGNAL_ERROR
 
-from services.catalog import Catalog
-from services.config import Settings, load_settings
-from services.embedding import load_embedder
-from services.indexing import IndexPipeline, changed_paths
-from services.search import SearchEngine
-from services.store import open_store
+from services.config import load_settings
+from services.indexing import changed_paths
+from services.rebuild import open_index
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 from workers.queues import RECONCILE_PRIORITY, Queues, bind_pipeline, record_task_outcomes
 
 log = logging.getLogger(__name__)
-
-
-def build_pipeline(settings: Settings) -> tuple[IndexPipeline, SearchEngine]:
-    store = open_store(settings)
-    catalog = Catalog(settings.catalog_path)
-    embedder = load_embedder(settings.embedding_model, settings.embedding_batch_size, settings.torch_threads)
-    pipeline = IndexPipeline(settings, store, catalog, embedder)
-    return pipeline, SearchEngine(store, embedder)
 
 
 def main() -> None:
@@ -32,13 +21,13 @@ def main() -> None:
     setup_logging(settings, "indexer")
     stop = stop_on_signals()
     queues = Queues(settings)
-    pipeline, engine = build_pipeline(settings)
+    pipeline, engine, configured, rebuild = open_index(settings)
     # The model and libraries are loaded for good: out of the collector's sight, they no longer make
     # every full collection walk their objects (searches: -2 to -5 ms at p95, bench/search_latency.py).
     gc.collect()
     gc.freeze()
     pipeline.run_id = pipeline.catalog.start_run("indexer")
-    bind_pipeline(pipeline, engine, queues)
+    bind_pipeline(pipeline, engine, queues, configured, rebuild)
 
     @queues.index.signal(SIGNAL_ERROR)
     def _final_failure(signal: str, task, exc: Exception | None = None) -> None:

@@ -16,10 +16,12 @@ from services.llm.models import GenerationRequest, Priority
 
 if TYPE_CHECKING:
     from services.catalog import Catalog
+    from services.embedding import Embedder
     from services.entities import EntityExtractor
     from services.indexing import IndexPipeline
     from services.learner.cycle import Learner
     from services.llm.generation import GenerationService
+    from services.rebuild import Rebuild
     from services.search import SearchEngine
 
 QUEUE_NAMES = ("index", "search", "enrich", "learn", "generate")
@@ -33,17 +35,33 @@ class _Bound:
     search: SearchEngine | None = None
     queues: Queues | None = None
     generation: GenerationService | None = None
+    configured: Embedder | None = None  # the configured model, when the live index was built with another
+    rebuild: Rebuild | None = None
 
 
 _bound = _Bound()
 
 
-def bind_pipeline(pipeline: IndexPipeline, search: SearchEngine, queues: Queues) -> None:
-    """Called once by the process that owns the store, before its consumers start."""
+def bind_pipeline(
+    pipeline: IndexPipeline,
+    search: SearchEngine,
+    queues: Queues,
+    configured: Embedder | None = None,
+    rebuild: Rebuild | None = None,
+) -> None:
+    """Called once by the process that owns the store, before its consumers start.
+
+    ``configured``: the configured model when the live index was built with another; ``rebuild``: the
+    rebuild to carry on (queued here)."""
     _bound.pipeline = pipeline
     _bound.search = search
     _bound.queues = queues
+    _bound.configured = configured or pipeline.embedder
     pipeline.on_indexed = queues.enqueue_entities  # NER follows every indexed note
+    if rebuild is not None:
+        _bound.rebuild = rebuild
+        rebuild.engine = search
+        queues.rebuild_step()
 
 
 def bind_generation(service: GenerationService, queues: Queues) -> None:
@@ -81,15 +99,37 @@ def sync_note(path: str) -> dict[str, Any]:
 
 
 def rebuild_index() -> int:
-    """Forget the whole index, then queue every note of the vault again."""
+    """Rebuild the index with the configured model beside the live one (Edge), which keeps answering;
+    a Qdrant server's collection is emptied and refilled. Returns the notes to index."""
     from services import vault
+    from services.rebuild import Rebuild
+    from services.store import EdgeStore
 
     pipeline = _pipeline()
+    if isinstance(pipeline.store, EdgeStore):
+        if _bound.rebuild is None:
+            _bound.rebuild = Rebuild.start(pipeline.settings, pipeline, _bound.configured or pipeline.embedder)
+            _bound.rebuild.engine = _bound.search
+            if _bound.queues is not None:
+                _bound.queues.rebuild_step()
+        return _bound.rebuild.progress().total
     pipeline.rebuild()
     paths = list(vault.iter_vault_paths(pipeline.settings.vault, pipeline.settings.exclude))
     if _bound.queues is not None:
         _bound.queues.enqueue_paths(paths, pipeline.settings.index_batch_notes, RECONCILE_PRIORITY)
     return len(paths)
+
+
+def rebuild_step() -> dict[str, Any] | None:
+    """A batch of the rebuild under way, then the next step behind the users' edits (or the switch)."""
+    rebuild = _bound.rebuild
+    if rebuild is None:
+        return None
+    if rebuild.step(rebuild.settings.index_batch_notes):
+        _bound.rebuild = None
+    elif _bound.queues is not None:
+        _bound.queues.rebuild_step()
+    return rebuild.progress().model_dump()
 
 
 def run_search(request: dict[str, Any]) -> dict[str, Any]:
@@ -212,6 +252,7 @@ class Queues:
         self.sync_batch = index.task(name="sync_batch")(sync_batch)
         self.sync_note = index.task(name="sync_note", retry_backoff=2, **retry)(sync_note)
         self.rebuild_index = index.task(name="rebuild_index", priority=EVENT_PRIORITY + 10)(rebuild_index)
+        self.rebuild_step = index.task(name="rebuild_step", priority=RECONCILE_PRIORITY - 1)(rebuild_step)
         self.run_search = self.hueys["search"].task(name="run_search", expires=30)(run_search)
         self.generate = self.hueys["generate"].task(name="generate", retries=0)(run_generation)
         self._register_enrichment(settings)

@@ -2,7 +2,9 @@
 
 Folder layout: ``shard/`` (the Edge shard: segments, WAL), ``model.json`` (the recorded embedding
 model) and ``obsirag.lock`` (an flock held while an EdgeStore is open, so a second opener fails
-fast with StoreLockedError instead of fighting over the WAL).
+fast with StoreLockedError instead of fighting over the WAL). A rebuild builds another EdgeStore in
+``next/`` beside the live shard; ``swap_in`` moves it in place (``switch.json`` marks the two renames,
+so a crash between them is finished at the next open).
 
 Threads: searches run concurrently with each other and with writes (Edge releases the GIL while
 it queries); writes are serialized by a mutex; ensure_collection/reset/close wait for in-flight
@@ -72,6 +74,8 @@ LOCK_FILE = "obsirag.lock"
 MODEL_FILE = "model.json"
 SHARD_DIR = "shard"
 TRASH_PREFIX = "shard.deleted-"
+NEXT_DIR = "next"  # where a rebuild builds the next index (services/rebuild.py)
+SWITCH_FILE = "switch.json"
 WRITE_BATCH = 512
 
 
@@ -85,6 +89,7 @@ class EdgeStore(VectorStore):
         self._guard = _ReadWriteLock()
         self._write_mutex = threading.Lock()
         try:
+            _finish_switch(self.path)
             _remove_trash(self.path)
             self._shard: EdgeShard | None = _load_shard(self._shard_dir) if _has_shard(self._shard_dir) else None
         except BaseException:
@@ -126,6 +131,27 @@ class EdgeStore(VectorStore):
             self._check_open()
             self._drop_shard()
             self._model_file.unlink(missing_ok=True)
+
+    def swap_in(self, other: EdgeStore) -> None:
+        """Replace this store's shard and model by ``other``'s (a store in ``self.path / NEXT_DIR``), which
+        is closed. Readers wait for the few renames and then read the new shard: nobody sees an empty index."""
+        if other.path != self.path / NEXT_DIR:
+            raise ValueError(f"{other.path} is not {self.path / NEXT_DIR}")
+        other.close()
+        with self._guard.exclusive():
+            self._check_open()
+            if self._shard is not None:
+                self._shard.close()
+                self._shard = None
+            _write_json(self.path / SWITCH_FILE, {"from": NEXT_DIR})
+            _finish_switch(self.path)
+            _remove_trash(self.path)
+            self._shard = _load_shard(self._shard_dir)
+
+    def flush(self) -> None:
+        with self._writing() as shard:
+            if shard is not None:
+                shard.flush()
 
     def optimize(self) -> None:
         with self._writing() as shard:
@@ -346,6 +372,27 @@ _INDEXES = (
 )
 
 
+def _finish_switch(path: Path) -> None:
+    """Complete a swap_in that a crash interrupted (each step can be replayed)."""
+    if not (path / SWITCH_FILE).exists():
+        return
+    source = path / NEXT_DIR
+    if (source / SHARD_DIR).is_dir():
+        if (path / SHARD_DIR).exists():
+            (path / SHARD_DIR).rename(path / f"{TRASH_PREFIX}{uuid.uuid4().hex}")
+        (source / SHARD_DIR).rename(path / SHARD_DIR)
+    if (source / MODEL_FILE).exists():
+        os.replace(source / MODEL_FILE, path / MODEL_FILE)
+    shutil.rmtree(source, ignore_errors=True)
+    (path / SWITCH_FILE).unlink()
+
+
+def _write_json(target: Path, data: dict[str, Any]) -> None:
+    temporary = target.with_suffix(".tmp")
+    temporary.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(temporary, target)
+
+
 def _remove_trash(path: Path) -> None:
     for trash in path.glob(f"{TRASH_PREFIX}*"):
         shutil.rmtree(trash, ignore_errors=True)
@@ -369,11 +416,7 @@ def _read_model(model_file: Path) -> ModelRecord | None:
 
 
 def _write_model(model_file: Path, model: ModelRecord) -> None:
-    temporary = model_file.with_suffix(".tmp")
-    temporary.write_text(
-        json.dumps({"model_name": model.name, "dim": model.dim, "layout": model.layout}), encoding="utf-8"
-    )
-    os.replace(temporary, model_file)
+    _write_json(model_file, {"model_name": model.name, "dim": model.dim, "layout": model.layout})
 
 
 def _filter(flt: StoreFilter | None) -> Filter | None:

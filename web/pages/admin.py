@@ -18,6 +18,7 @@ from litestar.response import Template
 from services.llm.client import worker_state
 from services.models import NoteStatus
 from services.processes import read_process, read_processes
+from services.rebuild import read_progress
 from services.tasks import queue_state, retry
 from web.site import Site, SiteDep
 from workers.supervisor import WORKERS
@@ -46,7 +47,9 @@ class AdminController(Controller):
     def reindex(self, site: SiteDep) -> Template:
         try:
             site.client.reindex()
-            message = "Réindexation demandée : l'indexeur reconstruit l'index (suivez la file « index »)."
+            message = (
+                "Réindexation demandée : l'indexeur reconstruit l'index à côté de l'actuel, qui répond en attendant."
+            )
         except (redis.ConnectionError, FileNotFoundError):
             message = "ObsiRAG ne tourne pas : lancez `obsirag up`."
         return Template("_flash.html", context={"message": message})
@@ -78,6 +81,7 @@ def live_state(site: Site) -> dict[str, Any]:
         "history": [],
         "mlx": None,
         "learner": None,
+        "rebuild": None if site.settings.qdrant_url else read_progress(site.settings.store_path),
     }
     with contextlib.suppress(redis.ConnectionError, redis.TimeoutError, FileNotFoundError):
         state.update(_redis_state(site))  # else the system is down: the page says so

@@ -1,0 +1,128 @@
+"""Passage vectors kept by (model, exact text), so that no text is embedded twice.
+
+A renamed note or folder, a reindex with the same model, a restart after a crash: the chunks' texts
+are the same, so their vectors come from here. The cache is a SQLite file in the data dir; it records
+which note uses which text (``uses``), and ``prune`` drops texts no note has used for ``grace`` seconds
+(a rename deletes the old path before or after it indexes the new one: the grace keeps its vectors),
+then the least recently used ones above ``max_entries``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+PRUNE_GRACE_SECONDS = 24 * 3600.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors (
+    model TEXT NOT NULL, digest BLOB NOT NULL, vector BLOB NOT NULL, used_at REAL NOT NULL,
+    PRIMARY KEY (model, digest)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS uses (
+    model TEXT NOT NULL, path TEXT NOT NULL, digest BLOB NOT NULL, PRIMARY KEY (model, path, digest)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS uses_digest ON uses (model, digest);
+CREATE INDEX IF NOT EXISTS vectors_used ON vectors (used_at);
+"""
+
+
+def text_digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+class EmbeddingCache:
+    """One model's vectors in a shared SQLite file; safe to call from several threads."""
+
+    def __init__(self, path: Path, model: str, dim: int, max_entries: int = 100_000) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.model, self.dim, self.max_entries = model, dim, max_entries
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+
+    def lookup(self, texts: Sequence[str], now: float | None = None) -> dict[int, np.ndarray]:
+        """Vectors known for ``texts``, by index in ``texts``; marks them used."""
+        digests = [text_digest(text) for text in texts]
+        found: dict[bytes, np.ndarray] = {}
+        with self._lock:
+            for start in range(0, len(digests), 500):  # SQLite's bound-parameter limit
+                part = digests[start : start + 500]
+                rows = self._db.execute(
+                    f"SELECT digest, vector FROM vectors WHERE model = ? AND digest IN ({','.join('?' * len(part))})",
+                    [self.model, *part],
+                ).fetchall()
+                found.update((digest, np.frombuffer(blob, dtype=np.float32)) for digest, blob in rows)
+            if found:
+                self._db.executemany(
+                    "UPDATE vectors SET used_at = ? WHERE model = ? AND digest = ?",
+                    [(now or time.time(), self.model, digest) for digest in found],
+                )
+        return {i: found[d] for i, d in enumerate(digests) if d in found and len(found[d]) == self.dim}
+
+    def store(self, texts: Sequence[str], vectors: np.ndarray, now: float | None = None) -> None:
+        rows = [
+            (self.model, text_digest(text), np.asarray(vector, dtype=np.float32).tobytes(), now or time.time())
+            for text, vector in zip(texts, vectors, strict=True)
+        ]
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
+
+    def record_uses(self, path: str, texts: Sequence[str]) -> None:
+        """``path``'s chunks are now exactly ``texts`` (replaces what it used before)."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
+            self._db.execute("DELETE FROM uses WHERE model = ? AND path = ?", (self.model, path))
+            self._db.executemany(
+                "INSERT OR IGNORE INTO uses VALUES (?, ?, ?)", [(self.model, path, text_digest(t)) for t in texts]
+            )
+
+    def forget_uses(self, path: str | None = None) -> None:
+        """``path`` (every path when None) uses no text any more; its vectors stay until ``prune``."""
+        with self._lock:
+            if path is None:
+                self._db.execute("DELETE FROM uses WHERE model = ?", (self.model,))
+            else:
+                self._db.execute("DELETE FROM uses WHERE model = ? AND path = ?", (self.model, path))
+
+    def forget_other_models(self) -> None:
+        """After a switch to this model: the other models' texts are unused (pruned after the grace)."""
+        with self._lock:
+            self._db.execute("DELETE FROM uses WHERE model != ?", (self.model,))
+
+    def prune(self, now: float | None = None, grace: float = PRUNE_GRACE_SECONDS) -> int:
+        """Drop texts no note has used for ``grace`` seconds, then the oldest above ``max_entries`` (other
+        models' first); returns how many went."""
+        now = now or time.time()
+        with self._lock:
+            before = self.count_all()
+            self._db.execute(
+                "DELETE FROM vectors WHERE used_at < ? AND NOT EXISTS "
+                "(SELECT 1 FROM uses u WHERE u.model = vectors.model AND u.digest = vectors.digest)",
+                (now - grace,),
+            )
+            excess = self.count_all() - self.max_entries
+            if excess > 0:
+                self._db.execute(  # other models' vectors first, then the least recently used
+                    "DELETE FROM vectors WHERE (model, digest) IN "
+                    "(SELECT model, digest FROM vectors ORDER BY model = ?, used_at LIMIT ?)",
+                    (self.model, excess),
+                )
+            return before - self.count_all()
+
+    def count(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (self.model,)).fetchone()[0]
+
+    def count_all(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()

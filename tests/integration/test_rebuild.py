@@ -1,0 +1,115 @@
+"""A rebuild beside the live index (services/rebuild.py): search answers throughout, the switch is atomic."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
+from services.indexing import changed_paths
+from services.rebuild import Rebuild, open_index, read_progress
+from services.search import SearchRequest
+from services.store import EdgeStore, ModelRecord
+from services.store.edge import NEXT_DIR, SWITCH_FILE, recorded_model_at
+
+NOTES = {
+    "Cuisine/Pain.md": "# Pain au levain\n\nLe levain nourri la veille donne une mie alvéolée.",
+    "Voyage/Lisbonne.md": "# Lisbonne\n\nLes tramways jaunes montent vers l'Alfama.",
+    "Jardin/Tomates.md": "# Tomates\n\nOn taille les gourmands des tomates chaque semaine.",
+    "Tech/Rust.md": "# Rust\n\nLe borrow checker refuse deux références mutables.",
+    "Lectures/Camus.md": "# La Peste\n\nOran, une ville ordinaire frappée par l'épidémie.",
+}
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Settings:
+    for rel, text in NOTES.items():
+        (tmp_path / "vault" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "vault" / rel).write_text(text, encoding="utf-8")
+    return Settings(vault=tmp_path / "vault", data_dir=tmp_path / "data", index_batch_notes=2)
+
+
+def build_with_minilm(settings: Settings) -> None:
+    minilm = settings.model_copy(update={"embedding_model": BUNDLED_EMBEDDING_MODEL})
+    pipeline, _engine, _configured, rebuild = open_index(minilm)
+    assert rebuild is None
+    pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
+    pipeline.store.close()
+    pipeline.catalog.close()
+
+
+def first_hit(engine, query: str) -> str:
+    return engine.search(SearchRequest(query=query, k=3)).results[0].path
+
+
+def test_a_model_change_rebuilds_beside_the_live_index(small: Settings, embedder) -> None:
+    build_with_minilm(small)
+    pipeline, engine, configured, rebuild = open_index(small)  # the default model is configured
+    try:
+        assert configured.name == MULTILINGUAL_EMBEDDING_MODEL and rebuild is not None
+        assert pipeline.embedder.name == engine.embedder.name == BUNDLED_EMBEDDING_MODEL  # the live index's own
+        steps = 0
+        while not rebuild.step(small.index_batch_notes):
+            steps += 1
+            # Meanwhile the live index answers, with its model, and follows the vault.
+            assert recorded_model_at(small.store_path).name == BUNDLED_EMBEDDING_MODEL
+            assert first_hit(engine, "tramways jaunes Alfama") == "Voyage/Lisbonne.md"
+            assert read_progress(small.store_path).done == min(2 * steps, len(NOTES))
+            if steps == 1:  # an edit of a note the rebuild already did: redone before the switch
+                done = next(p for p in rebuild.state.hashes if p in NOTES)
+                (small.vault / done).write_text("# Volcans\n\nLe puy de Dôme domine Clermont.", encoding="utf-8")
+                assert pipeline.sync_paths([done]).indexed == [done]
+        assert steps >= 3 and not (small.store_path / NEXT_DIR).exists()
+        assert pipeline.store.recorded_model() == ModelRecord(MULTILINGUAL_EMBEDDING_MODEL, 384)
+        assert engine.embedder.name == MULTILINGUAL_EMBEDDING_MODEL and read_progress(small.store_path) is None
+        assert first_hit(engine, "quel volcan domine Clermont ?") == done
+        assert pipeline.store.count() == len(NOTES)
+        # A same-model reindex afterwards: every vector from the cache.
+        again = Rebuild.start(small, pipeline, configured)
+        while not again.step(10):
+            pass
+        assert again.state.embedded == 0 and first_hit(engine, "tramways jaunes") == "Voyage/Lisbonne.md"
+    finally:
+        pipeline.store.close()
+        pipeline.catalog.close()
+
+
+def test_a_killed_rebuild_resumes_and_the_old_index_answers(small: Settings, embedder) -> None:
+    build_with_minilm(small)
+    pipeline, engine, _configured, rebuild = open_index(small)
+    assert not rebuild.step(2)
+    done = set(rebuild.state.hashes)
+    # The process dies here (its folder locks go with it): the old index is intact.
+    rebuild.store.close()
+    pipeline.store.close()
+    pipeline.catalog.close()
+    pipeline, engine, _configured, resumed = open_index(small)
+    try:
+        assert engine.embedder.name == BUNDLED_EMBEDDING_MODEL
+        assert first_hit(engine, "levain mie alvéolée") == "Cuisine/Pain.md"
+        assert resumed is not None and set(resumed.state.hashes) == done
+        while not resumed.step(2):
+            pass
+        assert pipeline.store.recorded_model().name == MULTILINGUAL_EMBEDDING_MODEL
+        assert first_hit(engine, "levain mie alvéolée") == "Cuisine/Pain.md"
+    finally:
+        pipeline.store.close()
+        pipeline.catalog.close()
+
+
+def test_a_switch_cut_between_its_renames_is_finished_at_the_next_open(tmp_path: Path) -> None:
+    live = EdgeStore(tmp_path)
+    live.ensure_collection(3, "old")
+    live.close()
+    staged = EdgeStore(tmp_path / NEXT_DIR)
+    staged.ensure_collection(4, "new")
+    staged.close()
+    (tmp_path / SWITCH_FILE).write_text(json.dumps({"from": NEXT_DIR}))  # the crash: marker written, nothing moved
+    store = EdgeStore(tmp_path)
+    try:
+        assert store.recorded_model() == ModelRecord("new", 4)
+        assert not (tmp_path / NEXT_DIR).exists() and not (tmp_path / SWITCH_FILE).exists()
+    finally:
+        store.close()
