@@ -23,17 +23,21 @@ from services.catalog import Catalog
 from services.config import Settings
 from services.context import (
     CHARS_PER_TOKEN,
+    MESSAGE_OVERHEAD_TOKENS,
     ContextBlock,
+    PromptLimits,
     assess_support,
+    clip_tokens,
     estimate_tokens,
     pack_context,
+    prompt_limits,
     select_main_note,
     token_budget,
 )
 from services.embedding import calibration
 from services.entities import answer_entities
 from services.listing import answer_listing, batch_blocks, notes_in_range
-from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent
+from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
 from services.models import AnswerEntity, Provenance, Source, Thread, Turn
 from services.query import Intent, QueryPlan, understand
 from services.search import SearchRequest, SearchResponse
@@ -42,8 +46,10 @@ from services.websearch import WebResult, WebSearch
 log = logging.getLogger(__name__)
 SearchFn = Callable[[SearchRequest], SearchResponse]
 StreamFn = Callable[[GenerationRequest], Iterator[StreamEvent]]
+WorkerFn = Callable[[], WorkerState | None]
 HISTORY_TURNS = 3
 RETRIEVE_K = 8
+FRAME_TOKENS = 150  # system prompt and task of a summary or page prompt
 
 
 class ChatAnswer(BaseModel):
@@ -64,8 +70,9 @@ class ChatAnswer(BaseModel):
 
 
 class ChatEvent(BaseModel):
-    kind: Literal["sources", "token", "done", "error"]
+    kind: Literal["sources", "progress", "token", "done", "error"]
     text: str = ""
+    progress: float | None = None  # progress: share of the prompt the model has read (0–1)
     sources: list[Source] = Field(default_factory=list)
     answer: ChatAnswer | None = None
 
@@ -77,6 +84,7 @@ class Prepared:
     plan: QueryPlan
     thread: Thread
     started: float
+    limits: PromptLimits
     text: str = ""  # said before any generated text (a refusal, a list of notes)
     sources: list[Source] = field(default_factory=list)
     provenance: Provenance = Provenance.NONE
@@ -94,13 +102,22 @@ class Prepared:
 
 class ChatEngine:
     def __init__(
-        self, settings: Settings, search: SearchFn, stream: StreamFn, web: WebSearch, catalog: Catalog
+        self,
+        settings: Settings,
+        search: SearchFn,
+        stream: StreamFn,
+        web: WebSearch,
+        catalog: Catalog,
+        worker: WorkerFn | None = None,
     ) -> None:
+        """``worker``: what the running generation worker publishes; its prompt budget and answer cap
+        win over this process's settings."""
         self.settings = settings
         self.search = search
         self.stream = stream
         self.web = web
         self.catalog = catalog
+        self.worker = worker
 
     def ask(
         self, question: str, thread_id: str | None = None, use_web: bool = True, now: datetime | None = None,
@@ -128,7 +145,9 @@ class ChatEngine:
                 if event.kind == "error":
                     yield ChatEvent(kind="error", text=event.error or "generation failed")
                     return
-                if event.kind == "token":
+                if event.kind == "progress":
+                    yield ChatEvent(kind="progress", progress=event.fraction)
+                elif event.kind == "token":
                     if not parts:
                         prepared.lap("first_token_ms")
                     parts.append(event.text)
@@ -144,7 +163,8 @@ class ChatEngine:
         now = now or datetime.now().astimezone()
         started = time.perf_counter()
         thread = self._thread(thread_id, question, now)
-        prepared = Prepared(understand(question, now, *_history(thread)), thread, started)
+        limits = prompt_limits(self.settings, self.worker() if self.worker else None)
+        prepared = Prepared(understand(question, now, *_history(thread)), thread, started, limits)
         if prepared.plan.intent == Intent.LIST:
             self._prepare_listing(prepared)
         elif prepared.plan.intent == Intent.SUMMARY and (prepared.plan.since or _asks_latest(prepared.plan)):
@@ -166,11 +186,14 @@ class ChatEngine:
             return
         ranked = support.results + [r for r in results if r not in support.results]
         main = select_main_note(support.results)
-        blocks = pack_context(self.settings, ranked, main, token_budget(self.settings))
+        label = prompts.QUESTION[plan.language]
+        room = prepared.limits.prompt_tokens - self._prompt_tokens(self._messages(prepared, [], label), prepared)
+        blocks = pack_context(self.settings, ranked, main, room, prepared.limits.count)
+        blocks = self._within_limits(prepared, blocks, label)
         prepared.sources = _vault_sources(blocks)
         prepared.provenance = Provenance.VAULT
         prepared.main_note = main.path if main else None
-        prepared.messages = self._messages(prepared, blocks, prompts.QUESTION[plan.language])
+        prepared.messages = self._messages(prepared, blocks, label)
 
     def _prepare_listing(self, prepared: Prepared) -> None:
         lang = prepared.plan.language
@@ -189,7 +212,7 @@ class ChatEngine:
             return
         prepared.sources = prepared.notes = _vault_sources(blocks)
         prepared.provenance = Provenance.VAULT
-        batches = batch_blocks(blocks, token_budget(self.settings))
+        batches = batch_blocks(blocks, token_budget(self.settings, FRAME_TOKENS, prepared.limits))
         if len(batches) > 1:  # too long for one prompt: ``ask`` map-reduces
             prepared.map_batches = batches
         prepared.messages = self._messages(prepared, blocks, prompts.SUMMARY_TASK[lang])
@@ -215,7 +238,9 @@ class ChatEngine:
         lang = prepared.plan.language
         prepared.sources = [Source(n=i + 1, title=r.title, url=r.url) for i, r in enumerate(results)]
         prepared.provenance = Provenance.WEB
-        share = int(token_budget(self.settings) * CHARS_PER_TOKEN) // len(results)  # summaries may be long
+        share = int(token_budget(self.settings, limits=prepared.limits) * CHARS_PER_TOKEN) // len(
+            results
+        )  # summaries may be long
         blocks = [
             ContextBlock(i + 1, r.url, r.title, "", _clip(text, share))
             for i, (r, text) in enumerate(zip(results, texts, strict=True))
@@ -233,7 +258,9 @@ class ChatEngine:
         question = prepared.plan.retrieval_query  # self-contained, unlike a follow-up's own words
         fields = {"question": question, "title": result.title, "url": result.url}
         frame = prompts.PAGE_SYSTEM[lang] + prompts.PAGE_SUMMARY[lang].format(**fields, text="")
-        room = token_budget(self.settings) - estimate_tokens(frame)  # the page gets what the prompt leaves
+        room = token_budget(self.settings, FRAME_TOKENS, prepared.limits) - estimate_tokens(
+            frame
+        )  # the page gets what the prompt leaves
         text = _clip(page.strip(), int(room * CHARS_PER_TOKEN))
         if not text:
             return result.snippet
@@ -280,6 +307,26 @@ class ChatEngine:
             ChatMessage(role="user", content=question),
         ]
 
+    def _prompt_tokens(self, messages: list[ChatMessage], prepared: Prepared) -> int:
+        """The templated prompt's tokens: the messages' own, plus the template's markers."""
+        count = prepared.limits.count
+        return sum(count(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages) + MESSAGE_OVERHEAD_TOKENS
+
+    def _within_limits(self, prepared: Prepared, blocks: list[ContextBlock], label: str) -> list[ContextBlock]:
+        """Drop (then cut) the last excerpts until the whole prompt fits the budget: the separators
+        between excerpts are counted here, not by the packer."""
+        limit = prepared.limits.prompt_tokens
+        while blocks and (over := self._prompt_tokens(self._messages(prepared, blocks, label), prepared) - limit) > 0:
+            last = blocks[-1]
+            if len(blocks) == 1 or last.primary:
+                text = clip_tokens(last.text, max(0, prepared.limits.count(last.text) - over), prepared.limits.count)
+                blocks = blocks[:-1] + (
+                    [ContextBlock(last.n, last.path, last.title, last.heading, text, last.primary)] if text else []
+                )
+            else:
+                blocks = blocks[:-1]
+        return blocks
+
     def _partial_summary(self, prepared: Prepared, n: int, batch: list[ContextBlock]) -> ContextBlock:
         lang = prepared.plan.language
         messages = self._messages(prepared, batch, prompts.MAP_TASK[lang])
@@ -290,10 +337,13 @@ class ChatEngine:
     def _request(self, messages: list[ChatMessage]) -> GenerationRequest:
         return GenerationRequest(
             messages=messages,
-            max_tokens=self.settings.llm_max_tokens,
+            max_tokens=self._answer_tokens(),
             temperature=self.settings.llm_temperature,
             priority=Priority.CHAT,
         )
+
+    def _answer_tokens(self) -> int:
+        return prompt_limits(self.settings, self.worker() if self.worker else None).answer_tokens
 
     def _finish(self, prepared: Prepared, generated: str, final: StreamEvent | None) -> ChatAnswer:
         prepared.lap("total_ms")

@@ -10,7 +10,7 @@ import redis
 from services.config import Settings, load_settings
 from services.llm.backends import open_backend
 from services.llm.client import WORKER_NAME
-from services.llm.generation import GenerationService
+from services.llm.generation import GenerationService, Limits
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 from workers.queues import Queues, bind_generation
 
@@ -19,7 +19,16 @@ log = logging.getLogger(__name__)
 
 def build_service(settings: Settings) -> GenerationService:
     client = redis.Redis.from_url(settings.effective_redis_url)
-    return GenerationService(open_backend(settings), client, settings.llm_idle_unload_seconds)
+    return GenerationService(open_backend(settings), client, settings.llm_idle_unload_seconds, worker_limits(settings))
+
+
+def worker_limits(settings: Settings) -> Limits:
+    return Limits(
+        context_tokens=settings.llm_context_tokens,
+        max_tokens=settings.llm_max_tokens,
+        target_ttft_seconds=settings.llm_target_ttft_seconds,
+        target_answer_seconds=settings.llm_target_answer_seconds,
+    )
 
 
 def serve(settings: Settings, stop: threading.Event, service: GenerationService | None = None) -> None:

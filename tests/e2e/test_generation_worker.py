@@ -42,7 +42,7 @@ def test_killed_worker_ends_the_stream_with_an_error_then_restarts_and_serves(
     os.kill(victim, signal.SIGKILL)
     killed_at = time.monotonic()
     last = list(events)[-1]
-    assert last.kind == "error" and "stopped while answering" in last.error
+    assert last.kind == "error" and "s'est arrêté pendant la réponse" in last.error
     assert time.monotonic() - killed_at < 10  # told promptly, not after the request's timeout
 
     wait_until(lambda: (s := system.process_state("mlx_worker")) and s.pid != victim, "the supervisor's restart")
