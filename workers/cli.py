@@ -150,10 +150,15 @@ def ask(
     except SystemNotRunning as exc:
         raise click.ClickException(str(exc)) from None
     final = None
+    progress = _ReadingProgress()
     for event in engine.ask(" ".join(question), thread_id=thread_id, use_web=not no_web):
-        if event.kind == "token" and not as_json:
+        if event.kind == "progress":
+            progress.show(event.progress or 0.0)
+        elif event.kind == "token" and not as_json:
+            progress.clear()
             click.echo(event.text, nl=False)
         elif event.kind == "error":
+            progress.clear()
             raise click.ClickException(event.text)
         elif event.kind == "done":
             final = event.answer
@@ -166,6 +171,22 @@ def ask(
         return
     click.echo("")
     _print_sources(final)
+
+
+class _ReadingProgress:
+    """ "lecture des extraits… 40 %" on stderr while the model reads the prompt, erased by the first token."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def show(self, fraction: float) -> None:
+        click.echo(f"\rlecture des extraits… {round(fraction * 100)} %", nl=False, err=True)
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            click.echo("\r\033[K" if sys.stderr.isatty() else "", err=True, nl=not sys.stderr.isatty())
+            self.shown = False
 
 
 def ask_json(answer: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from services.indexing import IndexPipeline, changed_paths
 from services.llm.client import GenerationClient
 from services.llm.generation import GenerationService
 from services.llm.mlx_backend import MLXBackend
-from services.llm.models import GenerationRequest, StreamEvent
+from services.llm.models import GenerationRequest, StreamEvent, WorkerState
 from services.models import Provenance
 from services.prompts import NOT_IN_VAULT
 from services.search import SearchEngine
@@ -184,3 +184,33 @@ def test_chatting_never_writes_into_the_vault(chat: ChatEngine) -> None:
     chat.prepare("Qui fait partie de l'équipe du projet Atlas ?", now=NOW)
     ask(chat, "quelle est la capitale du Pérou ?")
     assert tree_hashes(chat.settings.vault) == before
+
+
+def test_the_packed_prompt_never_exceeds_the_budget_the_worker_publishes(
+    setup: tuple[Settings, SearchEngine], model_cache: Path
+) -> None:
+    from transformers import AutoTokenizer
+
+    settings, search = setup
+    folder = model_cache / "smollm2-135m"
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    sizes = {}
+    for budget, tokenizer_path in [(384, None), (384, folder / "tokenizer.json"), (900, None), (3000, None)]:
+        state = WorkerState(
+            backend="mlx", model=BUNDLED_LLM_MODEL, prompt_budget=budget, answer_tokens=64,
+            tokenizer_path=str(tokenizer_path) if tokenizer_path else None,
+        )  # fmt: skip
+        engine = ChatEngine(
+            settings, search.search, CountingStream(settings), FakeWebSearch(), Catalog(settings.catalog_path),
+            worker=lambda state=state: state,
+        )  # fmt: skip
+        prepared = engine.prepare("Quels sont les objectifs du projet Atlas ?", now=NOW)
+        turns = [m.model_dump() for m in prepared.messages]
+        prompt = tokenizer.apply_chat_template(turns, add_generation_prompt=True, tokenize=False)
+        tokens = len(tokenizer.encode(prompt, add_special_tokens=False))
+        assert tokens <= budget, (budget, tokens)  # counted by the model's own tokenizer and chat template
+        assert prepared.sources[0].primary and prepared.main_note == "Projets/Projet Atlas.md"
+        assert engine._request(prepared.messages).max_tokens == 64  # the worker's answer cap, not ours
+        sizes[(budget, tokenizer_path is not None)] = tokens
+    assert sizes[(384, True)] >= sizes[(384, False)]  # the exact count packs at least as much as the estimate
+    assert sizes[(384, False)] < sizes[(900, False)] < sizes[(3000, False)]  # a bigger budget, more context
