@@ -50,6 +50,9 @@ WorkerFn = Callable[[], WorkerState | None]
 HISTORY_TURNS = 3
 RETRIEVE_K = 8
 FRAME_TOKENS = 150  # system prompt and task of a summary or page prompt
+# A follow-up reads at most this share of the reading budget anew: it builds on the earlier exchange,
+# sent verbatim so the model's prompt cache of it is reused (so its first token comes at least twice as fast).
+FOLLOWUP_SHARE = 0.45
 
 
 class ChatAnswer(BaseModel):
@@ -85,6 +88,8 @@ class Prepared:
     thread: Thread
     started: float
     limits: PromptLimits
+    history: list[ChatMessage] = field(default_factory=list)  # earlier turns, as the model will read them
+    cached_tokens: int = 0  # of the prompt, the earlier exchange the model has already read (verbatim history)
     text: str = ""  # said before any generated text (a refusal, a list of notes)
     sources: list[Source] = field(default_factory=list)
     provenance: Provenance = Provenance.NONE
@@ -165,6 +170,7 @@ class ChatEngine:
         thread = self._thread(thread_id, question, now)
         limits = prompt_limits(self.settings, self.worker() if self.worker else None)
         prepared = Prepared(understand(question, now, *_history(thread)), thread, started, limits)
+        prepared.history = _brief_history(thread)
         if prepared.plan.intent == Intent.LIST:
             self._prepare_listing(prepared)
         elif prepared.plan.intent == Intent.SUMMARY and (prepared.plan.since or _asks_latest(prepared.plan)):
@@ -187,10 +193,12 @@ class ChatEngine:
         ranked = support.results + [r for r in results if r not in support.results]
         main = select_main_note(support.results)
         label = prompts.QUESTION[plan.language]
-        room = prepared.limits.prompt_tokens - self._prompt_tokens(self._messages(prepared, [], label), prepared)
+        self._continue_verbatim(prepared)
+        room = self._limit(prepared) - self._new_tokens(self._messages(prepared, [], label), prepared)
         blocks = pack_context(self.settings, ranked, main, room, prepared.limits.count)
+        reused, blocks = self._split_known(prepared, blocks)
         blocks = self._within_limits(prepared, blocks, label)
-        prepared.sources = _vault_sources(blocks)
+        prepared.sources = reused + _vault_sources(blocks)
         prepared.provenance = Provenance.VAULT
         prepared.main_note = main.path if main else None
         prepared.messages = self._messages(prepared, blocks, label)
@@ -296,27 +304,73 @@ class ChatEngine:
     def _messages(self, prepared: Prepared, blocks: list[ContextBlock], label: str) -> list[ChatMessage]:
         lang = prepared.plan.language
         excerpts = "\n\n".join(f"[{b.n}] {b.title}{' — ' + b.heading if b.heading else ''}\n{b.text}" for b in blocks)
-        history: list[ChatMessage] = []
-        for turn in prepared.thread.turns[-HISTORY_TURNS:]:
-            history.append(ChatMessage(role="user", content=turn.question))
-            history.append(ChatMessage(role="assistant", content=turn.answer))
-        question = f"{prompts.EXCERPTS[lang]}\n{excerpts}\n\n{label} {prepared.plan.question}"
+        intro = f"{prompts.EXCERPTS[lang]}\n{excerpts}\n\n" if blocks or not prepared.cached_tokens else ""
         return [
             ChatMessage(role="system", content=prompts.SYSTEM[lang]),
-            *history,
-            ChatMessage(role="user", content=question),
+            *prepared.history,
+            ChatMessage(role="user", content=f"{intro}{label} {prepared.plan.question}"),
         ]
+
+    def _continue_verbatim(self, prepared: Prepared) -> None:
+        """A follow-up repeats the earlier turns as the model read them (excerpts included) when they fit
+        the context window with room for new reading: the model's prompt cache then holds all of it."""
+        turns = prepared.thread.turns[-HISTORY_TURNS:]
+        if not turns or not all(t.prompt for t in turns):
+            return
+        history = [m for t in turns for m in _exchange(t.prompt, t.answer)]
+        system = ChatMessage(role="system", content=prompts.SYSTEM[prepared.plan.language])
+        cached = self._prompt_tokens([system, *history[:-1]], prepared)  # the last answer is new to its cache
+        if cached + self._prompt_tokens(history[-1:], prepared) + self._limit_of_new(prepared) > self._window(prepared):
+            return  # too long for the window: the brief history, read anew within the whole budget
+        prepared.history, prepared.cached_tokens = history, cached
+
+    def _limit_of_new(self, prepared: Prepared) -> int:
+        return int(prepared.limits.prompt_tokens * FOLLOWUP_SHARE)
+
+    def _limit(self, prepared: Prepared) -> int:
+        """Most prompt tokens to read anew: the whole budget, or a follow-up's share of it."""
+        return self._limit_of_new(prepared) if prepared.cached_tokens else prepared.limits.prompt_tokens
+
+    def _window(self, prepared: Prepared) -> int:
+        return max(prepared.limits.window_tokens, prepared.limits.prompt_tokens)
+
+    def _new_tokens(self, messages: list[ChatMessage], prepared: Prepared) -> int:
+        """Tokens the model reads for ``messages``: all of them, less what its prompt cache holds."""
+        return self._prompt_tokens(messages, prepared) - prepared.cached_tokens
+
+    def _split_known(self, prepared: Prepared, blocks: list[ContextBlock]) -> tuple[list[Source], list[ContextBlock]]:
+        """Excerpts the verbatim history already shows (as their earlier sources) and the new ones,
+        numbered after every number the thread used."""
+        if not prepared.cached_tokens:
+            return [], blocks
+        shown = " ".join(m.content for m in prepared.history if m.role == "user")
+        earlier = {(s.path, s.heading): s for t in prepared.thread.turns for s in t.sources if s.path}
+        reused: dict[tuple[str | None, str], Source] = {}
+        fresh: list[ContextBlock] = []
+        for block in blocks:
+            known = earlier.get((block.path, block.heading))
+            if known is not None and block.text in shown:
+                reused.setdefault((block.path, block.heading), known.model_copy(update={"primary": block.primary}))
+            else:
+                fresh.append(block)
+        n = max((s.n for t in prepared.thread.turns for s in t.sources), default=0)
+        fresh = [ContextBlock(n + i + 1, b.path, b.title, b.heading, b.text, b.primary) for i, b in enumerate(fresh)]
+        return list(reused.values()), fresh
 
     def _prompt_tokens(self, messages: list[ChatMessage], prepared: Prepared) -> int:
         """The templated prompt's tokens: the messages' own, plus the template's markers."""
         count = prepared.limits.count
         return sum(count(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages) + MESSAGE_OVERHEAD_TOKENS
 
+    def _over(self, prepared: Prepared, messages: list[ChatMessage]) -> int:
+        """Tokens beyond the reading budget or the window, whichever is exceeded more."""
+        total = self._prompt_tokens(messages, prepared)
+        return max(total - prepared.cached_tokens - self._limit(prepared), total - self._window(prepared))
+
     def _within_limits(self, prepared: Prepared, blocks: list[ContextBlock], label: str) -> list[ContextBlock]:
-        """Drop (then cut) the last excerpts until the whole prompt fits the budget: the separators
-        between excerpts are counted here, not by the packer."""
-        limit = prepared.limits.prompt_tokens
-        while blocks and (over := self._prompt_tokens(self._messages(prepared, blocks, label), prepared) - limit) > 0:
+        """Drop (then cut) the last excerpts until the prompt fits the budget: the separators between
+        excerpts are counted here, not by the packer."""
+        while blocks and (over := self._over(prepared, self._messages(prepared, blocks, label))) > 0:
             last = blocks[-1]
             if len(blocks) == 1 or last.primary:
                 text = clip_tokens(last.text, max(0, prepared.limits.count(last.text) - over), prepared.limits.count)
@@ -355,6 +409,7 @@ class ChatEngine:
             sources=prepared.sources, provenance=prepared.provenance, main_note=prepared.main_note,
             model=final.model if final else None, backend=final.backend if final else None,
             timings=prepared.timings, created_at=datetime.now(UTC),
+            prompt=prepared.messages[-1].content if prepared.messages else "",
         )  # fmt: skip
         turn_id = self.catalog.add_turn(turn)
         entities = answer_entities(self.catalog, [s.path for s in turn.sources if s.path])
@@ -372,6 +427,15 @@ class ChatEngine:
                 raise KeyError(f"no conversation {thread_id!r}")
             return thread
         return self.catalog.get_thread(self.catalog.create_thread(question, now))  # type: ignore[return-value]
+
+
+def _brief_history(thread: Thread) -> list[ChatMessage]:
+    """Earlier turns as question and answer only (a new reading of them)."""
+    return [m for t in thread.turns[-HISTORY_TURNS:] for m in _exchange(t.question, t.answer)]
+
+
+def _exchange(question: str, answer: str) -> list[ChatMessage]:
+    return [ChatMessage(role="user", content=question), ChatMessage(role="assistant", content=answer)]
 
 
 def _history(thread: Thread) -> tuple[list[str], str]:

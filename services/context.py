@@ -109,9 +109,10 @@ def select_main_note(supporting: list[SearchResult]) -> SearchResult | None:
 class PromptLimits:
     """What one prompt may hold: published by the running generation worker, else this process's settings."""
 
-    prompt_tokens: int  # the whole templated prompt, system prompt and history included
+    prompt_tokens: int  # read anew within the target time to first token (system prompt and history included)
     answer_tokens: int
     count: TokenCount  # the model's tokenizer when readable here, else a safe over-estimate
+    window_tokens: int = 0  # the whole prompt, the part the model has cached included (context - answer)
 
 
 def prompt_limits(settings: Settings, worker: WorkerState | None = None) -> PromptLimits:
@@ -119,8 +120,10 @@ def prompt_limits(settings: Settings, worker: WorkerState | None = None) -> Prom
     tokenizer = (worker.tokenizer_path if worker else None) or _bundled_tokenizer(settings)
     count = tokenizer_count(tokenizer) if tokenizer else safe_tokens
     if worker is not None and worker.prompt_budget is not None and worker.answer_tokens is not None:
-        return PromptLimits(worker.prompt_budget, worker.answer_tokens, count)
-    return PromptLimits(settings.llm_context_tokens - settings.llm_max_tokens, settings.llm_max_tokens, count)
+        window = (worker.context_tokens or settings.llm_context_tokens) - worker.answer_tokens
+        return PromptLimits(worker.prompt_budget, worker.answer_tokens, count, window)
+    window = settings.llm_context_tokens - settings.llm_max_tokens
+    return PromptLimits(window, settings.llm_max_tokens, count, window)
 
 
 def _bundled_tokenizer(settings: Settings) -> str | None:

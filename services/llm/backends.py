@@ -19,6 +19,7 @@ class TokenCounts:
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # of the prompt, already read for an earlier request (the prompt cache)
     finish_reason: str | None = None  # "stop" (end of turn or a stop string) or "length"
 
 

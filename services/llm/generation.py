@@ -101,6 +101,7 @@ class GenerationService:
                 kind="done",
                 finish_reason=reason or counts.finish_reason or "stop",
                 prompt_tokens=counts.prompt_tokens,
+                cached_tokens=counts.cached_tokens,
                 completion_tokens=counts.completion_tokens,
                 ttft_ms=stats.ttft_ms,
                 tokens_per_s=stats.tokens_per_s(counts.completion_tokens),
@@ -196,6 +197,7 @@ class GenerationService:
             prompt_rate_measured=self.prompt_rate is not None,
             prompt_budget=self.limits.prompt_budget(prompt_rate, decode_rate),
             answer_tokens=self.limits.answer_tokens(decode_rate),
+            context_tokens=self.limits.context_tokens,
             tokenizer_path=self.backend.tokenizer_path,
         )
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from services.llm.backends import Backend, PromptProgress, TokenCounts
 from services.llm.bundled import ensure_converted, is_bundled
 from services.llm.models import ChatMessage
+from services.llm.prompt_cache import PromptCache
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ class MLXBackend(Backend):
             self.prompt_rate_estimate, self.decode_rate_estimate = FAST_BLAS_ESTIMATES
         self._model: Any = None
         self._tokenizer: Any = None
+        self.prompt_cache = PromptCache()
 
     @property
     def loaded(self) -> bool:
@@ -116,6 +118,7 @@ class MLXBackend(Backend):
         import mlx.core as mx
 
         self._model = self._tokenizer = None
+        self.prompt_cache.clear()
         gc.collect()
         mx.clear_cache()
         log.info("unloaded %s", self.model)
@@ -129,6 +132,11 @@ class MLXBackend(Backend):
         self.load()
         turns = [m.model_dump() for m in messages]
         return self._tokenizer.apply_chat_template(turns, add_generation_prompt=True, tokenize=False)
+
+    def prompt_tokens(self, messages: Sequence[ChatMessage]) -> list[int]:
+        """The prompt's token ids, as ``stream_generate`` would encode its text."""
+        text, bos = self.prompt(messages), self._tokenizer.bos_token
+        return self._tokenizer.encode(text, add_special_tokens=bos is None or not text.startswith(bos))
 
     def _generate(
         self,
@@ -144,20 +152,30 @@ class MLXBackend(Backend):
         from mlx_lm.sample_utils import make_sampler
 
         def progress(read: int, total: int) -> None:
-            counts.prompt_tokens = total  # known even if the generation stops before its first token
+            counts.prompt_tokens = total + counts.cached_tokens  # known even if it stops before a token
             if on_prompt is not None:
                 on_prompt(read, total)
 
-        options: dict[str, Any] = {"sampler": make_sampler(temp=temperature), "prompt_progress_callback": progress}
+        tokens = self.prompt_tokens(messages)
+        cache, reused = self.prompt_cache.take(self._model, tokens)
+        counts.cached_tokens = reused
+        options: dict[str, Any] = {
+            "sampler": make_sampler(temp=temperature),
+            "prompt_progress_callback": progress,
+            "prompt_cache": cache,
+        }
         if prompt_step:  # pieces of the prompt: between two, the caller may stop the generation
             options["prefill_step_size"] = prompt_step
-        responses = stream_generate(self._model, self._tokenizer, self.prompt(messages), max_tokens, **options)
+        responses = stream_generate(self._model, self._tokenizer, tokens[reused:], max_tokens, **options)
+        generated: list[int] = []
         try:
             for response in responses:
-                counts.prompt_tokens = response.prompt_tokens
+                generated.append(response.token)
+                counts.prompt_tokens = len(tokens)
                 counts.completion_tokens = response.generation_tokens
                 counts.finish_reason = response.finish_reason or counts.finish_reason
                 if response.text:
                     yield response.text
         finally:
             responses.close()
+            self.prompt_cache.put(cache, tokens + generated)

@@ -43,6 +43,7 @@ class StreamEvent(BaseModel):
     prompt_done: int = 0  # progress: prompt tokens read so far, of ``prompt_tokens``
     finish_reason: str | None = None  # "stop", "length", "cancelled"
     prompt_tokens: int = 0
+    cached_tokens: int = 0  # done: prompt tokens taken from the cache of an earlier request, not read again
     completion_tokens: int = 0
     ttft_ms: float | None = None  # from the worker taking the request (model load included) to the first token
     tokens_per_s: float | None = None
@@ -90,6 +91,7 @@ class WorkerState(BaseModel):
     prompt_rate_measured: bool = False
     prompt_budget: int | None = None  # most prompt tokens a caller should send: read within the target TTFT
     answer_tokens: int | None = None  # most tokens an answer should ask for (the worker's settings)
+    context_tokens: int | None = None  # the worker's context window (prompt + answer)
     tokenizer_path: str | None = None  # the model's tokenizer.json, for callers that count prompt tokens
 
 

@@ -166,3 +166,11 @@ def test_a_caller_that_stops_reading_frees_the_worker_and_its_rate_is_published(
     state = eventually(lambda: (s := client.state()) and s.prompt_rate_measured and s, "measured rate")
     assert done.prompt_tokens > 1000 and state.prompt_tokens_per_s > 0
     assert state.prompt_budget == min(4096 - state.answer_tokens, max(384, int(10 * state.prompt_tokens_per_s)))
+
+
+def test_a_follow_up_reuses_the_prompt_cache_of_the_exchange_before_it(client: GenerationClient) -> None:
+    medium = [LONG[0], ChatMessage(role="user", content=LONG[1].content[:400])]  # ~100 tokens
+    first = list(client.stream(client.submit(GenerationRequest(messages=medium, max_tokens=6))))
+    follow_up = [*medium, ChatMessage(role="assistant", content=text_of(first)), QUESTION[1]]
+    done = list(client.stream(client.submit(GenerationRequest(messages=follow_up, max_tokens=4))))[-1]
+    assert done.kind == "done" and done.prompt_tokens > done.cached_tokens >= 32  # the first prompt, not re-read
