@@ -281,6 +281,13 @@ def status(settings: Settings, as_json: bool) -> None:
         speed = f", last {gen.last_tokens_per_s:.1f} tok/s" if gen.last_tokens_per_s else ""
         loaded = "loaded" if gen.loaded else "not loaded"
         click.echo(f"generation: {gen.backend} {gen.model} ({loaded}), {work}, {gen.queue_depth} queued{speed}")
+        if gen.prompt_tokens_per_s:
+            how = "measured" if gen.prompt_rate_measured else "estimated"
+            blas = f", BLAS {gen.blas}" if gen.blas else ""
+            click.echo(
+                f"prompt reading: {gen.prompt_tokens_per_s:.0f} tok/s ({how}){blas}; "
+                f"budget {gen.prompt_budget} prompt tokens, answers up to {gen.answer_tokens} tokens"
+            )
 
 
 def _check_recorded_model(settings: Settings) -> None:
