@@ -174,3 +174,17 @@ def test_a_follow_up_reuses_the_prompt_cache_of_the_exchange_before_it(client: G
     follow_up = [*medium, ChatMessage(role="assistant", content=text_of(first)), QUESTION[1]]
     done = list(client.stream(client.submit(GenerationRequest(messages=follow_up, max_tokens=4))))[-1]
     assert done.kind == "done" and done.prompt_tokens > done.cached_tokens >= 32  # the first prompt, not re-read
+
+
+def test_a_caller_timeout_during_prompt_reading_says_what_to_change_and_frees_the_worker(
+    client: GenerationClient,
+) -> None:
+    list(client.stream(client.submit(GenerationRequest(messages=QUESTION, max_tokens=1))))  # the model is loaded
+    request_id = client.submit(GenerationRequest(messages=LONG, max_tokens=8), watched=True)
+    events = list(client.stream(request_id, timeout=1.0))  # far less than reading 1,500 tokens takes here
+    gave_up_at = time.monotonic()
+    error = events[-1]
+    assert error.kind == "error" and "OBSIRAG_LLM_TIMEOUT_SECONDS" in error.error and "modèle" in error.error
+    ends = eventually(lambda: [e for _, e in streams.read(client.redis, request_id, "0", None) if e.terminal], "end")
+    assert ends[0].kind == "done" and ends[0].finish_reason == "cancelled"
+    assert time.monotonic() - gave_up_at < 2.0
