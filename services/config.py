@@ -99,6 +99,11 @@ class Settings(BaseSettings):
         description="Time a whole answer aims at: on a slow backend the answer is capped to what it decodes "
         "in this time (never more than `OBSIRAG_LLM_MAX_TOKENS`, at least 64 tokens).",
     )
+    llm_warm_up: bool = Field(
+        True,
+        description="Load the model when the mlx worker starts and time one short prompt, so the first question "
+        "waits for neither (else the model loads on the first request).",
+    )
     llm_blas: Literal["auto", "mkl", "openblas", "reference"] = Field(
         "auto",
         description="Matrix library of the mlx worker on Linux: `auto` (MKL from the `mkl` wheel, else a system "

@@ -38,13 +38,20 @@ def serve(settings: Settings, stop: threading.Event, service: GenerationService 
     queues = Queues(settings)
     bind_generation(service, queues)
     consumer = start_consumer(queues.hueys["generate"], 1)  # one thread: generations never overlap
-    log.info(
-        "mlx worker ready: %s backend, model %s (loaded on first request)", service.backend.name, service.backend.model
-    )
+    log.info("mlx worker ready: %s backend, model %s", service.backend.name, service.backend.model)
+    if settings.llm_warm_up:
+        threading.Thread(target=_warm_up, args=(service,), name="warm-up", daemon=True).start()
     try:
         run_until_stopped(settings, WORKER_NAME, stop, [consumer], details=service.details, tick=service.unload_if_idle)
     finally:
         service.backend.unload()
+
+
+def _warm_up(service: GenerationService) -> None:
+    try:
+        service.warm_up()
+    except Exception:  # the first request loads the model (and reports what fails) instead
+        log.exception("warming the model up failed")
 
 
 def main() -> None:

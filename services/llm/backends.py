@@ -93,6 +93,7 @@ class Backend:
     """
 
     name = "base"
+    local = False  # runs the model in this process (worth loading at start)
     # Guesses for a worker that has measured nothing yet (tokens/s); each backend refines them.
     prompt_rate_estimate = 300.0
     decode_rate_estimate = 20.0

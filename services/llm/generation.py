@@ -22,7 +22,7 @@ import redis
 
 from services.llm import streams
 from services.llm.backends import Backend, TokenCounts
-from services.llm.models import GenerationRequest, Priority, StreamEvent, WorkerState
+from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
 
 log = logging.getLogger(__name__)
 STEP_SECONDS = 0.5  # prompt reading between two checks for a cancel
@@ -30,6 +30,13 @@ MIN_STEP, MAX_STEP = 32, 2048  # prompt tokens per piece (mlx-lm's own default i
 MIN_MEASURED_PROMPT = 48  # shorter prompts say more about fixed costs than about the reading rate
 MIN_ANSWER_TOKENS = 64
 MIN_PROMPT_TOKENS = 384
+DECODE_MARGIN = 0.8  # decoding slows as the answer grows and the machine is shared
+# ~150 tokens of French for the warm-up reading (long enough for a rate, short enough to cost ~3 s on a CPU).
+WARM_UP_TEXT = (
+    "Tu es ObsiRAG, l'assistant personnel qui connaît le coffre Obsidian de l'utilisateur. Réponds en français, "
+    "de façon concise, uniquement à partir des extraits fournis, et cite chaque affirmation avec le numéro de son "
+    "extrait entre crochets. Si les extraits ne suffisent pas, dis-le au lieu d'inventer. "
+) * 2
 
 
 class Abandoned(Exception):
@@ -53,7 +60,7 @@ class Limits:
 
     def answer_tokens(self, decode_rate: float) -> int:
         """Answer tokens decoded within the time left once the first token came (at most ``max_tokens``)."""
-        room = (self.target_answer_seconds - self.target_ttft_seconds) * decode_rate
+        room = (self.target_answer_seconds - self.target_ttft_seconds) * decode_rate * DECODE_MARGIN
         return max(min(MIN_ANSWER_TOKENS, self.max_tokens), min(self.max_tokens, int(room)))
 
 
@@ -163,6 +170,27 @@ class GenerationService:
         except redis.RedisError:  # the caller's watch reports the request lost
             log.exception("could not publish the end of request %s", request_id)
         return event
+
+    def warm_up(self) -> None:
+        """Load the model and read a short prompt once, before the first request: the first question
+        then waits for neither, and its budget comes from a measured rate instead of the estimate."""
+        if not self.backend.local:
+            return  # a server loads its own model; its rate is measured on the first request
+        with self._lock:
+            if self._active or self.stopping.is_set():
+                return
+            stats = _Timing(None)
+            messages = [ChatMessage(role="system", content=WARM_UP_TEXT), ChatMessage(role="user", content="?")]
+            text = self.backend.stream(messages, 1, 0.0, on_prompt=stats.prompt_progress)
+            try:
+                for _piece in text:
+                    pass
+            finally:
+                text.close()
+            if stats.prompt_rate is not None and self.prompt_rate is None:
+                self.prompt_rate = stats.prompt_rate
+            self._idle_since = time.monotonic()
+        log.info("model ready, reads prompts at %.0f tokens/s", self.prompt_rates()[0])
 
     def unload_if_idle(self, now: float | None = None) -> bool:
         """Free the model after ``idle_unload_seconds`` without requests (called by the process's tick)."""

@@ -80,6 +80,7 @@ def resolve_model(model: str, cache: Path) -> str:
 
 class MLXBackend(Backend):
     name = "mlx"
+    local = True
     prompt_rate_estimate = 1000.0 if sys.platform == "darwin" else 4.0  # Metal; the reference CPU BLAS
     decode_rate_estimate = 25.0 if sys.platform == "darwin" else 1.5
 

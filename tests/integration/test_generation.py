@@ -5,6 +5,8 @@ Generation runs at a few tokens per second on a shared CPU: requests stay short.
 
 from __future__ import annotations
 
+import platform
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -65,6 +67,14 @@ def entry_ids(client: GenerationClient, request_id: str) -> list[tuple[int, int]
     """Redis stream entry ids (server milliseconds, sequence): when each event was written."""
     entries = client.redis.xrange(streams.stream_key(request_id))
     return [tuple(int(part) for part in entry_id.decode().split("-")) for entry_id, _ in entries]  # type: ignore[misc]
+
+
+def test_the_worker_loads_its_model_and_measures_its_reading_rate_before_any_request(client: GenerationClient) -> None:
+    state = eventually(lambda: (s := client.state()) and s.prompt_rate_measured and s, "warm-up", timeout=120)
+    assert state.loaded and state.requests_served == 0 and state.prompt_tokens_per_s > 0
+    if sys.platform == "linux" and platform.machine() == "x86_64":  # the mkl wheel is a dependency there
+        assert state.blas and "mkl_rt" in state.blas
+    assert state.tokenizer_path and state.prompt_budget >= 384
 
 
 def test_answers_deterministically_and_serves_two_chats_one_after_the_other(client: GenerationClient) -> None:
