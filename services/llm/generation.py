@@ -31,6 +31,7 @@ MIN_MEASURED_PROMPT = 48  # shorter prompts say more about fixed costs than abou
 MIN_ANSWER_TOKENS = 64
 MIN_PROMPT_TOKENS = 384
 DECODE_MARGIN = 0.8  # decoding slows as the answer grows and the machine is shared
+READ_MARGIN = 0.85  # a long prompt reads slower than the short ones a rate may come from (attention grows)
 # ~150 tokens of French for the warm-up reading (long enough for a rate, short enough to cost ~3 s on a CPU).
 WARM_UP_TEXT = (
     "Tu es ObsiRAG, l'assistant personnel qui connaît le coffre Obsidian de l'utilisateur. Réponds en français, "
@@ -56,7 +57,8 @@ class Limits:
         """Prompt tokens read within the target time to first token, leaving room for the answer."""
         room = self.context_tokens - self.answer_tokens(decode_rate)
         # A floor: below it the system prompt and the question leave no excerpt worth answering from.
-        return max(0, min(room, max(MIN_PROMPT_TOKENS, int(self.target_ttft_seconds * prompt_rate))))
+        within_target = int(self.target_ttft_seconds * prompt_rate * READ_MARGIN)
+        return max(0, min(room, max(MIN_PROMPT_TOKENS, within_target)))
 
     def answer_tokens(self, decode_rate: float) -> int:
         """Answer tokens decoded within the time left once the first token came (at most ``max_tokens``)."""
@@ -210,6 +212,7 @@ class GenerationService:
     def state(self) -> WorkerState:
         active = list(self._active)
         prompt_rate, decode_rate = self.prompt_rates()
+        prompt_rate = round(prompt_rate, 2)  # the budget follows from the published figure
         return WorkerState(
             backend=self.backend.name,
             model=self.backend.model,
@@ -221,7 +224,7 @@ class GenerationService:
             instance=self.instance,
             requests_served=self.requests_served,
             blas=self.backend.blas,
-            prompt_tokens_per_s=round(prompt_rate, 2),
+            prompt_tokens_per_s=prompt_rate,
             prompt_rate_measured=self.prompt_rate is not None,
             prompt_budget=self.limits.prompt_budget(prompt_rate, decode_rate),
             answer_tokens=self.limits.answer_tokens(decode_rate),
