@@ -243,21 +243,22 @@ def compare(settings: Any, messages: list[Any], args: argparse.Namespace, worker
     from mlx_lm.sample_utils import make_sampler
 
     model, tokenizer = mlx_lm.load(settings.llm_model)
-    prompt = tokenizer.apply_chat_template(
-        [m.model_dump() for m in messages], add_generation_prompt=True, tokenize=False
-    )
     sampler = make_sampler(temp=0.0)
     client = GenerationClient(settings)
     wait_for_worker(client)
+    current = list(messages)
 
     def direct() -> Iterator[tuple[str, int]]:
+        prompt = tokenizer.apply_chat_template(
+            [m.model_dump() for m in current], add_generation_prompt=True, tokenize=False
+        )
         for response in mlx_lm.stream_generate(model, tokenizer, prompt, args.max_tokens, sampler=sampler):
             yield response.text, response.generation_tokens
 
     ends: list[Any] = []  # the worker's done events: its own view of the time to first token
 
     def through_worker() -> Iterator[tuple[str, int]]:
-        request = GenerationRequest(messages=messages, max_tokens=args.max_tokens)
+        request = GenerationRequest(messages=current, max_tokens=args.max_tokens)
         for event in client.stream(client.submit(request)):
             if event.kind == "error":
                 raise RuntimeError(event.error)
@@ -267,6 +268,8 @@ def compare(settings: Any, messages: list[Any], args: argparse.Namespace, worker
 
     runs: dict[str, list[dict[str, Any]]] = {"direct": [], "worker": []}
     for round_index in range(args.rounds + 1):  # round 0 warms both up (the worker loads its model)
+        # A new first line each round: the worker's prompt cache (which direct calls lack) cannot help.
+        current[0] = messages[0].model_copy(update={"content": f"(round {round_index}) {messages[0].content}"})
         clocks = {"direct": time.process_time, "worker": lambda: time.process_time() + process_cpu(worker_pid)}
         for name, generate in (("direct", direct), ("worker", through_worker)):
             run = timed(generate, clocks[name])
@@ -275,8 +278,11 @@ def compare(settings: Any, messages: list[Any], args: argparse.Namespace, worker
             print(f"round {round_index} {name}: ttft {run['ttft_ms']:.0f} ms, {run['tokens_per_s']:.2f} tok/s")
             if round_index:
                 runs[name].append(run)
-    texts = {run["text"] for name in runs for run in runs[name]}
-    return {"prompt_tokens": len(tokenizer.encode(prompt)), "runs": runs, "same_text": len(texts) == 1, "blas": blas}
+    same = all(d["text"] == w["text"] for d, w in zip(runs["direct"], runs["worker"], strict=True))
+    prompt = tokenizer.apply_chat_template(
+        [m.model_dump() for m in current], add_generation_prompt=True, tokenize=False
+    )
+    return {"prompt_tokens": len(tokenizer.encode(prompt)), "runs": runs, "same_text": same, "blas": blas}
 
 
 def wait_for_worker(client: Any) -> None:
