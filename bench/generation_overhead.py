@@ -26,11 +26,19 @@ engine adds to a search.
     .venv/bin/python bench/generation_overhead.py                 # bundled SmolLM2-135M, 5 rounds
     .venv/bin/python bench/generation_overhead.py --model mlx-community/Qwen2.5-7B-Instruct-4bit
     .venv/bin/python bench/generation_overhead.py --rounds 0      # only the chat pipeline's part
+    .venv/bin/python bench/generation_overhead.py --blas-only     # only the BLAS comparison
+
+First, each matrix library MLX's CPU backend can bind to on Linux (``OBSIRAG_LLM_BLAS``: the mlx-cpu
+wheel's reference BLAS, a system OpenBLAS, MKL from the ``mkl`` wheel), each at 1 and 2 threads, each
+in a fresh process (a library is bound when MLX loads): prompt-reading and decoding rates of mlx-lm on
+the same ~300-token prompt, and the generated tokens, which must be the same for every option at
+temperature 0 (the run fails otherwise).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -68,12 +76,21 @@ QUESTION = "Write a long story about a cat who explores the roofs of Paris at ni
 
 def main() -> None:
     args = parse_args()
+    if args.probe_blas:
+        probe_blas(args)
+        return
     hermetic_environment()
     context = machine()  # the load average when the run starts
+    blas = compare_blas(args) if args.blas_rounds else None
+    if args.blas_only:
+        print(
+            f"results: {write_results('generation_overhead', {'machine': context, 'blas_options': blas}, args.output)}"
+        )
+        return
     with tempfile.TemporaryDirectory(prefix="obsirag-bench-gen-") as tmp:
         generation = measure_generation(Path(tmp), args) if args.rounds else None
         chat = time_chat_preparation(Path(tmp) / "chat", args.chat_rounds) if args.chat_rounds else None
-    data = {"bench": "generation_overhead", "machine": context, "model": args.model}
+    data = {"bench": "generation_overhead", "machine": context, "model": args.model, "blas_options": blas}
     if generation:
         data.update(report_generation(generation, args))
     if chat:
@@ -109,7 +126,99 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--chat-rounds", type=int, default=8, help="passes over the chat conversations")
     parser.add_argument("--output", type=Path, help="result file (default bench/results/generation_overhead-*.json)")
+    parser.add_argument("--blas-rounds", type=int, default=2, help="runs per BLAS option (0: skip the comparison)")
+    parser.add_argument("--blas-only", action="store_true", help="only the BLAS comparison")
+    parser.add_argument("--probe-blas", help=argparse.SUPPRESS)  # the child process of one BLAS option
+    parser.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     return parser.parse_args()
+
+
+# --- BLAS options, each in its own process ------------------------------------------------------------
+
+BLAS_OPTIONS = (("reference", 1), ("openblas", 1), ("openblas", 2), ("mkl", 1), ("mkl", 2))
+BLAS_PROMPT = "Le projet Atlas cartographie les sentiers de randonnée des Alpes avec des bénévoles. " * 14
+BLAS_TOKENS = 24
+
+
+def compare_blas(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Each option in a fresh process; the tokens must match the reference BLAS's."""
+    from services.config import BUNDLED_LLM_MODEL
+    from services.llm.bundled import ensure_converted
+
+    model = str(ensure_converted(args.cache)) if args.model == BUNDLED_LLM_MODEL else args.model
+    rows = []
+    for choice, threads in BLAS_OPTIONS:
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+        command = [sys.executable, __file__, "--probe-blas", choice, "--threads", str(threads), "--model", model]
+        runs = []
+        for _ in range(args.blas_rounds):
+            done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        row = {
+            "blas": choice,
+            "threads": threads,
+            "library": runs[0]["library"],
+            "prompt_tokens": runs[0]["prompt_tokens"],
+            "prompt_tokens_per_s": round(statistics.median(r["prompt_tokens_per_s"] for r in runs), 1),
+            "decode_tokens_per_s": round(statistics.median(r["decode_tokens_per_s"] for r in runs), 2),
+            "tokens": runs[0]["tokens"],
+        }
+        if row["library"] is None and choice != "reference":
+            print(f"{choice}: not installed here, skipped")
+            continue
+        rows.append(row)
+        rates = f"prompt {row['prompt_tokens_per_s']} tok/s, decode {row['decode_tokens_per_s']} tok/s"
+        print(f"{choice} × {threads}: {rates}")
+    print_table(
+        ["BLAS", "threads", "prompt tok/s", "decode tok/s", "library"],
+        [
+            [
+                r["blas"],
+                r["threads"],
+                r["prompt_tokens_per_s"],
+                r["decode_tokens_per_s"],
+                r["library"] or "mlx-cpu wheel",
+            ]
+            for r in rows
+        ],
+    )
+    same = all(r["tokens"] == rows[0]["tokens"] for r in rows)
+    print(f"same {BLAS_TOKENS} tokens at temperature 0 for every option: {same}")
+    if not same:
+        raise SystemExit("the BLAS options generated different tokens")
+    return rows
+
+
+def probe_blas(args: argparse.Namespace) -> None:
+    """One option in this fresh process: bind the library, then time mlx-lm directly."""
+    from services.llm.mlx_backend import prefer_fast_blas
+
+    library = prefer_fast_blas(args.probe_blas, args.threads)
+    import mlx_lm
+    from mlx_lm.sample_utils import make_sampler
+
+    model, tokenizer = mlx_lm.load(args.model)
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": BLAS_PROMPT + "Résume en une phrase."}], add_generation_prompt=True, tokenize=False
+    )
+    started = time.perf_counter()
+    first, tokens, response = None, [], None
+    for response in mlx_lm.stream_generate(model, tokenizer, prompt, BLAS_TOKENS, sampler=make_sampler(temp=0.0)):
+        first = first or time.perf_counter()
+        tokens.append(response.token)
+    end = time.perf_counter()
+    assert response is not None and first is not None
+    print(
+        json.dumps(
+            {
+                "library": library,
+                "prompt_tokens": response.prompt_tokens,
+                "prompt_tokens_per_s": response.prompt_tokens / (first - started),
+                "decode_tokens_per_s": (len(tokens) - 1) / (end - first) if end > first else 0.0,
+                "tokens": tokens,
+            }
+        )
+    )
 
 
 def start_worker(settings: Any) -> subprocess.Popen[bytes]:
@@ -126,29 +235,30 @@ def start_worker(settings: Any) -> subprocess.Popen[bytes]:
 
 def compare(settings: Any, messages: list[Any], args: argparse.Namespace, worker_pid: int) -> dict[str, Any]:
     from services.llm.client import GenerationClient
-    from services.llm.mlx_backend import prefer_system_blas
+    from services.llm.mlx_backend import prefer_fast_blas
     from services.llm.models import GenerationRequest
 
-    blas = prefer_system_blas() or "reference (mlx-cpu wheel)"  # the same BLAS as the worker's
+    blas = prefer_fast_blas() or "reference (mlx-cpu wheel)"  # the same BLAS as the worker's (auto, 1 thread)
     import mlx_lm
     from mlx_lm.sample_utils import make_sampler
 
     model, tokenizer = mlx_lm.load(settings.llm_model)
-    prompt = tokenizer.apply_chat_template(
-        [m.model_dump() for m in messages], add_generation_prompt=True, tokenize=False
-    )
     sampler = make_sampler(temp=0.0)
     client = GenerationClient(settings)
     wait_for_worker(client)
+    current = list(messages)
 
     def direct() -> Iterator[tuple[str, int]]:
+        prompt = tokenizer.apply_chat_template(
+            [m.model_dump() for m in current], add_generation_prompt=True, tokenize=False
+        )
         for response in mlx_lm.stream_generate(model, tokenizer, prompt, args.max_tokens, sampler=sampler):
             yield response.text, response.generation_tokens
 
     ends: list[Any] = []  # the worker's done events: its own view of the time to first token
 
     def through_worker() -> Iterator[tuple[str, int]]:
-        request = GenerationRequest(messages=messages, max_tokens=args.max_tokens)
+        request = GenerationRequest(messages=current, max_tokens=args.max_tokens)
         for event in client.stream(client.submit(request)):
             if event.kind == "error":
                 raise RuntimeError(event.error)
@@ -158,6 +268,8 @@ def compare(settings: Any, messages: list[Any], args: argparse.Namespace, worker
 
     runs: dict[str, list[dict[str, Any]]] = {"direct": [], "worker": []}
     for round_index in range(args.rounds + 1):  # round 0 warms both up (the worker loads its model)
+        # A new first line each round: the worker's prompt cache (which direct calls lack) cannot help.
+        current[0] = messages[0].model_copy(update={"content": f"(round {round_index}) {messages[0].content}"})
         clocks = {"direct": time.process_time, "worker": lambda: time.process_time() + process_cpu(worker_pid)}
         for name, generate in (("direct", direct), ("worker", through_worker)):
             run = timed(generate, clocks[name])
@@ -166,8 +278,11 @@ def compare(settings: Any, messages: list[Any], args: argparse.Namespace, worker
             print(f"round {round_index} {name}: ttft {run['ttft_ms']:.0f} ms, {run['tokens_per_s']:.2f} tok/s")
             if round_index:
                 runs[name].append(run)
-    texts = {run["text"] for name in runs for run in runs[name]}
-    return {"prompt_tokens": len(tokenizer.encode(prompt)), "runs": runs, "same_text": len(texts) == 1, "blas": blas}
+    same = all(d["text"] == w["text"] for d, w in zip(runs["direct"], runs["worker"], strict=True))
+    prompt = tokenizer.apply_chat_template(
+        [m.model_dump() for m in current], add_generation_prompt=True, tokenize=False
+    )
+    return {"prompt_tokens": len(tokenizer.encode(prompt)), "runs": runs, "same_text": same, "blas": blas}
 
 
 def wait_for_worker(client: Any) -> None:

@@ -7,9 +7,14 @@ the time from submitting a question to its first token in the browser, minus the
    for the dashboard's queue and history reads. Cold graph build (networkx + export) timed apart; the
    page figures are warm (graph cached until the catalog changes), over varied filters. The graph
    page is also served over HTTP (uvicorn) to Chromium: load → SVG drawn, force layout included.
-2. Browser: ``obsirag up`` on the sample vault (bundled model, fake web search), Chromium through
-   Playwright; each question's submit time and first streamed token are taken in the page
-   (``performance.now()``), the model's first-token time comes from the worker (``ttft_ms``).
+2. Browser: ``obsirag up`` on the sample vault with the default settings (bundled model, default
+   context and answer length; fake web search, learner off so nothing competes), Chromium through
+   Playwright; each question's submit time, first progress shown ("Lecture des extraits…"), first
+   streamed token and complete answer are taken in the page (``performance.now()``), the model's
+   first-token time comes from the worker (``ttft_ms``). The first question is the acceptance one
+   asked on a fresh system (model load included); then it is asked again, fresh, and followed up in
+   the same thread: the follow-up's time to first token against the fresh question's shows the
+   prompt cache.
 
     .venv/bin/python bench/web_latency.py                          # 1k and 5k notes, 3 questions (~15 min)
     .venv/bin/python bench/web_latency.py --sizes 1000 --questions 0  # no chat (graph still drawn)
@@ -155,8 +160,8 @@ def browser_first_token(questions: int) -> dict[str, Any]:
         root = Path(tmp)
         shutil.copytree(SAMPLE_VAULT, root / "vault")
         env = {
-            "OBSIRAG_PORT": "0", "OBSIRAG_WEB_SEARCH_BACKEND": "fake", "OBSIRAG_LLM_MAX_TOKENS": "8",
-            "OBSIRAG_LLM_CONTEXT_TOKENS": "600", "OBSIRAG_LEARN_ENABLED": "false", "PYTHONUNBUFFERED": "1",
+            "OBSIRAG_PORT": "0", "OBSIRAG_WEB_SEARCH_BACKEND": "fake", "OBSIRAG_LEARN_ENABLED": "false",
+            "PYTHONUNBUFFERED": "1",
         }  # fmt: skip
         settings = Settings(vault=root / "vault", data_dir=root / "data")
         models = bundled.ensure_converted(Path(tempfile.gettempdir()) / "obsirag-bench-models")  # once per machine
@@ -172,6 +177,8 @@ def browser_first_token(questions: int) -> dict[str, Any]:
                 page = browser.new_page(viewport={"width": 1280, "height": 800})
                 page.goto(url)
                 runs = [_ask(page, q) for q in QUESTIONS[: questions + 1]]
+                fresh = _ask(page, QUESTIONS[0])
+                follow_up = _ask(page, FOLLOW_UP, new_thread=False)
                 browser.close()
         finally:
             process.send_signal(signal.SIGINT)
@@ -180,6 +187,9 @@ def browser_first_token(questions: int) -> dict[str, Any]:
     overhead = [r["browser_first_token_ms"] - r["model_ttft_ms"] for r in measured]
     return {
         "warmup": runs[0],
+        "fresh": fresh,
+        "follow_up": follow_up,
+        "follow_up_ttft_ratio": round(follow_up["model_ttft_ms"] / fresh["model_ttft_ms"], 3),
         "runs": measured,
         "browser_first_token": percentiles([r["browser_first_token_ms"] for r in measured]),
         "model_ttft": percentiles([r["model_ttft_ms"] for r in measured]),
@@ -187,26 +197,44 @@ def browser_first_token(questions: int) -> dict[str, Any]:
     }
 
 
+FOLLOW_UP = "et quel est son calendrier ?"
 WATCH = """() => {
   window.__first = null;
+  window.__progress = null;
+  const turns = document.querySelectorAll(".turn").length;
   new MutationObserver(() => {
-    if (window.__first === null && document.querySelector(".answer-body.streaming span"))
+    const turn = document.querySelectorAll(".turn")[turns];
+    if (!turn) return;
+    const progress = turn.querySelector(".progress");
+    if (window.__progress === null && progress && progress.textContent.includes("Lecture des extraits"))
+      window.__progress = performance.now();
+    if (window.__first === null && turn.querySelector(".answer-body.streaming span"))
       window.__first = performance.now();
-  }).observe(document.getElementById("thread"), { childList: true, subtree: true });
+  }).observe(document.getElementById("thread"), { childList: true, subtree: true, characterData: true });
 }"""
 
 
-def _ask(page: Any, question: str) -> dict[str, float]:
-    page.goto(page.url.split("?")[0])
+def _ask(page: Any, question: str, new_thread: bool = True) -> dict[str, Any]:
+    if new_thread:
+        page.goto(page.url.split("?")[0])
+    answers = page.locator(".answer-body.final").count()
     page.evaluate(WATCH)
     page.fill("#question", question)
     submitted = page.evaluate("performance.now()")
     page.get_by_role("button", name="Envoyer").click()
-    page.wait_for_selector(".answer-body.final", timeout=600_000)
-    first = page.evaluate("window.__first")
-    final = page.locator(".answer-body.final")
+    final = page.locator(".answer-body.final").nth(answers)
+    final.wait_for(timeout=600_000)
+    done = page.evaluate("performance.now()")
+    first, progress = page.evaluate("window.__first"), page.evaluate("window.__progress")
     model = float(final.get_attribute("data-model-ttft-ms") or "nan")
-    return {"browser_first_token_ms": round(first - submitted, 1), "model_ttft_ms": round(model, 1)}
+    return {
+        "question": question,
+        "progress_shown_ms": round(progress - submitted, 1) if progress is not None else None,
+        "browser_first_token_ms": round(first - submitted, 1) if first is not None else None,
+        "done_ms": round(done - submitted, 1),
+        "model_ttft_ms": round(model, 1),
+        "answer_chars": len(final.inner_text()),
+    }
 
 
 def _base_env() -> dict[str, str]:
@@ -238,6 +266,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=140, help="requests per page and size")
     parser.add_argument("--questions", type=int, default=3, help="chat questions after the warm-up one")
     parser.add_argument("--no-browser", action="store_true", help="server times only (no Chromium)")
+    parser.add_argument("--chat-only", action="store_true", help="only the browser chat (no server times)")
     args = parser.parse_args()
     hermetic_environment()
     from workers.redis_server import start_private_redis
@@ -246,7 +275,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="obsirag-redis-") as tmp:
         server = start_private_redis(Settings(vault=Path(tmp), data_dir=Path(tmp)))
         try:
-            for size in args.sizes:
+            for size in [] if args.chat_only else args.sizes:
                 results["server"][str(size)] = server_times(size, args.requests, server.url, draw=not args.no_browser)
         finally:
             server.stop()
@@ -270,6 +299,9 @@ def main() -> None:
                 for name in ("browser_first_token", "model_ttft", "overhead")
             ],
         )
+        for name in ("warmup", "fresh", "follow_up"):
+            print(f"{name}: {browser[name]}")
+        print(f"follow-up / fresh model time to first token: {browser['follow_up_ttft_ratio']} (target ≤ 0.5)")
     print(f"results: {save('web_latency', results)}")
 
 

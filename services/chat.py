@@ -23,17 +23,21 @@ from services.catalog import Catalog
 from services.config import Settings
 from services.context import (
     CHARS_PER_TOKEN,
+    MESSAGE_OVERHEAD_TOKENS,
     ContextBlock,
+    PromptLimits,
     assess_support,
+    clip_tokens,
     estimate_tokens,
     pack_context,
+    prompt_limits,
     select_main_note,
     token_budget,
 )
 from services.embedding import calibration
 from services.entities import answer_entities
 from services.listing import answer_listing, batch_blocks, notes_in_range
-from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent
+from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
 from services.models import AnswerEntity, Provenance, Source, Thread, Turn
 from services.query import Intent, QueryPlan, understand
 from services.search import SearchRequest, SearchResponse
@@ -42,8 +46,13 @@ from services.websearch import WebResult, WebSearch
 log = logging.getLogger(__name__)
 SearchFn = Callable[[SearchRequest], SearchResponse]
 StreamFn = Callable[[GenerationRequest], Iterator[StreamEvent]]
+WorkerFn = Callable[[], WorkerState | None]
 HISTORY_TURNS = 3
 RETRIEVE_K = 8
+FRAME_TOKENS = 150  # system prompt and task of a summary or page prompt
+# A follow-up reads at most this share of the reading budget anew: it builds on the earlier exchange,
+# sent verbatim so the model's prompt cache of it is reused (so its first token comes at least twice as fast).
+FOLLOWUP_SHARE = 0.45
 
 
 class ChatAnswer(BaseModel):
@@ -64,8 +73,9 @@ class ChatAnswer(BaseModel):
 
 
 class ChatEvent(BaseModel):
-    kind: Literal["sources", "token", "done", "error"]
+    kind: Literal["sources", "progress", "token", "done", "error"]
     text: str = ""
+    progress: float | None = None  # progress: share of the prompt the model has read (0–1)
     sources: list[Source] = Field(default_factory=list)
     answer: ChatAnswer | None = None
 
@@ -77,6 +87,9 @@ class Prepared:
     plan: QueryPlan
     thread: Thread
     started: float
+    limits: PromptLimits
+    history: list[ChatMessage] = field(default_factory=list)  # earlier turns, as the model will read them
+    cached_tokens: int = 0  # of the prompt, the earlier exchange the model has already read (verbatim history)
     text: str = ""  # said before any generated text (a refusal, a list of notes)
     sources: list[Source] = field(default_factory=list)
     provenance: Provenance = Provenance.NONE
@@ -94,13 +107,22 @@ class Prepared:
 
 class ChatEngine:
     def __init__(
-        self, settings: Settings, search: SearchFn, stream: StreamFn, web: WebSearch, catalog: Catalog
+        self,
+        settings: Settings,
+        search: SearchFn,
+        stream: StreamFn,
+        web: WebSearch,
+        catalog: Catalog,
+        worker: WorkerFn | None = None,
     ) -> None:
+        """``worker``: what the running generation worker publishes; its prompt budget and answer cap
+        win over this process's settings."""
         self.settings = settings
         self.search = search
         self.stream = stream
         self.web = web
         self.catalog = catalog
+        self.worker = worker
 
     def ask(
         self, question: str, thread_id: str | None = None, use_web: bool = True, now: datetime | None = None,
@@ -128,7 +150,9 @@ class ChatEngine:
                 if event.kind == "error":
                     yield ChatEvent(kind="error", text=event.error or "generation failed")
                     return
-                if event.kind == "token":
+                if event.kind == "progress":
+                    yield ChatEvent(kind="progress", progress=event.fraction)
+                elif event.kind == "token":
                     if not parts:
                         prepared.lap("first_token_ms")
                     parts.append(event.text)
@@ -144,7 +168,9 @@ class ChatEngine:
         now = now or datetime.now().astimezone()
         started = time.perf_counter()
         thread = self._thread(thread_id, question, now)
-        prepared = Prepared(understand(question, now, *_history(thread)), thread, started)
+        limits = prompt_limits(self.settings, self.worker() if self.worker else None)
+        prepared = Prepared(understand(question, now, *_history(thread)), thread, started, limits)
+        prepared.history = _brief_history(thread)
         if prepared.plan.intent == Intent.LIST:
             self._prepare_listing(prepared)
         elif prepared.plan.intent == Intent.SUMMARY and (prepared.plan.since or _asks_latest(prepared.plan)):
@@ -166,11 +192,16 @@ class ChatEngine:
             return
         ranked = support.results + [r for r in results if r not in support.results]
         main = select_main_note(support.results)
-        blocks = pack_context(self.settings, ranked, main, token_budget(self.settings))
-        prepared.sources = _vault_sources(blocks)
+        label = prompts.QUESTION[plan.language]
+        self._continue_verbatim(prepared)
+        room = self._limit(prepared) - self._new_tokens(self._messages(prepared, [], label), prepared)
+        blocks = pack_context(self.settings, ranked, main, room, prepared.limits.count)
+        reused, blocks = self._split_known(prepared, blocks)
+        blocks = self._within_limits(prepared, blocks, label)
+        prepared.sources = reused + _vault_sources(blocks)
         prepared.provenance = Provenance.VAULT
         prepared.main_note = main.path if main else None
-        prepared.messages = self._messages(prepared, blocks, prompts.QUESTION[plan.language])
+        prepared.messages = self._messages(prepared, blocks, label)
 
     def _prepare_listing(self, prepared: Prepared) -> None:
         lang = prepared.plan.language
@@ -189,7 +220,7 @@ class ChatEngine:
             return
         prepared.sources = prepared.notes = _vault_sources(blocks)
         prepared.provenance = Provenance.VAULT
-        batches = batch_blocks(blocks, token_budget(self.settings))
+        batches = batch_blocks(blocks, token_budget(self.settings, FRAME_TOKENS, prepared.limits))
         if len(batches) > 1:  # too long for one prompt: ``ask`` map-reduces
             prepared.map_batches = batches
         prepared.messages = self._messages(prepared, blocks, prompts.SUMMARY_TASK[lang])
@@ -215,7 +246,9 @@ class ChatEngine:
         lang = prepared.plan.language
         prepared.sources = [Source(n=i + 1, title=r.title, url=r.url) for i, r in enumerate(results)]
         prepared.provenance = Provenance.WEB
-        share = int(token_budget(self.settings) * CHARS_PER_TOKEN) // len(results)  # summaries may be long
+        share = int(token_budget(self.settings, limits=prepared.limits) * CHARS_PER_TOKEN) // len(
+            results
+        )  # summaries may be long
         blocks = [
             ContextBlock(i + 1, r.url, r.title, "", _clip(text, share))
             for i, (r, text) in enumerate(zip(results, texts, strict=True))
@@ -233,7 +266,9 @@ class ChatEngine:
         question = prepared.plan.retrieval_query  # self-contained, unlike a follow-up's own words
         fields = {"question": question, "title": result.title, "url": result.url}
         frame = prompts.PAGE_SYSTEM[lang] + prompts.PAGE_SUMMARY[lang].format(**fields, text="")
-        room = token_budget(self.settings) - estimate_tokens(frame)  # the page gets what the prompt leaves
+        room = token_budget(self.settings, FRAME_TOKENS, prepared.limits) - estimate_tokens(
+            frame
+        )  # the page gets what the prompt leaves
         text = _clip(page.strip(), int(room * CHARS_PER_TOKEN))
         if not text:
             return result.snippet
@@ -269,16 +304,82 @@ class ChatEngine:
     def _messages(self, prepared: Prepared, blocks: list[ContextBlock], label: str) -> list[ChatMessage]:
         lang = prepared.plan.language
         excerpts = "\n\n".join(f"[{b.n}] {b.title}{' — ' + b.heading if b.heading else ''}\n{b.text}" for b in blocks)
-        history: list[ChatMessage] = []
-        for turn in prepared.thread.turns[-HISTORY_TURNS:]:
-            history.append(ChatMessage(role="user", content=turn.question))
-            history.append(ChatMessage(role="assistant", content=turn.answer))
-        question = f"{prompts.EXCERPTS[lang]}\n{excerpts}\n\n{label} {prepared.plan.question}"
+        intro = f"{prompts.EXCERPTS[lang]}\n{excerpts}\n\n" if blocks or not prepared.cached_tokens else ""
         return [
             ChatMessage(role="system", content=prompts.SYSTEM[lang]),
-            *history,
-            ChatMessage(role="user", content=question),
+            *prepared.history,
+            ChatMessage(role="user", content=f"{intro}{label} {prepared.plan.question}"),
         ]
+
+    def _continue_verbatim(self, prepared: Prepared) -> None:
+        """A follow-up repeats the earlier turns as the model read them (excerpts included) when they fit
+        the context window with room for new reading: the model's prompt cache then holds all of it."""
+        turns = prepared.thread.turns[-HISTORY_TURNS:]
+        if not turns or not all(t.prompt for t in turns):
+            return
+        history = [m for t in turns for m in _exchange(t.prompt, t.answer)]
+        system = ChatMessage(role="system", content=prompts.SYSTEM[prepared.plan.language])
+        cached = self._prompt_tokens([system, *history[:-1]], prepared)  # the last answer is new to its cache
+        if cached + self._prompt_tokens(history[-1:], prepared) + self._limit_of_new(prepared) > self._window(prepared):
+            return  # too long for the window: the brief history, read anew within the whole budget
+        prepared.history, prepared.cached_tokens = history, cached
+
+    def _limit_of_new(self, prepared: Prepared) -> int:
+        return int(prepared.limits.prompt_tokens * FOLLOWUP_SHARE)
+
+    def _limit(self, prepared: Prepared) -> int:
+        """Most prompt tokens to read anew: the whole budget, or a follow-up's share of it."""
+        return self._limit_of_new(prepared) if prepared.cached_tokens else prepared.limits.prompt_tokens
+
+    def _window(self, prepared: Prepared) -> int:
+        return max(prepared.limits.window_tokens, prepared.limits.prompt_tokens)
+
+    def _new_tokens(self, messages: list[ChatMessage], prepared: Prepared) -> int:
+        """Tokens the model reads for ``messages``: all of them, less what its prompt cache holds."""
+        return self._prompt_tokens(messages, prepared) - prepared.cached_tokens
+
+    def _split_known(self, prepared: Prepared, blocks: list[ContextBlock]) -> tuple[list[Source], list[ContextBlock]]:
+        """Excerpts the verbatim history already shows (as their earlier sources) and the new ones,
+        numbered after every number the thread used."""
+        if not prepared.cached_tokens:
+            return [], blocks
+        shown = " ".join(m.content for m in prepared.history if m.role == "user")
+        earlier = {(s.path, s.heading): s for t in prepared.thread.turns for s in t.sources if s.path}
+        reused: dict[tuple[str | None, str], Source] = {}
+        fresh: list[ContextBlock] = []
+        for block in blocks:
+            known = earlier.get((block.path, block.heading))
+            if known is not None and block.text in shown:
+                reused.setdefault((block.path, block.heading), known.model_copy(update={"primary": block.primary}))
+            else:
+                fresh.append(block)
+        n = max((s.n for t in prepared.thread.turns for s in t.sources), default=0)
+        fresh = [ContextBlock(n + i + 1, b.path, b.title, b.heading, b.text, b.primary) for i, b in enumerate(fresh)]
+        return list(reused.values()), fresh
+
+    def _prompt_tokens(self, messages: list[ChatMessage], prepared: Prepared) -> int:
+        """The templated prompt's tokens: the messages' own, plus the template's markers."""
+        count = prepared.limits.count
+        return sum(count(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages) + MESSAGE_OVERHEAD_TOKENS
+
+    def _over(self, prepared: Prepared, messages: list[ChatMessage]) -> int:
+        """Tokens beyond the reading budget or the window, whichever is exceeded more."""
+        total = self._prompt_tokens(messages, prepared)
+        return max(total - prepared.cached_tokens - self._limit(prepared), total - self._window(prepared))
+
+    def _within_limits(self, prepared: Prepared, blocks: list[ContextBlock], label: str) -> list[ContextBlock]:
+        """Drop (then cut) the last excerpts until the prompt fits the budget: the separators between
+        excerpts are counted here, not by the packer."""
+        while blocks and (over := self._over(prepared, self._messages(prepared, blocks, label))) > 0:
+            last = blocks[-1]
+            if len(blocks) == 1 or last.primary:
+                text = clip_tokens(last.text, max(0, prepared.limits.count(last.text) - over), prepared.limits.count)
+                blocks = blocks[:-1] + (
+                    [ContextBlock(last.n, last.path, last.title, last.heading, text, last.primary)] if text else []
+                )
+            else:
+                blocks = blocks[:-1]
+        return blocks
 
     def _partial_summary(self, prepared: Prepared, n: int, batch: list[ContextBlock]) -> ContextBlock:
         lang = prepared.plan.language
@@ -290,10 +391,13 @@ class ChatEngine:
     def _request(self, messages: list[ChatMessage]) -> GenerationRequest:
         return GenerationRequest(
             messages=messages,
-            max_tokens=self.settings.llm_max_tokens,
+            max_tokens=self._answer_tokens(),
             temperature=self.settings.llm_temperature,
             priority=Priority.CHAT,
         )
+
+    def _answer_tokens(self) -> int:
+        return prompt_limits(self.settings, self.worker() if self.worker else None).answer_tokens
 
     def _finish(self, prepared: Prepared, generated: str, final: StreamEvent | None) -> ChatAnswer:
         prepared.lap("total_ms")
@@ -305,6 +409,7 @@ class ChatEngine:
             sources=prepared.sources, provenance=prepared.provenance, main_note=prepared.main_note,
             model=final.model if final else None, backend=final.backend if final else None,
             timings=prepared.timings, created_at=datetime.now(UTC),
+            prompt=prepared.messages[-1].content if prepared.messages else "",
         )  # fmt: skip
         turn_id = self.catalog.add_turn(turn)
         entities = answer_entities(self.catalog, [s.path for s in turn.sources if s.path])
@@ -322,6 +427,15 @@ class ChatEngine:
                 raise KeyError(f"no conversation {thread_id!r}")
             return thread
         return self.catalog.get_thread(self.catalog.create_thread(question, now))  # type: ignore[return-value]
+
+
+def _brief_history(thread: Thread) -> list[ChatMessage]:
+    """Earlier turns as question and answer only (a new reading of them)."""
+    return [m for t in thread.turns[-HISTORY_TURNS:] for m in _exchange(t.question, t.answer)]
+
+
+def _exchange(question: str, answer: str) -> list[ChatMessage]:
+    return [ChatMessage(role="user", content=question), ChatMessage(role="assistant", content=answer)]
 
 
 def _history(thread: Thread) -> tuple[list[str], str]:

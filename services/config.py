@@ -95,6 +95,29 @@ class Settings(BaseSettings):
     llm_temperature: float = Field(0.0, description="Sampling temperature (0 = deterministic).")
     llm_idle_unload_seconds: float = Field(600.0, description="Unload the model after this long without requests.")
     llm_timeout_seconds: float = Field(300.0, description="Longest a caller waits for a generation to finish.")
+    llm_target_ttft_seconds: float = Field(
+        10.0,
+        description="Time to first token the chat aims at: the prompt is cut to what the worker reads in this "
+        "time at its measured rate (the whole `OBSIRAG_LLM_CONTEXT_TOKENS` on a fast backend).",
+    )
+    llm_target_answer_seconds: float = Field(
+        60.0,
+        description="Time a whole answer aims at: on a slow backend the answer is capped to what it decodes "
+        "in this time (never more than `OBSIRAG_LLM_MAX_TOKENS`, at least 64 tokens).",
+    )
+    llm_warm_up: bool = Field(
+        True,
+        description="Load the model when the mlx worker starts and time one short prompt, so the first question "
+        "waits for neither (else the model loads on the first request).",
+    )
+    llm_blas: Literal["auto", "mkl", "openblas", "reference"] = Field(
+        "auto",
+        description="Matrix library of the mlx worker on Linux: `auto` (MKL from the `mkl` wheel, else a system "
+        "OpenBLAS), `mkl`, `openblas`, or `reference` (the mlx-cpu wheel's own, ~12x slower).",
+    )
+    llm_blas_threads: int = Field(
+        1, description="Threads of that library (`MKL_NUM_THREADS` / `OPENBLAS_NUM_THREADS` win when set)."
+    )
 
     # Chat.
     web_search: bool = Field(True, description="Fall back to a web search when the vault has no answer.")

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from services import lexical, vault
 from services.chunking import split_sections
 from services.config import Settings
 from services.embedding import DEFAULT_CALIBRATION
+from services.llm.bundled import FOLDER as BUNDLED_FOLDER
+from services.llm.bundled import is_bundled
+from services.llm.models import WorkerState
 from services.search import SearchResult
 
 # Calibrated on the sample vault (see docs/architecture.md); the cosine floor is the model's
@@ -17,6 +23,11 @@ LEXICAL_SUPPORT = 0.5  # share of the question's content terms a chunk must cont
 STRONG_COVERAGE = 0.66  # share of the question's content terms that is evidence enough anywhere in a chunk
 CHARS_PER_TOKEN = 3.2  # conservative for French with small-vocabulary tokenizers
 MAIN_NOTE_SHARE = 0.5  # of the context budget, for the main note's own text
+# Without the model's tokenizer: fewer characters per token than any note of the sample vault has with
+# SmolLM2's (2.44 at worst, 2.7 typical for French), so a prompt counted this way is never too long.
+SAFE_CHARS_PER_TOKEN = 2.3
+MESSAGE_OVERHEAD_TOKENS = 8  # what the chat template adds around one message (role markers, newlines)
+TokenCount = Callable[[str], int]
 
 # Question words that say how to ask, not what about: they never count as evidence.
 _QUESTION_TERMS = frozenset(
@@ -94,8 +105,55 @@ def select_main_note(supporting: list[SearchResult]) -> SearchResult | None:
     return supporting[0] if supporting else None
 
 
-def token_budget(settings: Settings, reserved_tokens: int = 300) -> int:
-    """Context tokens left for excerpts once the answer and the prompt's own text are reserved."""
+@dataclass(frozen=True)
+class PromptLimits:
+    """What one prompt may hold: published by the running generation worker, else this process's settings."""
+
+    prompt_tokens: int  # read anew within the target time to first token (system prompt and history included)
+    answer_tokens: int
+    count: TokenCount  # the model's tokenizer when readable here, else a safe over-estimate
+    window_tokens: int = 0  # the whole prompt, the part the model has cached included (context - answer)
+
+
+def prompt_limits(settings: Settings, worker: WorkerState | None = None) -> PromptLimits:
+    """The budget the worker publishes (its settings, its measured reading rate), or ours without one."""
+    tokenizer = (worker.tokenizer_path if worker else None) or _bundled_tokenizer(settings)
+    count = tokenizer_count(tokenizer) if tokenizer else safe_tokens
+    if worker is not None and worker.prompt_budget is not None and worker.answer_tokens is not None:
+        window = (worker.context_tokens or settings.llm_context_tokens) - worker.answer_tokens
+        return PromptLimits(worker.prompt_budget, worker.answer_tokens, count, window)
+    window = settings.llm_context_tokens - settings.llm_max_tokens
+    return PromptLimits(window, settings.llm_max_tokens, count, window)
+
+
+def _bundled_tokenizer(settings: Settings) -> str | None:
+    if settings.llm_backend != "mlx" or not is_bundled(settings.llm_model):
+        return None
+    path = settings.model_cache / BUNDLED_FOLDER / "tokenizer.json"  # converted by the worker
+    return str(path) if path.is_file() else None
+
+
+@functools.lru_cache(maxsize=4)
+def tokenizer_count(path: str) -> TokenCount:
+    """Exact token counts with the model's own tokenizer (``tokenizer.json``, Hugging Face tokenizers)."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(Path(path)))
+    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+def safe_tokens(text: str) -> int:
+    return int(len(text) / SAFE_CHARS_PER_TOKEN) + 1
+
+
+def token_budget(settings: Settings, reserved_tokens: int = 300, limits: PromptLimits | None = None) -> int:
+    """Context tokens left for excerpts once the answer and the prompt's own text are reserved.
+
+    With ``limits``, what the worker's budget leaves (its prompt budget is never exceeded); without, this
+    process's settings (at least 256 tokens).
+    """
+    if limits is not None:
+        return max(0, limits.prompt_tokens - reserved_tokens)
     return max(256, settings.llm_context_tokens - settings.llm_max_tokens - reserved_tokens)
 
 
@@ -104,19 +162,27 @@ def estimate_tokens(text: str) -> int:
 
 
 def pack_context(
-    settings: Settings, results: list[SearchResult], main: SearchResult | None, budget_tokens: int
+    settings: Settings,
+    results: list[SearchResult],
+    main: SearchResult | None,
+    budget_tokens: int,
+    count: TokenCount = estimate_tokens,
 ) -> list[ContextBlock]:
-    """Numbered excerpts within the budget: the main note's relevant sections first, then other notes' best chunks."""
+    """Numbered excerpts within the budget (``count``'s tokens): the main note's relevant sections first
+    (up to ``MAIN_NOTE_SHARE`` of the budget, its best chunk cut if it alone is larger), then other notes'
+    best chunks."""
     blocks: list[ContextBlock] = []
     remaining = budget_tokens
     if main is not None:
-        text = main_note_text(settings, main, int(budget_tokens * MAIN_NOTE_SHARE))
-        blocks.append(ContextBlock(1, main.path, main.title, main.heading, text, primary=True))
-        remaining -= estimate_tokens(text)
+        share = max(int(budget_tokens * MAIN_NOTE_SHARE), min(count(main.text), budget_tokens))
+        text = main_note_text(settings, main, share, count)
+        if text:
+            blocks.append(ContextBlock(1, main.path, main.title, main.heading, text, primary=True))
+            remaining -= count(text)
     for result in results:
         if main is not None and result.path == main.path:
             continue
-        cost = estimate_tokens(result.text)
+        cost = count(result.text)
         if cost > remaining:
             continue
         blocks.append(ContextBlock(len(blocks) + 1, result.path, result.title, result.heading, result.text))
@@ -124,21 +190,40 @@ def pack_context(
     return blocks
 
 
-def main_note_text(settings: Settings, main: SearchResult, budget_tokens: int) -> str:
+def main_note_text(
+    settings: Settings, main: SearchResult, budget_tokens: int, count: TokenCount = estimate_tokens
+) -> str:
     """The main note's best chunk, then its other sections in order, up to the budget."""
-    pieces = [main.text]
-    used = estimate_tokens(main.text)
+    first = clip_tokens(main.text, budget_tokens, count)
+    pieces = [first]
+    used = count(first)
     note = vault.read_note_if_readable(settings.vault, main.path, settings.max_file_bytes)
-    if note is None:
-        return main.text  # the note changed under us: the indexed chunk is still a faithful excerpt
+    if note is None or first != main.text:
+        return first  # the note changed under us (the indexed chunk is still faithful), or no room left
     for section in split_sections(note.body):
         text = "\n".join(section.lines).strip()
         if not text or text in main.text or main.text in text:
             continue
         heading = " > ".join(section.heading_path)
         piece = f"## {heading}\n{text}" if heading else text
-        if used + estimate_tokens(piece) > budget_tokens:
+        cost = count("\n\n" + piece)
+        if used + cost > budget_tokens:
             break
         pieces.append(piece)
-        used += estimate_tokens(piece)
+        used += cost
     return "\n\n".join(pieces)
+
+
+def clip_tokens(text: str, budget_tokens: int, count: TokenCount) -> str:
+    """The longest start of ``text`` (cut between two words) that ``count`` finds within the budget."""
+    if count(text) <= budget_tokens:
+        return text
+    words = text.split(" ")
+    low, high = 0, len(words)
+    while low < high:  # binary search on the number of words kept
+        middle = (low + high + 1) // 2
+        if count(" ".join(words[:middle])) <= budget_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return " ".join(words[:low])

@@ -208,6 +208,7 @@ class Turn(BaseModel):
     backend: str | None = None
     timings: dict[str, float] = Field(default_factory=dict)
     created_at: datetime
+    prompt: str = ""  # the user message sent to the model (excerpts + question); "" without a model call
 
 
 class Thread(BaseModel):

@@ -36,6 +36,7 @@ class ChatRun:
     cancel: threading.Event = field(default_factory=threading.Event)
     request_ids: list[str] = field(default_factory=list)
     model_ttft_ms: float | None = None  # the model's own time to first token (from the worker)
+    reading: bool = False  # the model is reading the prompt (progress shown, no token yet)
     created: float = field(default_factory=time.monotonic)
 
     @property

@@ -68,9 +68,14 @@ class Site:
             raise SystemNotRunning("ObsiRAG ne tourne pas : lancez `obsirag up` (ou `make run`).")
         generation, timeout = self.generation, self.settings.llm_timeout_seconds
         stream = recording_stream(
-            run, generation.submit, lambda request_id: generation.stream(request_id, timeout), generation.cancel
+            run,
+            lambda request: generation.submit(request, watched=True),
+            lambda request_id: generation.stream(request_id, timeout),
+            generation.cancel,
         )
-        return ChatEngine(self.settings, self.client.search, stream, self.web_search, self.catalog)
+        return ChatEngine(
+            self.settings, self.client.search, stream, self.web_search, self.catalog, worker=generation.state
+        )
 
     def cached(self, name: str, build: Callable[[], T]) -> T:
         """``build()``'s value, kept until the catalog changes (a note indexed, removed, re-linked)."""

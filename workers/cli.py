@@ -171,10 +171,15 @@ def ask(
     except SystemNotRunning as exc:
         raise click.ClickException(str(exc)) from None
     final = None
+    progress = _ReadingProgress()
     for event in engine.ask(" ".join(question), thread_id=thread_id, use_web=not no_web):
-        if event.kind == "token" and not as_json:
+        if event.kind == "progress":
+            progress.show(event.progress or 0.0)
+        elif event.kind == "token" and not as_json:
+            progress.clear()
             click.echo(event.text, nl=False)
         elif event.kind == "error":
+            progress.clear()
             raise click.ClickException(event.text)
         elif event.kind == "done":
             final = event.answer
@@ -187,6 +192,22 @@ def ask(
         return
     click.echo("")
     _print_sources(final)
+
+
+class _ReadingProgress:
+    """ "lecture des extraits… 40 %" on stderr while the model reads the prompt, erased by the first token."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def show(self, fraction: float) -> None:
+        click.echo(f"\rlecture des extraits… {round(fraction * 100)} %", nl=False, err=True)
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            click.echo("\r\033[K" if sys.stderr.isatty() else "", err=True, nl=not sys.stderr.isatty())
+            self.shown = False
 
 
 def ask_json(answer: Any) -> dict[str, Any]:
@@ -283,6 +304,13 @@ def status(settings: Settings, as_json: bool) -> None:
         speed = f", last {gen.last_tokens_per_s:.1f} tok/s" if gen.last_tokens_per_s else ""
         loaded = "loaded" if gen.loaded else "not loaded"
         click.echo(f"generation: {gen.backend} {gen.model} ({loaded}), {work}, {gen.queue_depth} queued{speed}")
+        if gen.prompt_tokens_per_s:
+            how = "measured" if gen.prompt_rate_measured else "estimated"
+            blas = f", BLAS {gen.blas}" if gen.blas else ""
+            click.echo(
+                f"prompt reading: {gen.prompt_tokens_per_s:.0f} tok/s ({how}){blas}; "
+                f"budget {gen.prompt_budget} prompt tokens, answers up to {gen.answer_tokens} tokens"
+            )
 
 
 def _rebuild_notice(settings: Settings) -> str | None:

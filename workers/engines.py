@@ -29,6 +29,8 @@ def build_chat_engine(settings: Settings, catalog: Catalog | None = None) -> Cha
         return client.search(request)
 
     def stream(request: GenerationRequest) -> Iterator[StreamEvent]:
-        return generation.stream(generation.submit(request), timeout=settings.llm_timeout_seconds)
+        return generation.stream(generation.submit(request, watched=True), timeout=settings.llm_timeout_seconds)
 
-    return ChatEngine(settings, search, stream, make_web_search(settings), catalog or Catalog(settings.catalog_path))
+    catalog = catalog or Catalog(settings.catalog_path)
+    # The budget comes from the running worker (its settings, its measured speed), not from this process.
+    return ChatEngine(settings, search, stream, make_web_search(settings), catalog, worker=generation.state)

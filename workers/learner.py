@@ -35,7 +35,7 @@ def build_learner(settings: Settings, stop: threading.Event, catalog: Catalog | 
     generation = GenerationClient(settings)
 
     def stream(request: GenerationRequest) -> Iterator[StreamEvent]:
-        return generation.stream(generation.submit(request), timeout=settings.llm_timeout_seconds)
+        return generation.stream(generation.submit(request, watched=True), timeout=settings.llm_timeout_seconds)
 
     def similar(path: str, threshold: float, limit: int) -> list[tuple[str, float]]:
         pending = client.queues.similar_notes(path, threshold, limit)
@@ -43,7 +43,8 @@ def build_learner(settings: Settings, stop: threading.Event, catalog: Catalog | 
 
     catalog = catalog or Catalog(settings.catalog_path)
     model = LearnerModel(settings, generation.generate, stream, stop)
-    chat = ChatEngine(settings, client.search, model.stream, make_web_search(settings), catalog)
+    web = make_web_search(settings)
+    chat = ChatEngine(settings, client.search, model.stream, web, catalog, worker=generation.state)
     return Learner(LearnerDeps(settings, catalog, model, chat, similar, stop))
 
 

@@ -10,7 +10,7 @@ import redis
 from services.config import Settings, load_settings
 from services.llm.backends import open_backend
 from services.llm.client import WORKER_NAME
-from services.llm.generation import GenerationService
+from services.llm.generation import GenerationService, Limits
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 from workers.queues import Queues, bind_generation
 
@@ -19,7 +19,16 @@ log = logging.getLogger(__name__)
 
 def build_service(settings: Settings) -> GenerationService:
     client = redis.Redis.from_url(settings.effective_redis_url)
-    return GenerationService(open_backend(settings), client, settings.llm_idle_unload_seconds)
+    return GenerationService(open_backend(settings), client, settings.llm_idle_unload_seconds, worker_limits(settings))
+
+
+def worker_limits(settings: Settings) -> Limits:
+    return Limits(
+        context_tokens=settings.llm_context_tokens,
+        max_tokens=settings.llm_max_tokens,
+        target_ttft_seconds=settings.llm_target_ttft_seconds,
+        target_answer_seconds=settings.llm_target_answer_seconds,
+    )
 
 
 def serve(settings: Settings, stop: threading.Event, service: GenerationService | None = None) -> None:
@@ -29,13 +38,20 @@ def serve(settings: Settings, stop: threading.Event, service: GenerationService 
     queues = Queues(settings)
     bind_generation(service, queues)
     consumer = start_consumer(queues.hueys["generate"], 1)  # one thread: generations never overlap
-    log.info(
-        "mlx worker ready: %s backend, model %s (loaded on first request)", service.backend.name, service.backend.model
-    )
+    log.info("mlx worker ready: %s backend, model %s", service.backend.name, service.backend.model)
+    if settings.llm_warm_up:
+        threading.Thread(target=_warm_up, args=(service,), name="warm-up", daemon=True).start()
     try:
         run_until_stopped(settings, WORKER_NAME, stop, [consumer], details=service.details, tick=service.unload_if_idle)
     finally:
         service.backend.unload()
+
+
+def _warm_up(service: GenerationService) -> None:
+    try:
+        service.warm_up()
+    except Exception:  # the first request loads the model (and reports what fails) instead
+        log.exception("warming the model up failed")
 
 
 def main() -> None:

@@ -131,4 +131,8 @@ _V3 = (
     "CREATE INDEX artifacts_source ON artifacts(kind, source)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
+# The user message each turn sent the model (question and excerpts): a follow-up repeats it verbatim, so
+# the model's prompt cache of that turn is reused instead of read again.
+_V4 = ("ALTER TABLE turns ADD COLUMN prompt TEXT NOT NULL DEFAULT ''",)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4)

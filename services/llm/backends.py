@@ -6,7 +6,7 @@ chat template (or lets the server do it), counts tokens for the stats, and stops
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from services.config import Settings
@@ -19,7 +19,11 @@ class TokenCounts:
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # of the prompt, already read for an earlier request (the prompt cache)
     finish_reason: str | None = None  # "stop" (end of turn or a stop string) or "length"
+
+
+PromptProgress = Callable[[int, int], None]  # (prompt tokens read, prompt tokens in all)
 
 
 class TextStream:
@@ -89,9 +93,15 @@ class Backend:
     """
 
     name = "base"
+    local = False  # runs the model in this process (worth loading at start)
+    # Guesses for a worker that has measured nothing yet (tokens/s); each backend refines them.
+    prompt_rate_estimate = 300.0
+    decode_rate_estimate = 20.0
 
     def __init__(self, model: str) -> None:
         self.model = model
+        self.blas: str | None = None
+        self.tokenizer_path: str | None = None  # the model's tokenizer.json, when the caller can read it
 
     @property
     def loaded(self) -> bool:
@@ -107,11 +117,20 @@ class Backend:
         raise NotImplementedError
 
     def stream(
-        self, messages: Sequence[ChatMessage], max_tokens: int, temperature: float, stop: Sequence[str] = ()
+        self,
+        messages: Sequence[ChatMessage],
+        max_tokens: int,
+        temperature: float,
+        stop: Sequence[str] = (),
+        on_prompt: PromptProgress | None = None,
+        prompt_step: int | None = None,
     ) -> TextStream:
+        """``on_prompt(read, total)`` is called while the prompt is read, ``prompt_step`` tokens at a time
+        where the backend reads it in pieces (an exception it raises aborts the generation)."""
         self.load()
         counts = TokenCounts()
-        return TextStream(self._generate(list(messages), max_tokens, temperature, stop, counts), counts, stop)
+        pieces = self._generate(list(messages), max_tokens, temperature, stop, counts, on_prompt, prompt_step)
+        return TextStream(pieces, counts, stop)
 
     def _generate(
         self,
@@ -120,6 +139,8 @@ class Backend:
         temperature: float,
         stop: Sequence[str],
         counts: TokenCounts,
+        on_prompt: PromptProgress | None = None,
+        prompt_step: int | None = None,
     ) -> Iterator[str]:
         """Yield text pieces and keep ``counts`` up to date; ``stop`` is a hint (TextStream enforces it)."""
         raise NotImplementedError
@@ -137,4 +158,4 @@ def open_backend(settings: Settings) -> Backend:
         )
     from services.llm.mlx_backend import MLXBackend
 
-    return MLXBackend(settings.llm_model, settings.model_cache)
+    return MLXBackend(settings.llm_model, settings.model_cache, settings.llm_blas, settings.llm_blas_threads)

@@ -25,6 +25,14 @@ if TYPE_CHECKING:
 WORKER_NAME = "mlx_worker"
 POLL_MS = 500  # how long one XREAD waits before the client looks at the worker's health
 NO_WORKER_GRACE = 20.0  # a queued request waits this long for a (re)starting worker to appear
+CALLER_BEAT = 0.3  # seconds between two refreshes of the caller heartbeat (it expires after 1.2 s)
+WORKER_STOPPED = "le générateur s'est arrêté pendant la réponse (il redémarre tout seul) : réessaie"
+NO_WORKER = "aucun générateur ne tourne : `obsirag up` (ou `make run`) est-il lancé ?"
+TIMEOUT = (
+    "pas de réponse du modèle en {seconds:.0f} s ({model}, backend {backend}). Pour aller plus vite : un modèle "
+    "plus petit (OBSIRAG_LLM_MODEL), un backend plus rapide (OBSIRAG_LLM_BACKEND=openai avec llama.cpp ou Ollama), "
+    "ou laisse-lui plus de temps (OBSIRAG_LLM_TIMEOUT_SECONDS)."
+)
 
 
 class GenerationClient:
@@ -41,10 +49,17 @@ class GenerationClient:
 
         return Queues(self.settings)
 
-    def submit(self, request: GenerationRequest) -> str:
-        """Queue ``request`` at its priority; returns its id (the key of its stream)."""
-        if request.submitted_at is None:
-            request = request.model_copy(update={"submitted_at": time.time()})
+    def submit(self, request: GenerationRequest, watched: bool = False) -> str:
+        """Queue ``request`` at its priority; returns its id (the key of its stream).
+
+        ``watched``: the caller reads the stream at once; the worker drops the request if it stops reading.
+        """
+        if request.submitted_at is None or watched:
+            request = request.model_copy(
+                update={"submitted_at": request.submitted_at or time.time(), "watched": watched}
+            )
+        if request.watched:
+            streams.caller_alive(self.redis, request.id)
         self.queues.generate(request.model_dump(mode="json"), priority=int(request.priority))
         return request.id
 
@@ -52,12 +67,17 @@ class GenerationClient:
         """The request's events from the first one; ends after ``done`` or ``error``.
 
         ``timeout`` (default ``llm_timeout_seconds``) bounds the wait: past it, the stream ends with an
-        ``error`` at the first pause of more than ``POLL_MS`` (a steady stream of tokens is never cut).
+        ``error`` at the first pause of more than ``POLL_MS`` without a token (a steady stream of tokens is
+        never cut; progress events do not count). While it reads, it keeps the caller's heartbeat alive:
+        a caller that stops reading (killed, or gone) frees the worker within two seconds.
         """
         deadline = time.monotonic() + (timeout if timeout is not None else self.settings.llm_timeout_seconds)
         watch = _WorkerWatch(self.redis, request_id, self.settings.heartbeat_seconds)
-        after = "0"
+        after, beat = "0", 0.0
         while True:
+            if time.monotonic() - beat > CALLER_BEAT:
+                streams.caller_alive(self.redis, request_id)
+                beat = time.monotonic()
             block = max(1, min(POLL_MS, int((deadline - time.monotonic()) * 1000)))
             entries = streams.read(self.redis, request_id, after, block)
             for entry_id, event in entries:
@@ -65,11 +85,11 @@ class GenerationClient:
                 yield event
                 if event.terminal:
                     return
-            if entries:
+            if any(event.kind == "token" for _entry, event in entries):
                 continue
             problem = watch.problem()
             if problem is None and time.monotonic() >= deadline:
-                problem = f"no answer from the generation worker within {deadline - watch.started:.0f}s"
+                problem = self._timeout_message(deadline - watch.started)
             if problem is not None:
                 yield from self._give_up(request_id, after, problem)
                 return
@@ -83,17 +103,25 @@ class GenerationClient:
         self.cancel(request_id)  # a worker that picks it up later skips it
         yield StreamEvent(kind="error", error=problem)
 
+    def _timeout_message(self, seconds: float) -> str:
+        state = self.state()
+        model = state.model if state else self.settings.llm_model
+        backend = state.backend if state else self.settings.llm_backend
+        return TIMEOUT.format(seconds=seconds, model=model, backend=backend)
+
     def cancel(self, request_id: str) -> None:
         """Ask the worker to stop between two tokens; the stream then ends with finish_reason "cancelled"."""
         streams.request_cancel(self.redis, request_id)
 
     def generate(self, request: GenerationRequest, timeout: float | None = None) -> GenerationResult:
         """Submit and wait for the whole answer; raises ``GenerationError`` on an error event."""
-        request_id = self.submit(request)
+        request_id = self.submit(request, watched=True)
         pieces: list[str] = []
         for event in self.stream(request_id, timeout):
             if event.kind == "token":
                 pieces.append(event.text)
+            elif event.kind == "progress":
+                continue
             elif event.kind == "error":
                 raise GenerationError(event.error or "generation failed")
             else:
@@ -144,7 +172,7 @@ class _WorkerWatch:
             self.last_seen = now
         silent = now - self.last_seen
         if owner is not None and ((state is not None and state.instance != owner) or silent > self.dead_after):
-            return "the generation worker stopped while answering (it restarts by itself): please try again"
+            return WORKER_STOPPED
         if owner is None and silent > NO_WORKER_GRACE:
-            return "no generation worker is running (is `obsirag up` running?)"
+            return NO_WORKER
         return None

@@ -29,15 +29,21 @@ class GenerationRequest(BaseModel):
     priority: Priority = Priority.CHAT
     stop: list[str] = Field(default_factory=list)
     submitted_at: float | None = None  # epoch seconds, set by the client; gives the time spent queued
+    # Set by a client that keeps a heartbeat key alive while it waits: the worker drops the request
+    # when that key expires (the caller was killed or gave up without cancelling).
+    watched: bool = False
 
 
 class StreamEvent(BaseModel):
-    """One entry of a request's Redis stream: a piece of text, or the terminal ``done``/``error``."""
+    """One entry of a request's Redis stream: a piece of text, prompt-reading progress, or the terminal
+    ``done``/``error``."""
 
-    kind: Literal["token", "done", "error"]
+    kind: Literal["token", "progress", "done", "error"]
     text: str = ""
+    prompt_done: int = 0  # progress: prompt tokens read so far, of ``prompt_tokens``
     finish_reason: str | None = None  # "stop", "length", "cancelled"
     prompt_tokens: int = 0
+    cached_tokens: int = 0  # done: prompt tokens taken from the cache of an earlier request, not read again
     completion_tokens: int = 0
     ttft_ms: float | None = None  # from the worker taking the request (model load included) to the first token
     tokens_per_s: float | None = None
@@ -48,7 +54,12 @@ class StreamEvent(BaseModel):
 
     @property
     def terminal(self) -> bool:
-        return self.kind != "token"
+        return self.kind in ("done", "error")
+
+    @property
+    def fraction(self) -> float:
+        """Share of the prompt read, for a progress event."""
+        return min(1.0, self.prompt_done / self.prompt_tokens) if self.prompt_tokens else 0.0
 
 
 class GenerationResult(BaseModel):
@@ -75,6 +86,13 @@ class WorkerState(BaseModel):
     pid: int = 0
     instance: str = ""  # unique per worker process: a caller whose request it owned notices a restart
     requests_served: int = 0
+    blas: str | None = None  # the matrix library MLX's CPU backend binds to (None: its own, or not loaded yet)
+    prompt_tokens_per_s: float | None = None  # prompt-reading rate: measured, or the backend's estimate
+    prompt_rate_measured: bool = False
+    prompt_budget: int | None = None  # most prompt tokens a caller should send: read within the target TTFT
+    answer_tokens: int | None = None  # most tokens an answer should ask for (the worker's settings)
+    context_tokens: int | None = None  # the worker's context window (prompt + answer)
+    tokenizer_path: str | None = None  # the model's tokenizer.json, for callers that count prompt tokens
 
 
 class GenerationError(RuntimeError):

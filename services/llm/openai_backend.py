@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from services.llm.backends import Backend, TokenCounts
+from services.llm.backends import Backend, PromptProgress, TokenCounts
 from services.llm.models import ChatMessage
 
 CONNECT_TIMEOUT = 5.0
@@ -58,6 +58,8 @@ class OpenAIBackend(Backend):
         temperature: float,
         stop: Sequence[str],
         counts: TokenCounts,
+        on_prompt: PromptProgress | None = None,
+        prompt_step: int | None = None,
     ) -> Iterator[str]:
         assert self._client is not None
         body: dict[str, Any] = {

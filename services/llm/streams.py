@@ -13,7 +13,9 @@ from services.llm.models import StreamEvent
 STREAM_KEY = "obsirag:llm:stream:{id}"
 CANCEL_KEY = "obsirag:llm:cancel:{id}"
 OWNER_KEY = "obsirag:llm:owner:{id}"
+CALLER_KEY = "obsirag:llm:caller:{id}"
 TTL_SECONDS = 900
+CALLER_TTL_MS = 1200  # a watched request whose caller stopped refreshing this long ago is abandoned
 FIELD = "e"
 
 
@@ -29,6 +31,11 @@ def is_cancelled(client: redis.Redis, request_id: str) -> bool:
     return bool(client.exists(CANCEL_KEY.format(id=request_id)))
 
 
+def caller_alive(client: redis.Redis, request_id: str) -> None:
+    """The caller is still waiting (refreshed while it reads the stream; gone soon after it dies)."""
+    client.set(CALLER_KEY.format(id=request_id), 1, px=CALLER_TTL_MS)
+
+
 def mark_owner(client: redis.Redis, request_id: str, instance: str) -> None:
     """Record which worker process took the request: its caller can tell when that process dies."""
     client.set(OWNER_KEY.format(id=request_id), instance, ex=TTL_SECONDS)
@@ -39,14 +46,17 @@ def owner(client: redis.Redis, request_id: str) -> str | None:
     return value.decode() if value is not None else None
 
 
-def publish(client: redis.Redis, request_id: str, event: StreamEvent) -> bool:
-    """Append ``event`` in one round trip; returns whether the caller has asked to cancel."""
+def publish(client: redis.Redis, request_id: str, event: StreamEvent, watched: bool = False) -> bool:
+    """Append ``event`` in one round trip; returns whether the caller asked to cancel, or (``watched``)
+    stopped refreshing its heartbeat."""
     key = stream_key(request_id)
     pipe = client.pipeline(transaction=False)
     pipe.xadd(key, {FIELD: event.model_dump_json(exclude_defaults=True)})
     pipe.expire(key, TTL_SECONDS)
     pipe.exists(CANCEL_KEY.format(id=request_id))
-    return bool(pipe.execute()[-1])
+    pipe.exists(CALLER_KEY.format(id=request_id))
+    *_, cancelled, alive = pipe.execute()
+    return bool(cancelled) or (watched and not alive)
 
 
 def read(client: redis.Redis, request_id: str, after: str, block_ms: int | None) -> list[tuple[str, StreamEvent]]:

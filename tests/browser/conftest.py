@@ -32,9 +32,8 @@ VIEWPORT = {"width": 1280, "height": 800}
 SYSTEM_ENV = {
     "OBSIRAG_PORT": "0",  # any free port: the web process publishes its URL with its heartbeat
     "OBSIRAG_WEB_SEARCH_BACKEND": "fake",
-    # The bundled model reads a prompt at a few tokens/s on two shared cores: a short prompt and answer.
+    # The default context: the worker's budget keeps the prompt within ~10 s of reading. A short answer.
     "OBSIRAG_LLM_MAX_TOKENS": "8",
-    "OBSIRAG_LLM_CONTEXT_TOKENS": "600",
     "OBSIRAG_LEARN_ENABLED": "false",  # no background generation competing with the chat under test
     "OBSIRAG_INDEX_RETRIES": "1",
     "OBSIRAG_INDEX_BATCH_NOTES": "4",

@@ -52,8 +52,10 @@ def test_chat_streams_cites_stops_saves_and_leads_to_the_notes(ui: Page, live: S
 
     thread_id = ui.locator("#thread-id").input_value()
     assert thread_id and f"thread={thread_id}" in ui.url
-    ask(ui, "Et quel est son budget ?")  # a follow-up in the same thread, stopped before it generates
-    ui.locator(".turn").nth(1).get_by_role("button", name="Arrêter").click()
+    ask(ui, "Et quel est son budget ?")  # a follow-up in the same thread, stopped while the model reads
+    follow_up = ui.locator(".turn").nth(1)
+    expect(follow_up.locator(".progress")).to_contain_text("Lecture des extraits", timeout=ANSWER_TIMEOUT)
+    follow_up.get_by_role("button", name="Arrêter").click()
     expect(ui.locator(".answer-body.final")).to_have_count(2, timeout=ANSWER_TIMEOUT)
     expect(ui.locator(".turn").nth(1).locator(".badge.warn")).to_have_text("réponse interrompue")
     assert ui.locator("#thread-id").input_value() == thread_id

@@ -5,21 +5,21 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
 from services.catalog import Catalog
-from services.chat import ChatAnswer, ChatEngine
+from services.chat import FOLLOWUP_SHARE, ChatAnswer, ChatEngine
 from services.config import BUNDLED_LLM_MODEL, Settings
 from services.indexing import IndexPipeline, changed_paths
 from services.llm.client import GenerationClient
 from services.llm.generation import GenerationService
 from services.llm.mlx_backend import MLXBackend
-from services.llm.models import GenerationRequest, StreamEvent
-from services.models import Provenance
+from services.llm.models import GenerationRequest, StreamEvent, WorkerState
+from services.models import Provenance, Turn
 from services.prompts import NOT_IN_VAULT
 from services.search import SearchEngine
 from services.store import EdgeStore
@@ -112,8 +112,11 @@ def test_a_streamed_answer_cites_the_main_note_and_a_follow_up_keeps_the_topic(c
     assert follow.plan.is_followup and "Projet Atlas" in follow.plan.retrieval_query
     assert follow.main_note == "Projets/Projet Atlas.md"
     prompt = follow.messages[-1].content
-    assert prompt.endswith("et la durée ?") and "18 mois" in prompt  # the prompt keeps the user's words
-    assert [m.content for m in follow.messages[1:3]] == [answer.question, answer.answer]  # the thread so far
+    assert prompt.endswith("et la durée ?")  # the prompt keeps the user's words
+    assert "18 mois" in prompt
+    # A 400-token window has no room for the first turn's excerpts again: the thread so far, briefly.
+    assert [m.content for m in follow.messages[1:3]] == [answer.question, answer.answer]
+    assert follow.cached_tokens == 0
 
 
 def test_off_vault_question_gets_the_refusal_without_a_model_call(chat: ChatEngine) -> None:
@@ -184,3 +187,59 @@ def test_chatting_never_writes_into_the_vault(chat: ChatEngine) -> None:
     chat.prepare("Qui fait partie de l'équipe du projet Atlas ?", now=NOW)
     ask(chat, "quelle est la capitale du Pérou ?")
     assert tree_hashes(chat.settings.vault) == before
+
+
+def test_the_packed_prompt_never_exceeds_the_budget_the_worker_publishes(
+    setup: tuple[Settings, SearchEngine], model_cache: Path
+) -> None:
+    from transformers import AutoTokenizer
+
+    settings, search = setup
+    folder = model_cache / "smollm2-135m"
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    sizes = {}
+    for budget, tokenizer_path in [(384, None), (384, folder / "tokenizer.json"), (900, None), (3000, None)]:
+        state = WorkerState(
+            backend="mlx", model=BUNDLED_LLM_MODEL, prompt_budget=budget, answer_tokens=64, context_tokens=8192,
+            tokenizer_path=str(tokenizer_path) if tokenizer_path else None,
+        )  # fmt: skip
+        engine = ChatEngine(
+            settings, search.search, CountingStream(settings), FakeWebSearch(), Catalog(settings.catalog_path),
+            worker=lambda state=state: state,
+        )  # fmt: skip
+        prepared = engine.prepare("Quels sont les objectifs du projet Atlas ?", now=NOW)
+        turns = [m.model_dump() for m in prepared.messages]
+        prompt = tokenizer.apply_chat_template(turns, add_generation_prompt=True, tokenize=False)
+        tokens = len(tokenizer.encode(prompt, add_special_tokens=False))
+        assert tokens <= budget, (budget, tokens)  # counted by the model's own tokenizer and chat template
+        assert prepared.sources[0].primary and prepared.main_note == "Projets/Projet Atlas.md"
+        assert engine._request(prepared.messages).max_tokens == 64  # the worker's answer cap, not ours
+        sizes[(budget, tokenizer_path is not None)] = tokens
+    assert sizes[(384, True)] >= sizes[(384, False)]  # the exact count packs at least as much as the estimate
+    check_follow_up_repeats_the_first_turn_verbatim(engine, prepared, tokenizer)
+    assert sizes[(384, False)] < sizes[(900, False)] < sizes[(3000, False)]  # a bigger budget, more context
+
+
+def check_follow_up_repeats_the_first_turn_verbatim(engine: ChatEngine, first: Any, tokenizer: Any) -> None:
+    """In a large window, a follow-up repeats the first turn as sent (the model's prompt cache holds it)
+    and reads anew at most ``FOLLOWUP_SHARE`` of the budget: new excerpts only, numbered after the first's."""
+    engine.catalog.add_turn(
+        Turn(
+            thread_id=first.thread.id, question=first.plan.question, answer="Cartographier les îlots de chaleur [1].",
+            sources=first.sources, provenance=Provenance.VAULT, main_note=first.main_note,
+            created_at=datetime.now(UTC), prompt=first.messages[-1].content,
+        )
+    )  # fmt: skip
+    follow = engine.prepare("et qui travaille dessus ?", thread_id=first.thread.id, now=NOW)
+    assert follow.messages[1].content == first.messages[-1].content  # verbatim: the cache's prefix
+    assert follow.cached_tokens > 0 and follow.messages[-1].content.endswith("et qui travaille dessus ?")
+    turns = [m.model_dump() for m in follow.messages]
+    total = len(tokenizer.encode(tokenizer.apply_chat_template(turns, add_generation_prompt=True, tokenize=False)))
+    cached = len(tokenizer.encode(tokenizer.apply_chat_template(turns[:2], tokenize=False)))
+    assert total - cached <= FOLLOWUP_SHARE * 3000  # what the model reads anew
+    first_numbers = {s.n for s in first.sources}
+    assert all(
+        s.n > max(first_numbers)
+        for s in follow.sources
+        if (s.path, s.heading) not in {(f.path, f.heading) for f in first.sources}
+    )

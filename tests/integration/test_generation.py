@@ -5,6 +5,8 @@ Generation runs at a few tokens per second on a shared CPU: requests stay short.
 
 from __future__ import annotations
 
+import platform
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,7 +17,7 @@ import pytest
 from services.config import BUNDLED_LLM_MODEL, Settings
 from services.llm import streams
 from services.llm.client import GenerationClient
-from services.llm.generation import GenerationService
+from services.llm.generation import READ_MARGIN, GenerationService
 from services.llm.mlx_backend import MLXBackend
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent
 from tests.integration.conftest import redis_client, running_worker, worker_settings
@@ -27,6 +29,11 @@ QUESTION = [
 STORY = [
     ChatMessage(role="system", content="Be brief."),
     ChatMessage(role="user", content="Write a long story about a cat."),
+]
+# About 1,500 prompt tokens: many seconds of prompt reading on a CPU, read in pieces of ~0.5 s.
+LONG = [
+    ChatMessage(role="system", content="Be brief."),
+    ChatMessage(role="user", content="Summarise: " + "The cat walks on the roofs of Paris at night. " * 150),
 ]
 
 
@@ -62,6 +69,14 @@ def entry_ids(client: GenerationClient, request_id: str) -> list[tuple[int, int]
     return [tuple(int(part) for part in entry_id.decode().split("-")) for entry_id, _ in entries]  # type: ignore[misc]
 
 
+def test_the_worker_loads_its_model_and_measures_its_reading_rate_before_any_request(client: GenerationClient) -> None:
+    state = eventually(lambda: (s := client.state()) and s.prompt_rate_measured and s, "warm-up", timeout=120)
+    assert state.loaded and state.requests_served == 0 and state.prompt_tokens_per_s > 0
+    if sys.platform == "linux" and platform.machine() == "x86_64":  # the mkl wheel is a dependency there
+        assert state.blas and "mkl_rt" in state.blas
+    assert state.tokenizer_path and state.prompt_budget >= 384
+
+
 def test_answers_deterministically_and_serves_two_chats_one_after_the_other(client: GenerationClient) -> None:
     first = client.submit(GenerationRequest(messages=QUESTION, max_tokens=12))
     second = client.submit(GenerationRequest(messages=QUESTION, max_tokens=12))
@@ -86,7 +101,7 @@ def test_answers_deterministically_and_serves_two_chats_one_after_the_other(clie
 def test_chat_goes_before_ten_waiting_learners_and_cuts_into_a_running_one(client: GenerationClient) -> None:
     running = GenerationRequest(messages=STORY, max_tokens=20, priority=Priority.LEARNER)
     running_stream = client.stream(client.submit(running))
-    assert next(running_stream).kind == "token"  # the learner is generating
+    assert next(e for e in running_stream if e.kind != "progress").kind == "token"  # the learner is generating
     waiting = [GenerationRequest(messages=QUESTION, max_tokens=4, priority=Priority.LEARNER) for _ in range(10)]
     for request in waiting:
         client.submit(request)
@@ -123,3 +138,64 @@ def test_cancel_stops_between_two_tokens_and_state_shows_the_request(client: Gen
     done = events[-1]
     assert done.kind == "done" and done.finish_reason == "cancelled"
     assert done.completion_tokens < 30
+
+
+def first_progress(events: Iterator[StreamEvent]) -> StreamEvent:
+    """Read until the worker says it has read part of the prompt."""
+    return next(e for e in events if e.kind == "progress" and e.prompt_done > 0)
+
+
+def test_cancel_during_prompt_reading_frees_the_worker_within_two_seconds(client: GenerationClient) -> None:
+    request_id = client.submit(GenerationRequest(messages=LONG, max_tokens=8), watched=True)
+    events = client.stream(request_id)
+    progress = first_progress(events)
+    assert 0 < progress.fraction < 1 and progress.prompt_tokens > 1000
+    cancelled_at = time.monotonic()
+    client.cancel(request_id)
+    rest = list(events)
+    assert rest[-1].kind == "done" and rest[-1].finish_reason == "cancelled"
+    assert time.monotonic() - cancelled_at < 2.0
+    assert not any(e.kind == "token" for e in rest)  # it never got to its first token
+
+    events_next = list(client.stream(client.submit(GenerationRequest(messages=QUESTION, max_tokens=12))))
+    assert "Paris" in text_of(events_next)  # the next request ran
+
+
+def test_a_caller_that_stops_reading_frees_the_worker_and_its_rate_is_published(client: GenerationClient) -> None:
+    request_id = client.submit(GenerationRequest(messages=LONG, max_tokens=8), watched=True)
+    events = client.stream(request_id)
+    first_progress(events)
+    events.close()  # the caller is killed: its heartbeat stops being refreshed
+    gone_at = time.monotonic()
+    ends = eventually(lambda: [e for _, e in streams.read(client.redis, request_id, "0", None) if e.terminal], "end")
+    assert ends[0].finish_reason == "cancelled"
+    assert time.monotonic() - gone_at < 2.5  # the heartbeat's 1.2 s expiry, then at most one piece of reading
+
+    # A whole long prompt read: the worker publishes its measured rate and the budget it allows.
+    done = list(client.stream(client.submit(GenerationRequest(messages=LONG, max_tokens=2), watched=True)))[-1]
+    state = eventually(lambda: (s := client.state()) and s.prompt_rate_measured and s, "measured rate")
+    assert done.prompt_tokens > 1000 and state.prompt_tokens_per_s > 0
+    within_target = int(10 * state.prompt_tokens_per_s * READ_MARGIN)
+    assert state.prompt_budget == min(4096 - state.answer_tokens, max(384, within_target))
+
+
+def test_a_follow_up_reuses_the_prompt_cache_of_the_exchange_before_it(client: GenerationClient) -> None:
+    medium = [LONG[0], ChatMessage(role="user", content=LONG[1].content[:400])]  # ~100 tokens
+    first = list(client.stream(client.submit(GenerationRequest(messages=medium, max_tokens=6))))
+    follow_up = [*medium, ChatMessage(role="assistant", content=text_of(first)), QUESTION[1]]
+    done = list(client.stream(client.submit(GenerationRequest(messages=follow_up, max_tokens=4))))[-1]
+    assert done.kind == "done" and done.prompt_tokens > done.cached_tokens >= 32  # the first prompt, not re-read
+
+
+def test_a_caller_timeout_during_prompt_reading_says_what_to_change_and_frees_the_worker(
+    client: GenerationClient,
+) -> None:
+    list(client.stream(client.submit(GenerationRequest(messages=QUESTION, max_tokens=1))))  # the model is loaded
+    request_id = client.submit(GenerationRequest(messages=LONG, max_tokens=8), watched=True)
+    events = list(client.stream(request_id, timeout=1.0))  # far less than reading 1,500 tokens takes here
+    gave_up_at = time.monotonic()
+    error = events[-1]
+    assert error.kind == "error" and "OBSIRAG_LLM_TIMEOUT_SECONDS" in error.error and "modèle" in error.error
+    ends = eventually(lambda: [e for _, e in streams.read(client.redis, request_id, "0", None) if e.terminal], "end")
+    assert ends[0].kind == "done" and ends[0].finish_reason == "cancelled"
+    assert time.monotonic() - gave_up_at < 2.0

@@ -7,9 +7,12 @@ from pathlib import Path
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.context import (
     assess_support,
+    clip_tokens,
     estimate_tokens,
     names_in,
     pack_context,
+    prompt_limits,
+    safe_tokens,
     select_main_note,
 )
 from services.embedding import calibration
@@ -80,3 +83,21 @@ def test_context_puts_the_main_note_first_with_its_other_sections(tmp_path: Path
     assert blocks[0].primary and "18 mois" in blocks[0].text and blocks[0].n == 1
     small = pack_context(settings, [ATLAS, TARTE], None, budget_tokens=estimate_tokens(ATLAS.text) + 1)
     assert [b.path for b in small] == ["Projets/Atlas.md"]  # the rest did not fit
+
+
+def test_packing_with_a_token_count_never_exceeds_the_budget_and_cuts_a_main_chunk_too_long(tmp_path: Path) -> None:
+    settings = Settings(vault=tmp_path, data_dir=tmp_path / "data")  # the note is unreadable: its chunk only
+    words = len  # one "token" per character: a strict, easy count
+    long_main = hit("Projets/Atlas.md", "Projet Atlas", "objectifs " * 40, 0.62)
+    for budget in (5, 30, 120, 600):
+        blocks = pack_context(settings, [long_main, TARTE], long_main, budget, words)
+        assert sum(words(b.text) for b in blocks) <= budget
+        assert budget < len("objectifs") or (blocks and blocks[0].primary)  # the main note first, cut to fit
+    assert clip_tokens("un deux trois", 8, words) == "un deux" and clip_tokens("un", 8, words) == "un"
+
+
+def test_without_a_worker_the_limits_are_this_process_s_settings(tmp_path: Path) -> None:
+    settings = Settings(vault=tmp_path, data_dir=tmp_path / "data", llm_context_tokens=1000, llm_max_tokens=100)
+    limits = prompt_limits(settings)
+    assert (limits.prompt_tokens, limits.answer_tokens, limits.window_tokens) == (900, 100, 900)
+    assert limits.count("é" * 23) == safe_tokens("é" * 23) > estimate_tokens("é" * 23)  # no tokenizer here

@@ -75,8 +75,15 @@ async def _sse(site: Site, request: Request, run: ChatRun | None) -> AsyncIterat
 
 
 def _to_messages(site: Site, request: Request, run: ChatRun, event: ChatEvent) -> list[ServerSentEventMessage]:
+    if event.kind == "progress":  # the model reads the prompt: minutes on a slow CPU, so say how far it is
+        run.reading = True
+        return [ServerSentEventMessage(event="progress", data=reading_progress(event.progress or 0.0))]
     if event.kind == "token":
-        return [ServerSentEventMessage(event="token", data=f"<span>{escape(event.text)}</span>")]
+        token = ServerSentEventMessage(event="token", data=f"<span>{escape(event.text)}</span>")
+        if run.reading:  # the first token after the prompt
+            run.reading = False
+            return [ServerSentEventMessage(event="progress", data="Réponse en cours…"), token]
+        return [token]
     if event.kind == "sources":
         return [_message(request, "sources", "_sources.html", sources=event.sources)]
     if event.kind == "error":
@@ -85,6 +92,10 @@ def _to_messages(site: Site, request: Request, run: ChatRun, event: ChatEvent) -
     html = site.renderer().render_answer(answer.answer, answer.sources) if answer else ""
     context = {"turn": answer, "html": html, "stopped": run.stopped, "model_ttft_ms": run.model_ttft_ms}
     return [_message(request, "done", "_answer.html", **context)]
+
+
+def reading_progress(fraction: float) -> str:
+    return f"Lecture des extraits… {round(fraction * 100)}\u00a0%"
 
 
 def _message(request: Request, event: str, template: str, **context: Any) -> ServerSentEventMessage:
