@@ -10,6 +10,16 @@ WEB_INTRO = {
     "fr": "Voici ce que j'ai trouvé sur le web :",
     "en": "Here is what I found on the web:",
 }
+WEB_STATUS = {  # the provenance line's word on a web search that was asked for and gave nothing
+    "failed": {
+        "fr": "la recherche web a échoué (pas de réseau, ou moteur injoignable) : rien n'est venu du web",
+        "en": "the web search failed (no network, or the engine could not be reached): nothing came from the web",
+    },
+    "empty": {
+        "fr": "la recherche web n'a rien trouvé",
+        "en": "the web search found nothing",
+    },
+}
 NO_NOTES_IN_RANGE = {
     "fr": "Je n'ai trouvé aucune note pour cette période.",
     "en": "I found no notes for that period.",

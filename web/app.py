@@ -89,6 +89,7 @@ def _configure_jinja(engine: JinjaTemplateEngine) -> None:
         slug=heading_slug,
         provenance=filters.provenance_label,
         backend=filters.backend_label,
+        web_status=filters.web_status,
     )
     env.globals.update(now=datetime.now, NAV=filters.NAV)
 

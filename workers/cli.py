@@ -14,6 +14,7 @@ import click
 
 from services.config import Settings, load_settings
 from services.models import NoteType, SetupError
+from services.prompts import WEB_STATUS
 from services.search import SearchRequest, SearchResponse
 
 if TYPE_CHECKING:
@@ -136,11 +137,21 @@ def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: b
 @click.argument("question", nargs=-1, required=True)
 @click.option("--thread", "thread_id", help="Continue this conversation (id printed after each answer).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON once the answer is complete.")
-@click.option("--no-web", is_flag=True, help="Never fall back to a web search.")
+@click.option(
+    "--web/--no-web",
+    "use_web",
+    default=None,
+    help="Send the question to the web search engine when the vault cannot answer (default: OBSIRAG_WEB_SEARCH, off).",
+)
 @click.option("--save", is_flag=True, help="Export the conversation to obsirag/conversations/ in the vault.")
 @common_options
 def ask(
-    settings: Settings, question: tuple[str, ...], thread_id: str | None, as_json: bool, no_web: bool, save: bool
+    settings: Settings,
+    question: tuple[str, ...],
+    thread_id: str | None,
+    as_json: bool,
+    use_web: bool | None,
+    save: bool,
 ) -> None:
     """Ask the vault a question; the answer streams with its sources."""
     from workers.engines import SystemNotRunning, build_chat_engine
@@ -150,7 +161,7 @@ def ask(
     except SystemNotRunning as exc:
         raise click.ClickException(str(exc)) from None
     final = None
-    for event in engine.ask(" ".join(question), thread_id=thread_id, use_web=not no_web):
+    for event in engine.ask(" ".join(question), thread_id=thread_id, use_web=use_web):
         if event.kind == "token" and not as_json:
             click.echo(event.text, nl=False)
         elif event.kind == "error":
@@ -183,6 +194,8 @@ def ask_json(answer: Any) -> dict[str, Any]:
         "entities": [
             {"name": e.name, "kind": e.kind.value, "notes": [n.path for n in e.notes]} for e in answer.entities
         ],
+        "web": answer.web or None,  # "failed" / "empty": the web search was asked for and gave nothing
+        "finish_reason": answer.finish_reason,
     }
 
 
@@ -192,7 +205,10 @@ def _print_sources(answer: Any) -> None:
         where = source.url or source.path
         heading = f" › {source.heading}" if source.heading else ""
         click.echo(f"[{source.n}] {source.title}{star}  {where}{heading}")
-    click.echo(click.style(f"provenance: {answer.provenance.value} · thread {answer.thread_id}", dim=True))
+    line = [f"provenance: {answer.provenance.value}"]
+    if answer.web:
+        line.append(WEB_STATUS[answer.web][answer.plan.language if answer.plan else "fr"])
+    click.echo(click.style(" · ".join([*line, f"thread {answer.thread_id}"]), dim=True))
 
 
 def _save_thread(settings: Settings, catalog: Any, thread_id: str) -> None:

@@ -131,4 +131,11 @@ _V3 = (
     "CREATE INDEX artifacts_source ON artifacts(kind, source)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
+# What a turn's answer could not do: the web search failed, the question failed, the answer hit the cap.
+_V4 = (
+    "ALTER TABLE turns ADD COLUMN web TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE turns ADD COLUMN error TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE turns ADD COLUMN finish_reason TEXT",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4)

@@ -12,6 +12,7 @@ from litestar.testing import TestClient
 from services.catalog import Catalog
 from services.config import Settings
 from services.models import Provenance, Source, Turn
+from services.prompts import NOT_IN_VAULT
 from tests.web.conftest import html
 
 ATLAS = "/notes/Projets/Projet%20Atlas.md"
@@ -124,3 +125,17 @@ def test_chat_streams_an_error_when_the_system_is_down(client: TestClient, csrf:
     assert "event: done" in stream.text and "ObsiRAG ne tourne pas" in stream.text and "event: end" in stream.text
     again = client.get(f"/chat/stream/{run_id}").text  # a reconnect gets an end, not a second run
     assert "plus disponible" in again and "event: end" in again
+
+
+def test_the_web_opt_in_is_unticked_and_a_failed_web_search_is_said(client: TestClient, web_catalog: Catalog) -> None:
+    page = html(client, "/")
+    opt_in = page[page.index('id="web-opt-in"') : page.index("</label>", page.index('id="web-opt-in"'))]
+    assert "checked" not in opt_in and "jamais vos notes" in opt_in and "DuckDuckGo" in opt_in
+    thread_id = web_catalog.create_thread("Capitale du Pérou")
+    turn = Turn(
+        thread_id=thread_id, question="quelle est la capitale du Pérou ?", answer=NOT_IN_VAULT["fr"],
+        provenance=Provenance.NONE, web="failed", created_at=datetime.now(UTC),
+    )  # fmt: skip
+    web_catalog.add_turn(turn)
+    reopened = html(client, f"/?thread={thread_id}")
+    assert "la recherche web a échoué" in reopened and "Error" not in reopened

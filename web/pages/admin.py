@@ -15,6 +15,7 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 
+from services.learner.schedule import learner_off_reason
 from services.llm.client import worker_state
 from services.models import NoteStatus
 from services.processes import read_process, read_processes
@@ -108,6 +109,8 @@ def learner_progress(site: Site, details: dict[str, Any]) -> dict[str, Any]:
     next_run = _moment(details.get("next_run"))
     return {
         "enabled": bool(details.get("enabled")),
+        "off_reason": learner_off_reason(settings),
+        "web_search": settings.learn_web_search,
         "processed": sum(outcomes.values()),
         "outcomes": dict(outcomes),
         "remaining": remaining,

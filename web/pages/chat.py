@@ -37,7 +37,7 @@ class ChatController(Controller):
     @get("/", sync_to_thread=True)
     def page(self, site: SiteDep, thread: FromQuery[str] = "") -> Template:
         current = site.catalog.get_thread(thread) if thread else None
-        context = {"active": "chat", "thread": current, "turns": _turns(site, current)}
+        context = {"active": "chat", "thread": current, "turns": _turns(site, current), **_web_choice(site)}
         return Template("chat.html", context=context)
 
     @post("/chat/ask", sync_to_thread=True)
@@ -90,6 +90,11 @@ def _to_messages(site: Site, request: Request, run: ChatRun, event: ChatEvent) -
 def _message(request: Request, event: str, template: str, **context: Any) -> ServerSentEventMessage:
     rendered = request.app.template_engine.get_template(template).render(**context)
     return ServerSentEventMessage(event=event, data=rendered)
+
+
+def _web_choice(site: Site) -> dict[str, Any]:
+    """The composer's web opt-in: ticked only when configured so, and naming who would receive the question."""
+    return {"web_default": site.settings.web_search, "web_engine": site.web_search.engine}
 
 
 def _turns(site: Site, thread: Thread | None) -> list[dict[str, Any]]:
