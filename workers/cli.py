@@ -15,10 +15,10 @@ import click
 from services.config import Settings, load_settings
 from services.models import NoteType, SetupError
 from services.prompts import WEB_STATUS
-from services.search import SearchRequest, SearchResponse
 
 if TYPE_CHECKING:
     from services.indexing import IndexPipeline
+    from services.search import SearchRequest, SearchResponse
 
 # Import-time cost matters for a CLI: heavy modules (torch, qdrant) load inside the commands.
 
@@ -48,17 +48,24 @@ def main() -> None:
 @common_options
 def up(settings: Settings) -> None:
     """Start the whole system (Redis, watcher, indexer, …) in the foreground; Ctrl-C stops it."""
-    from workers.process import setup_logging, stop_on_signals
-    from workers.supervisor import supervise
+    from services.startup import startup_problem
 
-    if not settings.vault.is_dir():
-        raise click.ClickException(f"vault not found: {settings.vault}")
+    # Everything that would make a child fail (and be restarted forever) is refused here, before any start.
+    if problem := startup_problem(settings):
+        raise click.ClickException(problem)
+    from workers.process import setup_logging, stop_on_signals
+    from workers.supervisor import AlreadyRunning, acquire_lock, supervise
+
     _check_recorded_model(settings)
+    try:
+        lock = acquire_lock(settings)
+    except AlreadyRunning as exc:
+        raise click.ClickException(str(exc)) from None
     setup_logging(settings, "supervisor")
     click.echo(f"ObsiRAG: vault {settings.vault}, data {settings.data_dir}. Ctrl-C to stop.")
     where = f"http://{settings.host}:{settings.port}/" if settings.port else f"{settings.host}, on a free port (logged)"
     click.echo(f"Web UI: {where}")
-    supervise(settings, stop_on_signals())
+    supervise(settings, stop_on_signals(), lock=lock)
 
 
 @main.command()
@@ -117,6 +124,8 @@ def reindex(settings: Settings) -> None:
 @common_options
 def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: bool, **filters: Any) -> None:
     """Hybrid search over the vault."""
+    from services.search import SearchRequest
+
     request = SearchRequest(
         query=" ".join(query),
         k=filters["k"],

@@ -63,6 +63,10 @@ class Child:
             stop_process(self.process, timeout)
 
 
+class AlreadyRunning(RuntimeError):
+    """Another supervisor holds the data dir."""
+
+
 def acquire_lock(settings: Settings) -> int:
     """One supervisor per data dir: a second ``obsirag up`` fails instead of fighting over the store."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -71,7 +75,10 @@ def acquire_lock(settings: Settings) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise SystemExit(f"ObsiRAG is already running on {settings.data_dir} (see `obsirag status`)") from None
+        raise AlreadyRunning(
+            f"ObsiRAG is already running on {settings.data_dir} (see `obsirag status`; "
+            "or set OBSIRAG_DATA_DIR to another folder for a second instance)"
+        ) from None
     os.ftruncate(fd, 0)
     os.write(fd, str(os.getpid()).encode())
     return fd
@@ -90,9 +97,11 @@ def child_env(settings: Settings, redis_url: str) -> dict[str, str]:
     return env
 
 
-def supervise(settings: Settings, stop: threading.Event, workers: tuple[str, ...] = WORKERS) -> None:
-    """Run the whole system until ``stop`` is set."""
-    lock = acquire_lock(settings)
+def supervise(
+    settings: Settings, stop: threading.Event, workers: tuple[str, ...] = WORKERS, lock: int | None = None
+) -> None:
+    """Run the whole system until ``stop`` is set (``lock``: the data dir's lock, when the caller took it)."""
+    lock = acquire_lock(settings) if lock is None else lock
     redis_process: RedisProcess | None = None
     if settings.redis_url is None:
         redis_process = start_private_redis(settings)

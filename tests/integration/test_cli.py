@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from services.config import MULTILINGUAL_EMBEDDING_MODEL
+from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.store import EdgeStore, ModelMismatchError
+from tests.conftest import ROOT
 from workers.cli import main
+from workers.process import stop_process
+from workers.supervisor import acquire_lock
 
 
 @pytest.fixture
@@ -62,3 +69,37 @@ def test_index_search_status_reindex(small_vault: Path, tmp_path: Path, monkeypa
         store.ensure_collection(384, "some-other-model")
     store.close()
     assert "2 indexed" in run("reindex", *where)
+
+
+def up_refused(vault: Path, data: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``obsirag up`` expected to refuse; stopped cleanly (children too) should it start after all."""
+    command = [sys.executable, "-m", "workers.cli", "up", "--vault", str(vault), "--data", str(data)]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OBSIRAG_")}
+    process = subprocess.Popen(command, env={**clean, **env}, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:  # generous for a loaded machine: the refusal itself takes < 1 s (no heavy import before it)
+        stdout, stderr = process.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        stop_process(process, 60, signal.SIGINT)
+        pytest.fail(f"obsirag up started instead of refusing: {command}")
+    return subprocess.CompletedProcess(command, process.returncode, stdout.decode(), stderr.decode())
+
+
+def test_up_refuses_a_bad_configuration_before_starting_anything(small_vault: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    exposed = up_refused(small_vault, data, OBSIRAG_HOST="0.0.0.0")
+    assert exposed.returncode == 1 and exposed.stdout == ""
+    assert exposed.stderr.count("\n") == 1 and "set OBSIRAG_WEB_TOKEN" in exposed.stderr
+    assert not data.exists()  # no Redis, no lock, no worker: nothing was started
+    missing = up_refused(tmp_path / "nowhere", data)
+    assert missing.returncode == 1 and "vault not found" in missing.stderr and "OBSIRAG_VAULT" in missing.stderr
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
+    unusable = up_refused(small_vault, tmp_path / "a-file" / "data")
+    assert unusable.returncode == 1 and "OBSIRAG_DATA_DIR" in unusable.stderr
+    settings = Settings(vault=small_vault, data_dir=tmp_path / "busy")
+    lock = acquire_lock(settings)  # another instance holds this data dir
+    try:
+        busy = up_refused(small_vault, settings.data_dir)
+    finally:
+        os.close(lock)
+    assert busy.returncode == 1 and "already running" in busy.stderr and busy.stderr.count("\n") == 1
+    assert not settings.redis_dir.exists()
