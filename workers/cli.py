@@ -272,6 +272,11 @@ def status(settings: Settings, as_json: bool) -> None:
         return
     notes = state.notes
     click.echo(f"notes: {notes['indexed']} indexed, {notes['skipped']} skipped, {notes['error']} failed")
+    for problem in state.problems:
+        label = {"error": "failed", "skipped": "skipped"}.get(problem.status.value, "warning")
+        click.echo(f"  {label}: {problem.path}: {problem.reason} → {problem.fix}")
+    if state.web_url:
+        click.echo(f"web UI: {state.web_url}")
     if not state.running:
         click.echo("system: not running (start it with `obsirag up`)")
         return

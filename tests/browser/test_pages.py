@@ -47,7 +47,7 @@ def test_graph_filtered_by_folder_opens_a_node(ui: Page, live: System) -> None:
     expect(ui.locator(".note-head h1")).to_have_text("Ratatouille")
 
 
-def test_dashboard_shows_queued_work_new_notes_and_retries_failures(ui: Page, live: System) -> None:
+def test_dashboard_shows_queued_work_new_notes_and_bad_notes_with_their_fix(ui: Page, live: System) -> None:
     ui.goto("/admin")
     for name in ("supervisor", "indexer", "watcher", "mlx_worker", "web"):
         expect(ui.locator(f'tr[data-process="{name}"] .badge')).to_have_text("vivant")
@@ -73,23 +73,22 @@ def test_dashboard_shows_queued_work_new_notes_and_retries_failures(ui: Page, li
     row = ui.locator('#file-status tr[data-path="Inbox/Martin-pêcheur.md"]')
     expect(row.locator(".badge")).to_have_text("indexed", timeout=INDEXING_TIMEOUT)
 
-    # A note that cannot be read (a link leading out of the vault) fails for good; once it is repaired
-    # the failed task is retried from the dashboard and completes.
+    # A link leading out of the vault is skipped at once, with its reason and fix, never a failed task to
+    # retry; once it is replaced by a real note, that note is indexed.
     outside = live.settings.data_dir / "outside.md"
     outside.write_text("# Dehors\n", encoding="utf-8")
     broken = live.settings.vault / "Inbox" / "Cassé.md"
     broken.symlink_to(outside)
-    failure = ui.locator("table.history tr.task-error").filter(has_text="Inbox/Cassé.md")
-    expect(failure).to_contain_text("PathOutsideVault", timeout=INDEXING_TIMEOUT)
+    problem = ui.locator('#note-problems li[data-path="Inbox/Cassé.md"]')
+    expect(problem).to_contain_text("ignorée", timeout=INDEXING_TIMEOUT)
+    expect(problem).to_contain_text("symlink pointing outside the vault")
+    expect(problem.locator(".fix")).to_contain_text("copiez la note dans le coffre")
+    expect(ui.locator("table.history tr.task-error").filter(has_text="Inbox/Cassé.md")).to_have_count(0)
     broken.unlink()
     broken.write_text("# Cassé\n\nRéparé.\n", encoding="utf-8")
-    failure.get_by_role("button", name="Relancer").click()
-    expect(ui.locator("#admin-flash")).to_contain_text("relancée")
-    retried = ui.locator("table.history tr.task-complete").filter(has_text="sync_note").filter(has_text="Cassé")
-    expect(retried.first).to_be_visible(timeout=INDEXING_TIMEOUT)
-    expect(failure.first).to_contain_text("relancée")
     ui.get_by_label("Chercher un fichier").fill("Cassé")
     expect(ui.locator('#file-status tr[data-path="Inbox/Cassé.md"] .badge')).to_have_text(
         "indexed", timeout=INDEXING_TIMEOUT
     )
+    expect(problem).to_have_count(0)
     live.wait_indexed(42)  # the reindex is over before the session ends

@@ -11,10 +11,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from litestar.testing import TestClient
 
+from services.catalog import Catalog
 from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
+from services.indexing import IndexPipeline, changed_paths
+from services.models import NoteStatus
+from services.problems import OUTSIDE_VAULT
 from services.store import EdgeStore, ModelMismatchError
 from tests.conftest import ROOT
+from web.app import create_app
 from workers.cli import main
 from workers.process import stop_process
 from workers.supervisor import acquire_lock
@@ -103,3 +109,47 @@ def test_up_refuses_a_bad_configuration_before_starting_anything(small_vault: Pa
         os.close(lock)
     assert busy.returncode == 1 and "already running" in busy.stderr and busy.stderr.count("\n") == 1
     assert not settings.redis_dir.exists()
+
+
+def test_every_bad_note_is_listed_with_its_reason_and_fix(
+    small_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder
+) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Secret\n\nHors du coffre.", encoding="utf-8")
+    (small_vault / "Lien.md").symlink_to(outside)
+    (small_vault / "Cassé.md").write_text("---\ntags: [a\ntitle: x\n---\n# Cassé\n\nYAML faux.", encoding="utf-8")
+    (small_vault / "Image.md").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)) * 4)
+    (small_vault / "Énorme.md").write_text("# Énorme\n\n" + "du texte sans fin. " * 1200, encoding="utf-8")
+    monkeypatch.setenv("OBSIRAG_MAX_FILE_MB", "0.01")
+    data = tmp_path / "data"
+    where = ["--vault", str(small_vault), "--data", str(data)]
+    assert "3 indexed, 3 skipped, 0 failed" in run("index", *where)  # the broken YAML is indexed, with a warning
+
+    status = json.loads(run("status", "--json", *where))
+    problems = {p["path"]: p for p in status["problems"]}
+    assert set(problems) == {"Lien.md", "Cassé.md", "Image.md", "Énorme.md"}
+    assert problems["Lien.md"]["status"] == "skipped" and "outside the vault" in problems["Lien.md"]["reason"]
+    assert problems["Cassé.md"]["status"] == "indexed" and "invalid YAML" in problems["Cassé.md"]["reason"]
+    assert "binary content" in problems["Image.md"]["reason"] and "oversized" in problems["Énorme.md"]["reason"]
+    assert "OBSIRAG_MAX_FILE_MB" in problems["Énorme.md"]["fix"] and all(p["fix"] for p in problems.values())
+    plain = run("status", *where)
+    assert "skipped: Lien.md: symlink pointing outside the vault" in plain and "warning: Cassé.md" in plain
+
+    settings = Settings(vault=small_vault, data_dir=data)
+    with TestClient(create_app(settings)) as client:
+        page = client.get("/admin/live").text
+    for path in problems:
+        assert f'data-path="{path}"' in page
+    assert "copiez la note dans le coffre" in page and "corrigez le YAML" in page
+
+    # The symlink is a reason, not an error: the watcher's path (raise_errors, Huey's retry) does not raise,
+    # and the next reconcile leaves it alone.
+    catalog = Catalog(settings.catalog_path)
+    assert catalog.get_note("Lien.md").status == NoteStatus.SKIPPED
+    assert changed_paths(settings, catalog) == []
+    pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), catalog, embedder)
+    (small_vault / "Nouveau lien.md").symlink_to(outside)
+    report = pipeline.sync_paths(["Lien.md", "Nouveau lien.md"], raise_errors=True)  # what a watcher event runs
+    assert report.unchanged == ["Lien.md"] and report.skipped == {"Nouveau lien.md": OUTSIDE_VAULT}
+    pipeline.store.close()
+    catalog.close()

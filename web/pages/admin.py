@@ -18,6 +18,7 @@ from litestar.response import Template
 from services.learner.schedule import learner_off_reason
 from services.llm.client import worker_state
 from services.models import NoteStatus
+from services.problems import note_problems
 from services.processes import read_process, read_processes
 from services.tasks import queue_state, retry
 from web.site import Site, SiteDep
@@ -26,6 +27,7 @@ from workers.supervisor import WORKERS
 RETRYABLE = ("sync_batch", "sync_note", "rebuild_index")
 FILE_RESULTS = 50
 QUEUE_PREVIEW = 4  # tasks shown per queue (the depth says how many more)
+PROBLEMS_SHOWN = 50  # notes skipped, failed or indexed with a warning (the totals say how many in all)
 
 
 class AdminController(Controller):
@@ -70,8 +72,7 @@ def live_state(site: Site) -> dict[str, Any]:
         "now": time.time(),
         "counts": {status.value: count for status, count in catalog.status_counts().items()},
         "coverage": catalog.folder_coverage(depth=1),
-        "failed": catalog.list_notes(status=NoteStatus.ERROR, limit=20),
-        "skipped": catalog.list_notes(status=NoteStatus.SKIPPED, limit=20),
+        "problems": note_problems(catalog.troubled_notes(limit=PROBLEMS_SHOWN)),
         "runs": catalog.last_runs(5),
         "running": False,
         "processes": [],
