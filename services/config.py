@@ -71,7 +71,10 @@ class Settings(BaseSettings):
     search_workers: int = Field(2, description="Threads serving search requests inside the indexer process.")
     search_timeout: float = Field(10.0, description="Seconds a CLI/web search waits for the indexer.")
     heartbeat_seconds: float = Field(2.0, description="How often each process publishes its heartbeat.")
-    log_level: str = Field("INFO", description="Python logging level.")
+    log_level: str = Field(
+        "INFO",
+        description="Python logging level. INFO shows state changes; Huey's and uvicorn's per-task lines are DEBUG.",
+    )
 
     # Generation (the mlx worker is the only process that loads a model).
     llm_backend: Literal["mlx", "openai"] = Field(

@@ -73,6 +73,7 @@ def create_app(settings: Settings, site: Site | None = None) -> Litestar:
         on_shutdown=[site.close],
         state={"site": site},
         debug=False,
+        logging_config=None,  # the web process's own logging (workers.process.setup_logging) stays in place
     )
 
 

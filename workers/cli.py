@@ -63,7 +63,11 @@ def up(settings: Settings) -> None:
         raise click.ClickException(str(exc)) from None
     setup_logging(settings, "supervisor")
     click.echo(f"ObsiRAG: vault {settings.vault}, data {settings.data_dir}. Ctrl-C to stop.")
-    where = f"http://{settings.host}:{settings.port}/" if settings.port else f"{settings.host}, on a free port (logged)"
+    where = (
+        f"http://{settings.host}:{settings.port}/ (a free port instead if it is busy: `obsirag status` shows it)"
+        if settings.port
+        else f"{settings.host}, on a free port (`obsirag status` shows it)"
+    )
     click.echo(f"Web UI: {where}")
     supervise(settings, stop_on_signals(), lock=lock)
 

@@ -34,29 +34,34 @@ class Child:
     restart_at: float | None = None
     history: list[int] = field(default_factory=list)
 
-    def start(self) -> None:
+    def start(self, quiet: bool = False) -> None:
         command = [sys.executable, "-m", f"workers.{self.name}"]
         # Own session: Ctrl-C reaches the supervisor only, which then stops children in order.
         self.process = subprocess.Popen(command, env=self.env, stdin=subprocess.DEVNULL, start_new_session=True)
         self.started_at = time.monotonic()
         self.restart_at = None
-        log.info("started %s (pid %d)", self.name, self.process.pid)
+        log.log(logging.DEBUG if quiet else logging.INFO, "started %s (pid %d)", self.name, self.process.pid)
 
     def check(self) -> None:
         """Restart the child, with exponential backoff, when it has died."""
         now = time.monotonic()
         if self.process is None or self.process.poll() is None:
-            if self.process is not None and now - self.started_at > HEALTHY_AFTER:
+            if self.process is not None and now - self.started_at > HEALTHY_AFTER and self.backoff > 1.0:
                 self.backoff = 1.0
+                log.info("%s is running again after %d restarts", self.name, self.restarts)
             return
         if self.restart_at is None:
-            self.history.append(self.process.returncode)
+            code = self.process.returncode
+            # A retry loop says so once per state change: the first exit (or a new exit code), not each turn.
+            repeated = self.backoff > 1.0 and self.history and self.history[-1] == code
+            self.history.append(code)
             self.restart_at = now + self.backoff
-            log.warning("%s exited with %s; restarting in %.0fs", self.name, self.process.returncode, self.backoff)
+            level = logging.DEBUG if repeated else logging.WARNING
+            log.log(level, "%s exited with %s; restarting it (backoff up to %.0fs)", self.name, code, MAX_BACKOFF)
             self.backoff = min(self.backoff * 2, MAX_BACKOFF)
         elif now >= self.restart_at:
             self.restarts += 1
-            self.start()
+            self.start(quiet=self.restarts > 1)
 
     def stop(self, timeout: float = 20.0) -> None:
         if self.process is not None:
