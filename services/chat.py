@@ -139,8 +139,10 @@ class ChatEngine:
         if prepared.messages is not None:
             prepared.lap("pre_generation_ms")
             for event in self.stream(self._request(prepared.messages)):
-                if event.kind == "error":
-                    yield ChatEvent(kind="error", text=event.error or "generation failed")
+                if event.kind == "error":  # kept in the thread with its error, so that it can be retried
+                    message = prompts.GENERATION_FAILED[prepared.plan.language].format(detail=event.error or "?")
+                    self._finish(prepared, "".join(parts), event, error=message)
+                    yield ChatEvent(kind="error", text=message)
                     return
                 if event.kind == "token":
                     if not parts:
@@ -290,7 +292,7 @@ class ChatEngine:
         lang = prepared.plan.language
         excerpts = "\n\n".join(f"[{b.n}] {b.title}{' — ' + b.heading if b.heading else ''}\n{b.text}" for b in blocks)
         history: list[ChatMessage] = []
-        for turn in prepared.thread.turns[-HISTORY_TURNS:]:
+        for turn in _answered(prepared.thread)[-HISTORY_TURNS:]:
             history.append(ChatMessage(role="user", content=turn.question))
             history.append(ChatMessage(role="assistant", content=turn.answer))
         question = f"{prompts.EXCERPTS[lang]}\n{excerpts}\n\n{label} {prepared.plan.question}"
@@ -315,7 +317,7 @@ class ChatEngine:
             priority=Priority.CHAT,
         )
 
-    def _finish(self, prepared: Prepared, generated: str, final: StreamEvent | None) -> ChatAnswer:
+    def _finish(self, prepared: Prepared, generated: str, final: StreamEvent | None, error: str = "") -> ChatAnswer:
         prepared.lap("total_ms")
         if final is not None and final.tokens_per_s is not None:
             prepared.timings["tokens_per_s"] = final.tokens_per_s
@@ -325,7 +327,7 @@ class ChatEngine:
             sources=prepared.sources, provenance=prepared.provenance, main_note=prepared.main_note,
             model=final.model if final else None, backend=final.backend if final else None,
             timings=prepared.timings, created_at=datetime.now(UTC), web=prepared.web,
-            finish_reason=final.finish_reason if final else None,
+            finish_reason=final.finish_reason if final else None, error=error,
         )  # fmt: skip
         turn_id = self.catalog.add_turn(turn)
         entities = answer_entities(self.catalog, [s.path for s in turn.sources if s.path])
@@ -347,10 +349,15 @@ class ChatEngine:
 
 def _history(thread: Thread) -> tuple[list[str], str]:
     """Previous retrieval queries, and the title of the last main note: the topic a follow-up leans on."""
-    turns = thread.turns[-HISTORY_TURNS:]
+    turns = _answered(thread)[-HISTORY_TURNS:]
     queries = [t.retrieval_query or t.question for t in turns]
     topic = next((s.title for t in reversed(turns) for s in t.sources if s.primary), "")
     return queries, topic
+
+
+def _answered(thread: Thread) -> list[Turn]:
+    """The turns a follow-up leans on: a failed question has no answer to continue."""
+    return [t for t in thread.turns if not t.error]
 
 
 def _asks_latest(plan: QueryPlan) -> bool:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from services.config import Settings, load_settings
-from services.models import NoteType, SetupError
-from services.prompts import WEB_STATUS
+from services.models import NoteType, Provenance, SetupError
+from services.prompts import TRUNCATED, WEB_STATUS
 
 if TYPE_CHECKING:
     from services.indexing import IndexPipeline
@@ -188,7 +188,8 @@ def ask(
     if as_json:
         click.echo(json.dumps(ask_json(final), ensure_ascii=False, indent=2))
         return
-    click.echo("")
+    lang = final.plan.language if final.plan else "fr"
+    click.echo(f" {TRUNCATED[lang]}" if final.truncated else "")
     _print_sources(final)
 
 
@@ -208,7 +209,8 @@ def ask_json(answer: Any) -> dict[str, Any]:
             {"name": e.name, "kind": e.kind.value, "notes": [n.path for n in e.notes]} for e in answer.entities
         ],
         "web": answer.web or None,  # "failed" / "empty": the web search was asked for and gave nothing
-        "finish_reason": answer.finish_reason,
+        "finish_reason": answer.finish_reason,  # "length": cut off at OBSIRAG_LLM_MAX_TOKENS
+        "cited": answer.cited,  # whether the answer cites an excerpt [n]
     }
 
 
@@ -218,7 +220,8 @@ def _print_sources(answer: Any) -> None:
         where = source.url or source.path
         heading = f" › {source.heading}" if source.heading else ""
         click.echo(f"[{source.n}] {source.title}{star}  {where}{heading}")
-    line = [f"provenance: {answer.provenance.value}"]
+    uncited = answer.provenance == Provenance.VAULT and not answer.cited
+    line = [f"provenance: {answer.provenance.value}{' (no citation)' if uncited else ''}"]
     if answer.web:
         line.append(WEB_STATUS[answer.web][answer.plan.language if answer.plan else "fr"])
     click.echo(click.style(" · ".join([*line, f"thread {answer.thread_id}"]), dim=True))

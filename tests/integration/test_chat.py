@@ -107,6 +107,7 @@ def test_a_streamed_answer_cites_the_main_note_and_a_follow_up_keeps_the_topic(c
     assert len(tokens) > 1 and answer.answer == "".join(tokens).strip()  # streamed piece by piece
     assert answer.timings["pre_generation_ms"] < answer.timings["first_token_ms"] <= answer.timings["total_ms"]
     assert chat.catalog.get_thread(answer.thread_id).turns[0].main_note == answer.main_note
+    assert answer.truncated and chat.catalog.get_thread(answer.thread_id).turns[0].finish_reason == "length"  # 6 tokens
 
     follow = chat.prepare("et la durée ?", thread_id=answer.thread_id, now=NOW)
     assert follow.plan.is_followup and "Projet Atlas" in follow.plan.retrieval_query

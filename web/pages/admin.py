@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 import redis
-from litestar import Controller, get, post
+from litestar import Controller, post
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
@@ -21,6 +21,7 @@ from services.models import NoteStatus
 from services.problems import note_problems
 from services.processes import read_process, read_processes
 from services.tasks import queue_state, retry
+from web.handlers import page
 from web.site import Site, SiteDep
 from workers.supervisor import WORKERS
 
@@ -33,15 +34,15 @@ PROBLEMS_SHOWN = 50  # notes skipped, failed or indexed with a warning (the tota
 class AdminController(Controller):
     path = "/admin"
 
-    @get("/", sync_to_thread=True)
+    @page("/", sync_to_thread=True)
     def index(self, site: SiteDep) -> Template:
         return Template("admin.html", context={"active": "admin", **live_state(site), **_files(site, "")})
 
-    @get("/live", sync_to_thread=True)
+    @page("/live", sync_to_thread=True)
     def live(self, site: SiteDep) -> Template:
         return Template("_admin_live.html", context=live_state(site))
 
-    @get("/files", sync_to_thread=True)
+    @page("/files", sync_to_thread=True)
     def files(self, site: SiteDep, q: FromQuery[str] = "") -> Template:
         return Template("_file_status.html", context=_files(site, q))
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from services.chat import ChatEvent
 from services.models import Thread
 from web.chat_runs import ChatRun
+from web.handlers import page
 from web.site import Site, SiteDep
 
 UrlEncoded = Body(media_type=RequestEncodingType.URL_ENCODED)
@@ -34,7 +35,7 @@ class AskForm(BaseModel):
 class ChatController(Controller):
     path = "/"
 
-    @get("/", sync_to_thread=True)
+    @page("/", sync_to_thread=True)
     def page(self, site: SiteDep, thread: FromQuery[str] = "") -> Template:
         current = site.catalog.get_thread(thread) if thread else None
         context = {"active": "chat", "thread": current, "turns": _turns(site, current), **_web_choice(site)}
@@ -79,11 +80,15 @@ def _to_messages(site: Site, request: Request, run: ChatRun, event: ChatEvent) -
         return [ServerSentEventMessage(event="token", data=f"<span>{escape(event.text)}</span>")]
     if event.kind == "sources":
         return [_message(request, "sources", "_sources.html", sources=event.sources)]
-    if event.kind == "error":
-        return [_message(request, "done", "_chat_error.html", error=event.text)]
+    if event.kind == "error":  # the question stays in its thread: it can be asked again from here
+        context = {"error": event.text, "question": run.question, "thread_id": run.thread_id, "use_web": run.use_web}
+        return [_message(request, "done", "_chat_error.html", **context)]
     answer = event.answer
     html = site.renderer().render_answer(answer.answer, answer.sources) if answer else ""
-    context = {"turn": answer, "html": html, "stopped": run.stopped, "model_ttft_ms": run.model_ttft_ms}
+    context = {
+        "turn": answer, "html": html, "stopped": run.stopped, "model_ttft_ms": run.model_ttft_ms,
+        "thread_id": run.thread_id,
+    }  # fmt: skip
     return [_message(request, "done", "_answer.html", **context)]
 
 

@@ -49,7 +49,11 @@
         var script = document.createElement("script");
         script.src = "/static/vendor/mermaid.min.js";
         script.onload = function () {
-          window.mermaid.initialize({ startOnLoad: false, securityLevel: "strict", theme: "neutral" });
+          // Labels as SVG text, never HTML: a hostile label (<img onerror=…>) stays text and fetches nothing.
+          window.mermaid.initialize({
+            startOnLoad: false, securityLevel: "strict", htmlLabels: false, flowchart: { htmlLabels: false },
+            theme: "neutral"
+          });
           resolve(window.mermaid);
         };
         script.onerror = reject;
