@@ -12,6 +12,13 @@ from tests.e2e.conftest import System
 
 pytestmark = pytest.mark.timeout(900)
 INDEXING_TIMEOUT = 180_000
+PLACEHOLDER_FITS = """input => {
+    const style = getComputedStyle(input), context = document.createElement("canvas").getContext("2d");
+    context.font = `${style.fontSize} ${style.fontFamily}`;
+    const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return context.measureText(input.placeholder).width <= room;
+}"""
+HOSTILE_MERMAID = '# Diagramme piégé\n\n```mermaid\ngraph TD\n  A["<img src=x onerror=alert(18)>"] --> B[Fin]\n```\n'
 
 
 def test_every_page_loads_without_console_errors(ui: Page, live: System) -> None:
@@ -37,6 +44,16 @@ def test_graph_filtered_by_folder_opens_a_node(ui: Page, live: System) -> None:
     ui.goto("/graph")
     expect(ui.locator("#graph-canvas svg a.node")).to_have_count(int(ui.locator("#metric-nodes").inner_text()))
     screenshot(ui, "graph")
+    boxes = ui.locator("#graph-canvas svg text").evaluate_all(
+        "texts => texts.map(t => { const b = t.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })"
+    )
+    assert len(boxes) >= 10  # the best-connected notes are named; the others on hover
+    clashes = [
+        (a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :]
+        if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+    ]  # fmt: skip
+    assert not clashes, f"{len(clashes)} overlapping labels at 1280×800"
+    assert ui.get_by_label("Texte").evaluate(PLACEHOLDER_FITS), "the text filter's placeholder is cut off"
     ui.get_by_label("Dossier").select_option("Cuisine")
     expect(ui.locator("#metric-matched")).to_have_text("5")
     nodes = ui.locator("#graph-canvas svg a.node")
@@ -92,3 +109,21 @@ def test_dashboard_shows_queued_work_new_notes_and_bad_notes_with_their_fix(ui: 
     )
     expect(problem).to_have_count(0)
     live.wait_indexed(42)  # the reindex is over before the session ends
+
+
+def test_a_hostile_mermaid_label_stays_text(ui: Page, live: System) -> None:
+    note = live.settings.vault / "Piège" / "Diagramme.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_text(HOSTILE_MERMAID, encoding="utf-8")
+    requested: list[str] = []
+    ui.on("request", lambda request: requested.append(request.url))
+    ui.on("dialog", lambda dialog: requested.append(f"dialog: {dialog.message}"))
+    ui.goto("/notes/Pi%C3%A8ge/Diagramme.md")
+    svg = ui.locator(".mermaid-block svg")
+    expect(svg).to_be_visible()
+    expect(svg).to_contain_text("Fin")
+    screenshot(ui, "mermaid-hostile")
+    assert svg.locator("img").count() == 0 and svg.locator("foreignObject").count() == 0
+    handlers = svg.evaluate("s => [...s.querySelectorAll('*')].flatMap(e => [...e.attributes]).map(a => a.name)")
+    assert not [name for name in handlers if name.lower().startswith("on")]
+    assert not [url for url in requested if url.rstrip("/").endswith("/x") or url.startswith("dialog")]
