@@ -33,6 +33,8 @@ class Child:
     backoff: float = 1.0
     restart_at: float | None = None
     history: list[int] = field(default_factory=list)
+    failing: bool = False  # it died and has not yet run HEALTHY_AFTER seconds since: a retry loop
+    first_backoff: float = 1.0
 
     def start(self, quiet: bool = False) -> None:
         command = [sys.executable, "-m", f"workers.{self.name}"]
@@ -46,15 +48,16 @@ class Child:
         """Restart the child, with exponential backoff, when it has died."""
         now = time.monotonic()
         if self.process is None or self.process.poll() is None:
-            if self.process is not None and now - self.started_at > HEALTHY_AFTER and self.backoff > 1.0:
-                self.backoff = 1.0
+            if self.process is not None and now - self.started_at > HEALTHY_AFTER and self.failing:
+                self.backoff, self.failing = self.first_backoff, False
                 log.info("%s is running again after %d restarts", self.name, self.restarts)
             return
         if self.restart_at is None:
             code = self.process.returncode
             # A retry loop says so once per state change: the first exit (or a new exit code), not each turn.
-            repeated = self.backoff > 1.0 and self.history and self.history[-1] == code
+            repeated = self.failing and self.history[-1:] == [code]
             self.history.append(code)
+            self.failing = True
             self.restart_at = now + self.backoff
             level = logging.DEBUG if repeated else logging.WARNING
             log.log(level, "%s exited with %s; restarting it (backoff up to %.0fs)", self.name, code, MAX_BACKOFF)
