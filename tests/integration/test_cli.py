@@ -153,3 +153,19 @@ def test_every_bad_note_is_listed_with_its_reason_and_fix(
     assert report.unchanged == ["Lien.md"] and report.skipped == {"Nouveau lien.md": OUTSIDE_VAULT}
     pipeline.store.close()
     catalog.close()
+
+
+def test_the_provenance_line_says_a_web_search_failed(capsys: pytest.CaptureFixture[str]) -> None:
+    from services.chat import ChatAnswer
+    from services.models import Provenance
+    from services.prompts import NOT_IN_VAULT
+    from workers.cli import _print_sources, ask_json
+
+    answer = ChatAnswer(
+        thread_id="t1", question="quelle est la capitale du Pérou ?", answer=NOT_IN_VAULT["fr"],
+        provenance=Provenance.NONE, web="failed",
+    )  # fmt: skip
+    _print_sources(answer)
+    line = capsys.readouterr().out
+    assert "la recherche web a échoué" in line and "Error" not in line and "thread t1" in line
+    assert ask_json(answer)["web"] == "failed"
