@@ -74,7 +74,7 @@ class DdgsSearch:
     """DuckDuckGo & co. through the ``ddgs`` metasearch library."""
 
     name = "ddgs"
-    engine = "DuckDuckGo, Bing, Yahoo, Mojeek… (via ddgs)"
+    engine = "le métamoteur ddgs (DuckDuckGo, Bing, Yahoo, Mojeek…)"
 
     def __init__(
         self, timeout: float, trusted_domains: list[str], region: str = "fr-fr", allow_private: bool = False
