@@ -38,10 +38,10 @@ from services.embedding import calibration
 from services.entities import answer_entities
 from services.listing import answer_listing, batch_blocks, notes_in_range
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
-from services.models import AnswerEntity, Provenance, Source, Thread, Turn
+from services.models import CITATION, AnswerEntity, Provenance, Source, Thread, Turn
 from services.query import Intent, QueryPlan, understand
 from services.search import SearchRequest, SearchResponse
-from services.websearch import WebResult, WebSearch
+from services.websearch import WebResult, WebSearch, WebSearchFailed
 
 log = logging.getLogger(__name__)
 SearchFn = Callable[[SearchRequest], SearchResponse]
@@ -70,6 +70,16 @@ class ChatAnswer(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict)
     plan: QueryPlan | None = None
     read_urls: list[str] = Field(default_factory=list)  # web pages read and summarised (not just their snippet)
+    web: Literal["", "failed", "empty"] = ""  # the web search was asked for and failed / found nothing
+    finish_reason: str | None = None  # "length": the answer stopped at the token cap
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+    @property
+    def cited(self) -> bool:
+        return bool(CITATION.search(self.answer))
 
 
 class ChatEvent(BaseModel):
@@ -98,6 +108,7 @@ class Prepared:
     messages: list[ChatMessage] | None = None  # None: no model call
     map_batches: list[list[ContextBlock]] = field(default_factory=list)  # a summary too long for one prompt
     try_web: bool = False
+    web: Literal["", "failed", "empty"] = ""
     read_urls: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -125,10 +136,13 @@ class ChatEngine:
         self.worker = worker
 
     def ask(
-        self, question: str, thread_id: str | None = None, use_web: bool = True, now: datetime | None = None,
+        self, question: str, thread_id: str | None = None, use_web: bool | None = None, now: datetime | None = None,
         read_web_pages: bool = False,
     ) -> Iterator[ChatEvent]:  # fmt: skip
         """Answer ``question`` (continuing ``thread_id`` when given), streaming events.
+
+        ``use_web``: the question may be sent to the web search engine when the vault cannot answer
+        (None: ``OBSIRAG_WEB_SEARCH``, off by default: nothing leaves the machine unasked).
 
         ``read_web_pages``: a web fallback reads its first ``web_read_pages`` pages and summarises each with
         one model call, instead of relying on search snippets; slower, so for the learner rather than a chat.
@@ -147,8 +161,10 @@ class ChatEngine:
         if prepared.messages is not None:
             prepared.lap("pre_generation_ms")
             for event in self.stream(self._request(prepared.messages)):
-                if event.kind == "error":
-                    yield ChatEvent(kind="error", text=event.error or "generation failed")
+                if event.kind == "error":  # kept in the thread with its error, so that it can be retried
+                    message = prompts.GENERATION_FAILED[prepared.plan.language].format(detail=event.error or "?")
+                    self._finish(prepared, "".join(parts), event, error=message)
+                    yield ChatEvent(kind="error", text=message)
                     return
                 if event.kind == "progress":
                     yield ChatEvent(kind="progress", progress=event.fraction)
@@ -162,7 +178,7 @@ class ChatEngine:
         yield ChatEvent(kind="done", answer=self._finish(prepared, "".join(parts), final))
 
     def prepare(
-        self, question: str, thread_id: str | None = None, use_web: bool = True, now: datetime | None = None
+        self, question: str, thread_id: str | None = None, use_web: bool | None = None, now: datetime | None = None
     ) -> Prepared:
         """Plan, retrieve and build the prompt; no generation except a long summary's map step."""
         now = now or datetime.now().astimezone()
@@ -176,7 +192,7 @@ class ChatEngine:
         elif prepared.plan.intent == Intent.SUMMARY and (prepared.plan.since or _asks_latest(prepared.plan)):
             self._prepare_summary(prepared)
         else:
-            self._prepare_answer(prepared, use_web and self.settings.web_search)
+            self._prepare_answer(prepared, self.settings.web_search if use_web is None else use_web)
         return prepared
 
     # --- the three kinds of question -------------------------------------------------------
@@ -237,13 +253,19 @@ class ChatEngine:
         Each result's context is its snippet, or with ``read_pages`` the summary of its page for the first
         ``web_read_pages`` results (trusted domains come first).
         """
-        results = self.web.search(prepared.plan.retrieval_query)
+        lang = prepared.plan.language
+        try:
+            results = self.web.search(prepared.plan.retrieval_query)
+        except WebSearchFailed as exc:  # offline, DNS, rate limit: said in the answer's provenance line
+            log.warning("web search failed: %s", exc)
+            prepared.web = "failed"
+            return ""
         reading = self.settings.web_read_pages if read_pages else 0
         texts = [self._page_summary(prepared, r) if i < reading else r.snippet for i, r in enumerate(results)]
         prepared.lap("web_ms")  # search, downloads and summaries
         if not results:
+            prepared.web = "empty"
             return ""
-        lang = prepared.plan.language
         prepared.sources = [Source(n=i + 1, title=r.title, url=r.url) for i, r in enumerate(results)]
         prepared.provenance = Provenance.WEB
         share = int(token_budget(self.settings, limits=prepared.limits) * CHARS_PER_TOKEN) // len(
@@ -314,7 +336,7 @@ class ChatEngine:
     def _continue_verbatim(self, prepared: Prepared) -> None:
         """A follow-up repeats the earlier turns as the model read them (excerpts included) when they fit
         the context window with room for new reading: the model's prompt cache then holds all of it."""
-        turns = prepared.thread.turns[-HISTORY_TURNS:]
+        turns = _answered(prepared.thread)[-HISTORY_TURNS:]
         if not turns or not all(t.prompt for t in turns):
             return
         history = [m for t in turns for m in _exchange(t.prompt, t.answer)]
@@ -399,7 +421,7 @@ class ChatEngine:
     def _answer_tokens(self) -> int:
         return prompt_limits(self.settings, self.worker() if self.worker else None).answer_tokens
 
-    def _finish(self, prepared: Prepared, generated: str, final: StreamEvent | None) -> ChatAnswer:
+    def _finish(self, prepared: Prepared, generated: str, final: StreamEvent | None, error: str = "") -> ChatAnswer:
         prepared.lap("total_ms")
         if final is not None and final.tokens_per_s is not None:
             prepared.timings["tokens_per_s"] = final.tokens_per_s
@@ -408,7 +430,8 @@ class ChatEngine:
             retrieval_query=prepared.plan.retrieval_query, answer=(prepared.text + generated).strip(),
             sources=prepared.sources, provenance=prepared.provenance, main_note=prepared.main_note,
             model=final.model if final else None, backend=final.backend if final else None,
-            timings=prepared.timings, created_at=datetime.now(UTC),
+            timings=prepared.timings, created_at=datetime.now(UTC), web=prepared.web,
+            finish_reason=final.finish_reason if final else None, error=error,
             prompt=prepared.messages[-1].content if prepared.messages else "",
         )  # fmt: skip
         turn_id = self.catalog.add_turn(turn)
@@ -417,7 +440,7 @@ class ChatEngine:
             thread_id=turn.thread_id, turn_id=turn_id, question=turn.question, answer=turn.answer,
             sources=turn.sources, provenance=turn.provenance, main_note=turn.main_note, notes=prepared.notes,
             entities=entities, model=turn.model, backend=turn.backend, timings=turn.timings, plan=prepared.plan,
-            read_urls=prepared.read_urls,
+            read_urls=prepared.read_urls, web=turn.web, finish_reason=turn.finish_reason,
         )  # fmt: skip
 
     def _thread(self, thread_id: str | None, question: str, now: datetime) -> Thread:
@@ -431,7 +454,7 @@ class ChatEngine:
 
 def _brief_history(thread: Thread) -> list[ChatMessage]:
     """Earlier turns as question and answer only (a new reading of them)."""
-    return [m for t in thread.turns[-HISTORY_TURNS:] for m in _exchange(t.question, t.answer)]
+    return [m for t in _answered(thread)[-HISTORY_TURNS:] for m in _exchange(t.question, t.answer)]
 
 
 def _exchange(question: str, answer: str) -> list[ChatMessage]:
@@ -440,10 +463,15 @@ def _exchange(question: str, answer: str) -> list[ChatMessage]:
 
 def _history(thread: Thread) -> tuple[list[str], str]:
     """Previous retrieval queries, and the title of the last main note: the topic a follow-up leans on."""
-    turns = thread.turns[-HISTORY_TURNS:]
+    turns = _answered(thread)[-HISTORY_TURNS:]
     queries = [t.retrieval_query or t.question for t in turns]
     topic = next((s.title for t in reversed(turns) for s in t.sources if s.primary), "")
     return queries, topic
+
+
+def _answered(thread: Thread) -> list[Turn]:
+    """The turns a follow-up leans on: a failed question has no answer to continue."""
+    return [t for t in thread.turns if not t.error]
 
 
 def _asks_latest(plan: QueryPlan) -> bool:

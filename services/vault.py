@@ -57,9 +57,10 @@ _GLOB_TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|\[[^\]]+\]|.", re.S)
 _GLOB_REGEX = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
 
 
-def iter_vault_paths(vault: Path, exclude: list[str]) -> Iterator[str]:
+def iter_vault_paths(vault: Path, exclude: list[str], outside_links: bool = False) -> Iterator[str]:
     """Vault-relative POSIX paths of every indexable note, sorted. Symlinked folders are not entered
-    (they lead out of the vault or duplicate notes); symlinked files count only if they stay inside."""
+    (they lead out of the vault or duplicate notes); symlinked files count only if they stay inside, or
+    with ``outside_links`` (the reconcile, which records them as skipped, with the reason, never reading them)."""
     root = vault.resolve()
     excludes = _compile_excludes(tuple(exclude))
     found: list[str] = []
@@ -67,7 +68,7 @@ def iter_vault_paths(vault: Path, exclude: list[str]) -> Iterator[str]:
         folder = Path(dirpath).relative_to(root).as_posix().removeprefix(".")
         dirnames[:] = [d for d in dirnames if _keeps_folder(posixpath.join(folder, d), excludes)]
         paths = (posixpath.join(folder, name) for name in filenames)
-        found.extend(p for p in paths if _is_note_path(p, excludes) and _stays_inside(root, p))
+        found.extend(p for p in paths if _is_note_path(p, excludes) and (outside_links or _stays_inside(root, p)))
     yield from sorted(found)
 
 

@@ -38,13 +38,22 @@ class WebResult(BaseModel):
         return urlparse(self.url).netloc.lower().removeprefix("www.")
 
 
+class WebSearchFailed(Exception):
+    """The search engine could not be reached or refused to answer (offline, rate-limited, blocked)."""
+
+
 class WebSearch(Protocol):
     """What every web search backend does."""
 
     name: str
+    engine: str  # who receives the question, as the composer's opt-in names it
 
     def search(self, query: str, max_results: int = 5) -> list[WebResult]:
-        """Results for ``query``, trusted domains first; ``[]`` when offline or on any failure (never raises)."""
+        """Results for ``query``, trusted domains first; ``[]`` when the engine found nothing.
+
+        Raises ``WebSearchFailed`` when the engine could not be asked (offline, DNS, rate limit): the chat
+        says the web search failed instead of pretending the web had nothing.
+        """
         ...
 
     def read(self, url: str) -> str:
@@ -65,6 +74,7 @@ class DdgsSearch:
     """DuckDuckGo & co. through the ``ddgs`` metasearch library."""
 
     name = "ddgs"
+    engine = "le métamoteur ddgs (DuckDuckGo, Bing, Yahoo, Mojeek…)"
 
     def __init__(
         self, timeout: float, trusted_domains: list[str], region: str = "fr-fr", allow_private: bool = False
@@ -82,9 +92,12 @@ class DdgsSearch:
 
         try:
             raw = DDGS(timeout=int(self.timeout)).text(query, region=self.region, max_results=max_results * 2)
-        except DDGSException as exc:  # offline, rate-limited, blocked: the vault answer stands alone
-            log.warning("web search failed: %s", exc)
-            return []
+        except DDGSException as exc:
+            if "no results" in str(exc).lower():  # ddgs says so when every engine answered with nothing
+                return []
+            raise WebSearchFailed(str(exc)) from exc
+        except Exception as exc:  # DNS and socket errors come from ddgs's HTTP client, not as DDGSException
+            raise WebSearchFailed(f"{type(exc).__name__}: {exc}") from exc
         results = [
             WebResult(title=r.get("title", ""), url=r.get("href", ""), snippet=r.get("body", ""))
             for r in raw
@@ -170,18 +183,26 @@ def _decode(body: bytes, charset: str | None) -> str | None:
 
 
 class FakeWebSearch:
-    """Offline and deterministic: the same query always yields the same results, on a trusted domain."""
+    """Offline and deterministic: the same query always yields the same results, on a trusted domain.
+
+    It records every query it was asked (a test's proof that nothing left the machine), and with
+    ``unreachable`` it fails like a machine without network.
+    """
 
     name = "fake"
+    engine = "un moteur factice (tests)"
 
-    def __init__(self, trusted_domains: list[str] | None = None) -> None:
+    def __init__(self, trusted_domains: list[str] | None = None, unreachable: bool = False) -> None:
         self.trusted = trusted_domains or ["wikipedia.org"]
+        self.unreachable = unreachable
         self.queries: list[str] = []
         self.read_urls: list[str] = []  # every URL ``read`` was asked for, in order
         self._pages: dict[str, tuple[str, int]] = {}  # URL → (the query that produced it, its rank)
 
     def search(self, query: str, max_results: int = 5) -> list[WebResult]:
         self.queries.append(query)
+        if self.unreachable:
+            raise WebSearchFailed("ConnectError: [Errno -3] Temporary failure in name resolution")
         digest = hashlib.sha1(query.encode()).hexdigest()[:8]
         domain = self.trusted[0]
         results = [
@@ -211,4 +232,6 @@ class FakeWebSearch:
 def make_web_search(settings: Settings) -> WebSearch:
     if settings.web_search_backend == "fake":
         return FakeWebSearch(settings.trusted_domains)
+    if settings.web_search_backend == "unreachable":
+        return FakeWebSearch(settings.trusted_domains, unreachable=True)
     return DdgsSearch(settings.web_search_timeout, settings.trusted_domains)

@@ -21,6 +21,7 @@ from litestar.response import Template
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 
+from services import prompts
 from services.config import Settings
 from services.markdown import file_url, heading_slug, note_url
 from web import filters
@@ -73,6 +74,7 @@ def create_app(settings: Settings, site: Site | None = None) -> Litestar:
         on_shutdown=[site.close],
         state={"site": site},
         debug=False,
+        logging_config=None,  # the web process's own logging (workers.process.setup_logging) stays in place
     )
 
 
@@ -89,8 +91,9 @@ def _configure_jinja(engine: JinjaTemplateEngine) -> None:
         slug=heading_slug,
         provenance=filters.provenance_label,
         backend=filters.backend_label,
+        web_status=filters.web_status,
     )
-    env.globals.update(now=datetime.now, NAV=filters.NAV)
+    env.globals.update(now=datetime.now, NAV=filters.NAV, CONTINUE_QUESTION=prompts.CONTINUE["fr"])
 
 
 def _error_page(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:

@@ -17,8 +17,12 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 
+from huey.exceptions import ResultTimeout
+
 from services.chat import ChatEngine, ChatEvent
 from services.llm.models import GenerationRequest, StreamEvent
+from services.prompts import QUESTION_FAILED
+from workers.engines import SystemNotRunning
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +51,15 @@ class ChatRun:
 class ChatRuns:
     """The registry of runs, keyed by an unguessable id."""
 
-    def __init__(self, make_engine: Callable[[ChatRun], ChatEngine], cancel_request: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        make_engine: Callable[[ChatRun], ChatEngine],
+        cancel_request: Callable[[str], None],
+        record_failure: Callable[[ChatRun, str], None] | None = None,
+    ) -> None:
         self.make_engine = make_engine
         self.cancel_request = cancel_request
+        self.record_failure = record_failure  # keeps a question that failed in its thread, with its error
         self._waiting: dict[str, ChatRun] = {}
         self._active: dict[str, ChatRun] = {}
         self._lock = threading.Lock()
@@ -107,9 +117,22 @@ class ChatRuns:
                 put(event)
         except Exception as exc:  # shown in the page instead of a silent, never-ending stream
             log.exception("chat run %s failed", run.id)
-            put(ChatEvent(kind="error", text=f"{type(exc).__name__}: {exc}"))
+            message = failure_message(exc)
+            if self.record_failure is not None:
+                with contextlib.suppress(Exception):  # the catalog itself may be what failed
+                    self.record_failure(run, message)
+            put(ChatEvent(kind="error", text=message))
         finally:
             put(None)
+
+
+def failure_message(exc: Exception) -> str:
+    """What the UI says of a question that failed: in French, with the next step; the details are in the log."""
+    if isinstance(exc, SystemNotRunning):  # its message is the next step already
+        return str(exc)
+    timed_out = isinstance(exc, TimeoutError | ResultTimeout)  # a search the indexer did not answer in time
+    detail = "délai dépassé" if timed_out else type(exc).__name__
+    return QUESTION_FAILED.format(detail=detail)
 
 
 def recording_stream(

@@ -6,6 +6,7 @@ import time
 from datetime import datetime
 
 from services.models import Provenance
+from services.prompts import WEB_STATUS
 
 NAV = (
     ("/", "Chat", "chat"),
@@ -60,6 +61,11 @@ def provenance_label(value: Provenance | str | None) -> str:
         return _PROVENANCE[Provenance(value)]
     except ValueError:
         return str(value or "")
+
+
+def web_status(value: str | None) -> str:
+    """A web search asked for that failed or found nothing, said in the UI's language."""
+    return WEB_STATUS[value]["fr"] if value in WEB_STATUS else ""
 
 
 def backend_label(value: str | None) -> str:

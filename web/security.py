@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -15,6 +14,7 @@ from litestar.datastructures import MutableScopeHeaders
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from services.config import Settings
+from services.startup import is_loopback
 
 AUTH_COOKIE = "obsirag_auth"
 SECRET_FILE = "web-secret"
@@ -38,15 +38,6 @@ PUBLIC_PREFIXES = ("/login", "/static/")
 
 class UnsafeBind(RuntimeError):
     """The web UI would listen beyond this machine without an access token."""
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(settings: Settings) -> None:

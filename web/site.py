@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any, TypeAlias, TypeVar
 
@@ -21,6 +22,7 @@ from services.config import Settings
 from services.graph import GraphCache
 from services.llm.client import GenerationClient
 from services.markdown import CatalogLinks, MarkdownRenderer, WebUrls
+from services.models import Provenance, Turn
 from services.tasks import TaskHistory
 from services.websearch import WebSearch, make_web_search
 from web.chat_runs import ChatRun, ChatRuns, recording_stream
@@ -60,7 +62,15 @@ class Site:
 
     @cached_property
     def chat(self) -> ChatRuns:
-        return ChatRuns(self.chat_engine, self.generation.cancel)
+        return ChatRuns(self.chat_engine, self.generation.cancel, self.record_failure)
+
+    def record_failure(self, run: ChatRun, message: str) -> None:
+        """A question that failed before its answer stays in its thread, with what the user was told."""
+        turn = Turn(
+            thread_id=run.thread_id, question=run.question, answer="", provenance=Provenance.NONE,
+            error=message, created_at=datetime.now(UTC),
+        )  # fmt: skip
+        self.catalog.add_turn(turn)
 
     def chat_engine(self, run: ChatRun) -> ChatEngine:
         """An engine for one run: searches through the indexer, generates through the mlx worker."""

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from services.config import Settings, load_settings
-from services.models import NoteType, SetupError
-from services.search import SearchRequest, SearchResponse
+from services.models import NoteType, Provenance, SetupError
+from services.prompts import TRUNCATED, WEB_STATUS
 
 if TYPE_CHECKING:
     from services.indexing import IndexPipeline
+    from services.search import SearchRequest, SearchResponse
 
 # Import-time cost matters for a CLI: heavy modules (torch, qdrant) load inside the commands.
 
@@ -47,18 +48,29 @@ def main() -> None:
 @common_options
 def up(settings: Settings) -> None:
     """Start the whole system (Redis, watcher, indexer, …) in the foreground; Ctrl-C stops it."""
-    from workers.process import setup_logging, stop_on_signals
-    from workers.supervisor import supervise
+    from services.startup import startup_problem
 
-    if not settings.vault.is_dir():
-        raise click.ClickException(f"vault not found: {settings.vault}")
+    # Everything that would make a child fail (and be restarted forever) is refused here, before any start.
+    if problem := startup_problem(settings):
+        raise click.ClickException(problem)
+    from workers.process import setup_logging, stop_on_signals
+    from workers.supervisor import AlreadyRunning, acquire_lock, supervise
+
     if line := _rebuild_notice(settings):
         click.echo(line)
+    try:
+        lock = acquire_lock(settings)
+    except AlreadyRunning as exc:
+        raise click.ClickException(str(exc)) from None
     setup_logging(settings, "supervisor")
     click.echo(f"ObsiRAG: vault {settings.vault}, data {settings.data_dir}. Ctrl-C to stop.")
-    where = f"http://{settings.host}:{settings.port}/" if settings.port else f"{settings.host}, on a free port (logged)"
+    where = (
+        f"http://{settings.host}:{settings.port}/ (a free port instead if it is busy: `obsirag status` shows it)"
+        if settings.port
+        else f"{settings.host}, on a free port (`obsirag status` shows it)"
+    )
     click.echo(f"Web UI: {where}")
-    supervise(settings, stop_on_signals())
+    supervise(settings, stop_on_signals(), lock=lock)
 
 
 @main.command()
@@ -137,6 +149,8 @@ def rebuild_in_foreground(settings: Settings) -> None:
 @common_options
 def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: bool, **filters: Any) -> None:
     """Hybrid search over the vault."""
+    from services.search import SearchRequest
+
     request = SearchRequest(
         query=" ".join(query),
         k=filters["k"],
@@ -157,11 +171,21 @@ def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: b
 @click.argument("question", nargs=-1, required=True)
 @click.option("--thread", "thread_id", help="Continue this conversation (id printed after each answer).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON once the answer is complete.")
-@click.option("--no-web", is_flag=True, help="Never fall back to a web search.")
+@click.option(
+    "--web/--no-web",
+    "use_web",
+    default=None,
+    help="Send the question to the web search engine when the vault cannot answer (default: OBSIRAG_WEB_SEARCH, off).",
+)
 @click.option("--save", is_flag=True, help="Export the conversation to obsirag/conversations/ in the vault.")
 @common_options
 def ask(
-    settings: Settings, question: tuple[str, ...], thread_id: str | None, as_json: bool, no_web: bool, save: bool
+    settings: Settings,
+    question: tuple[str, ...],
+    thread_id: str | None,
+    as_json: bool,
+    use_web: bool | None,
+    save: bool,
 ) -> None:
     """Ask the vault a question; the answer streams with its sources."""
     from workers.engines import SystemNotRunning, build_chat_engine
@@ -172,7 +196,7 @@ def ask(
         raise click.ClickException(str(exc)) from None
     final = None
     progress = _ReadingProgress()
-    for event in engine.ask(" ".join(question), thread_id=thread_id, use_web=not no_web):
+    for event in engine.ask(" ".join(question), thread_id=thread_id, use_web=use_web):
         if event.kind == "progress":
             progress.show(event.progress or 0.0)
         elif event.kind == "token" and not as_json:
@@ -190,7 +214,8 @@ def ask(
     if as_json:
         click.echo(json.dumps(ask_json(final), ensure_ascii=False, indent=2))
         return
-    click.echo("")
+    lang = final.plan.language if final.plan else "fr"
+    click.echo(f" {TRUNCATED[lang]}" if final.truncated else "")
     _print_sources(final)
 
 
@@ -225,6 +250,9 @@ def ask_json(answer: Any) -> dict[str, Any]:
         "entities": [
             {"name": e.name, "kind": e.kind.value, "notes": [n.path for n in e.notes]} for e in answer.entities
         ],
+        "web": answer.web or None,  # "failed" / "empty": the web search was asked for and gave nothing
+        "finish_reason": answer.finish_reason,  # "length": cut off at OBSIRAG_LLM_MAX_TOKENS
+        "cited": answer.cited,  # whether the answer cites an excerpt [n]
     }
 
 
@@ -234,7 +262,11 @@ def _print_sources(answer: Any) -> None:
         where = source.url or source.path
         heading = f" › {source.heading}" if source.heading else ""
         click.echo(f"[{source.n}] {source.title}{star}  {where}{heading}")
-    click.echo(click.style(f"provenance: {answer.provenance.value} · thread {answer.thread_id}", dim=True))
+    uncited = answer.provenance == Provenance.VAULT and not answer.cited
+    line = [f"provenance: {answer.provenance.value}{' (no citation)' if uncited else ''}"]
+    if answer.web:
+        line.append(WEB_STATUS[answer.web][answer.plan.language if answer.plan else "fr"])
+    click.echo(click.style(" · ".join([*line, f"thread {answer.thread_id}"]), dim=True))
 
 
 def _save_thread(settings: Settings, catalog: Any, thread_id: str) -> None:
@@ -291,6 +323,11 @@ def status(settings: Settings, as_json: bool) -> None:
     click.echo(f"notes: {notes['indexed']} indexed, {notes['skipped']} skipped, {notes['error']} failed")
     if state.rebuild is not None:
         click.echo(state.rebuild.line())
+    for problem in state.problems:
+        label = {"error": "failed", "skipped": "skipped"}.get(problem.status.value, "warning")
+        click.echo(f"  {label}: {problem.path}: {problem.reason} → {problem.fix}")
+    if state.web_url:
+        click.echo(f"web UI: {state.web_url}")
     if not state.running:
         click.echo("system: not running (start it with `obsirag up`)")
         return

@@ -5,13 +5,14 @@ from __future__ import annotations
 from functools import cached_property
 
 import redis
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from services.catalog import Catalog
 from services.config import Settings
 from services.llm.client import worker_state
 from services.llm.models import WorkerState
 from services.models import NoteStatus
+from services.problems import NoteProblem, note_problems
 from services.processes import ProcessState, read_process, read_processes
 from services.rebuild import RebuildProgress, read_progress
 from services.search import SearchRequest, SearchResponse
@@ -26,6 +27,8 @@ class SystemStatus(BaseModel):
     processes: list[ProcessState]
     generation: WorkerState | None = None  # the mlx worker's published state, when it runs
     rebuild: RebuildProgress | None = None  # an index rebuild beside the live one, under way
+    problems: list[NoteProblem] = Field(default_factory=list)  # skipped, failed, indexed with a warning
+    web_url: str | None = None  # where the web UI listens (a free port when the configured one was busy)
 
 
 class SystemClient:
@@ -55,18 +58,32 @@ class SystemClient:
         self.queues.rebuild_index()
 
     def status(self) -> SystemStatus:
-        notes = note_counts(self.settings)
+        notes, problems = note_counts(self.settings), troubled_notes(self.settings)
         rebuild = None if self.settings.qdrant_url else read_progress(self.settings.store_path)
         try:
             processes = read_processes(self.redis, ["supervisor", *WORKERS])
             depths = self.queues.depths()
             generation = worker_state(self.redis)
         except (redis.ConnectionError, FileNotFoundError):
-            return SystemStatus(running=False, notes=notes, queues={}, processes=[], rebuild=rebuild)
+            return SystemStatus(
+                running=False, notes=notes, queues={}, processes=[], problems=problems, rebuild=rebuild
+            )
         running = any(p.alive for p in processes)
+        web = next((p for p in processes if p.name == "web" and p.alive), None)
         return SystemStatus(
-            running=running, notes=notes, queues=depths, processes=processes, generation=generation, rebuild=rebuild
-        )
+            running=running, notes=notes, queues=depths, processes=processes, generation=generation,
+            problems=problems, web_url=web.details.get("url") if web else None, rebuild=rebuild,
+        )  # fmt: skip
+
+
+def troubled_notes(settings: Settings) -> list[NoteProblem]:
+    if not settings.catalog_path.exists():
+        return []
+    catalog = Catalog(settings.catalog_path)
+    try:
+        return note_problems(catalog.troubled_notes(), lang="en")
+    finally:
+        catalog.close()
 
 
 def note_counts(settings: Settings) -> dict[str, int]:

@@ -102,7 +102,8 @@ def main() -> None:
     consumer = ThreadedConsumer(learn, workers=1, worker_type="thread", periodic=True, check_worker_health=True)
     consumer.start()
     queues.learn_tick()  # now, not at the next minute: catches up after a sleep
-    log.info("learner ready (%s)", "enabled" if schedule.learner_enabled(settings) else "disabled: no model here")
+    off = schedule.learner_off_reason(settings)
+    log.info("learner ready (%s)", f"disabled by {off}" if off else "enabled")
     try:
         run_until_stopped(settings, "learner", stop, [consumer], details=lambda: learner_details(learner))
     finally:

@@ -44,7 +44,23 @@ def setup_logging(settings: Settings, name: str) -> None:
     logging.basicConfig(
         level=settings.log_level.upper(),
         format=f"%(asctime)s {name}[%(process)d] %(levelname)s %(name)s: %(message)s",
+        force=True,  # over any earlier set-up (the CLI's own, a library's): one format for every process
     )
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(quiet_chatter)
+
+
+CHATTY_LOGGERS = ("huey", "uvicorn")
+
+
+def quiet_chatter(record: logging.LogRecord) -> bool:
+    """Huey's and uvicorn's INFO lines (each task executed, each periodic enqueue, the consumer's banner,
+    the server's start-up steps) become DEBUG: at INFO the log shows ObsiRAG's state changes, not the
+    machinery's heartbeat. ``OBSIRAG_LOG_LEVEL=DEBUG`` shows them."""
+    if record.name.startswith(CHATTY_LOGGERS) and record.levelno == logging.INFO:
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger().isEnabledFor(logging.DEBUG)
+    return True
 
 
 def stop_on_signals() -> threading.Event:

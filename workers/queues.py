@@ -6,6 +6,7 @@ services the task bodies need with ``bind_pipeline`` before starting their consu
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from services.rebuild import Rebuild
     from services.search import SearchEngine
 
+log = logging.getLogger(__name__)
 QUEUE_NAMES = ("index", "search", "enrich", "learn", "generate")
 EVENT_PRIORITY = 10  # a user's edit goes before the bulk of a reconcile
 RECONCILE_PRIORITY = 0
@@ -87,6 +89,12 @@ def _engine() -> SearchEngine:
 def sync_batch(paths: list[str]) -> dict[str, Any]:
     """Bring a batch of notes in line with the disk; notes that fail are retried one by one."""
     report = _pipeline().sync_paths(paths)
+    if report.indexed or report.skipped or report.failed or report.deleted:  # an unchanged batch says nothing
+        log.info(
+            "batch: %d indexed (%d chunks), %d skipped, %d failed, %d removed, %d unchanged",
+            len(report.indexed), report.chunks_embedded, len(report.skipped), len(report.failed),
+            len(report.deleted), len(report.unchanged),
+        )  # fmt: skip
     if _bound.queues is not None:
         for path in report.failed:
             _bound.queues.sync_note(path, priority=RECONCILE_PRIORITY)
@@ -114,7 +122,7 @@ def rebuild_index() -> int:
                 _bound.queues.rebuild_step()
         return _bound.rebuild.progress().total
     pipeline.rebuild()
-    paths = list(vault.iter_vault_paths(pipeline.settings.vault, pipeline.settings.exclude))
+    paths = list(vault.iter_vault_paths(pipeline.settings.vault, pipeline.settings.exclude, outside_links=True))
     if _bound.queues is not None:
         _bound.queues.enqueue_paths(paths, pipeline.settings.index_batch_notes, RECONCILE_PRIORITY)
     return len(paths)

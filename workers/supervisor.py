@@ -33,34 +33,46 @@ class Child:
     backoff: float = 1.0
     restart_at: float | None = None
     history: list[int] = field(default_factory=list)
+    failing: bool = False  # it died and has not yet run HEALTHY_AFTER seconds since: a retry loop
+    first_backoff: float = 1.0
 
-    def start(self) -> None:
+    def start(self, quiet: bool = False) -> None:
         command = [sys.executable, "-m", f"workers.{self.name}"]
         # Own session: Ctrl-C reaches the supervisor only, which then stops children in order.
         self.process = subprocess.Popen(command, env=self.env, stdin=subprocess.DEVNULL, start_new_session=True)
         self.started_at = time.monotonic()
         self.restart_at = None
-        log.info("started %s (pid %d)", self.name, self.process.pid)
+        log.log(logging.DEBUG if quiet else logging.INFO, "started %s (pid %d)", self.name, self.process.pid)
 
     def check(self) -> None:
         """Restart the child, with exponential backoff, when it has died."""
         now = time.monotonic()
         if self.process is None or self.process.poll() is None:
-            if self.process is not None and now - self.started_at > HEALTHY_AFTER:
-                self.backoff = 1.0
+            if self.process is not None and now - self.started_at > HEALTHY_AFTER and self.failing:
+                self.backoff, self.failing = self.first_backoff, False
+                log.info("%s is running again after %d restarts", self.name, self.restarts)
             return
         if self.restart_at is None:
-            self.history.append(self.process.returncode)
+            code = self.process.returncode
+            # A retry loop says so once per state change: the first exit (or a new exit code), not each turn.
+            repeated = self.failing and self.history[-1:] == [code]
+            self.history.append(code)
+            self.failing = True
             self.restart_at = now + self.backoff
-            log.warning("%s exited with %s; restarting in %.0fs", self.name, self.process.returncode, self.backoff)
+            level = logging.DEBUG if repeated else logging.WARNING
+            log.log(level, "%s exited with %s; restarting it (backoff up to %.0fs)", self.name, code, MAX_BACKOFF)
             self.backoff = min(self.backoff * 2, MAX_BACKOFF)
         elif now >= self.restart_at:
             self.restarts += 1
-            self.start()
+            self.start(quiet=self.restarts > 1)
 
     def stop(self, timeout: float = 20.0) -> None:
         if self.process is not None:
             stop_process(self.process, timeout)
+
+
+class AlreadyRunning(RuntimeError):
+    """Another supervisor holds the data dir."""
 
 
 def acquire_lock(settings: Settings) -> int:
@@ -71,7 +83,10 @@ def acquire_lock(settings: Settings) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise SystemExit(f"ObsiRAG is already running on {settings.data_dir} (see `obsirag status`)") from None
+        raise AlreadyRunning(
+            f"ObsiRAG is already running on {settings.data_dir} (see `obsirag status`; "
+            "or set OBSIRAG_DATA_DIR to another folder for a second instance)"
+        ) from None
     os.ftruncate(fd, 0)
     os.write(fd, str(os.getpid()).encode())
     return fd
@@ -90,9 +105,11 @@ def child_env(settings: Settings, redis_url: str) -> dict[str, str]:
     return env
 
 
-def supervise(settings: Settings, stop: threading.Event, workers: tuple[str, ...] = WORKERS) -> None:
-    """Run the whole system until ``stop`` is set."""
-    lock = acquire_lock(settings)
+def supervise(
+    settings: Settings, stop: threading.Event, workers: tuple[str, ...] = WORKERS, lock: int | None = None
+) -> None:
+    """Run the whole system until ``stop`` is set (``lock``: the data dir's lock, when the caller took it)."""
+    lock = acquire_lock(settings) if lock is None else lock
     redis_process: RedisProcess | None = None
     if settings.redis_url is None:
         redis_process = start_private_redis(settings)

@@ -73,7 +73,8 @@ class Watcher:
     def reconcile(self) -> None:
         paths = changed_paths(self.settings, self.catalog)
         tasks = self.queues.enqueue_paths(paths, self.settings.index_batch_notes, RECONCILE_PRIORITY)
-        log.info("reconcile: %d notes to sync in %d tasks", len(paths), tasks)
+        level = logging.INFO if paths else logging.DEBUG  # an idle vault's periodic reconcile says nothing
+        log.log(level, "reconcile: %d notes to sync in %d tasks", len(paths), tasks)
         self.last_reconcile = {"at": time.time(), "changed": len(paths)}
         self.next_reconcile = time.monotonic() + self.settings.reconcile_minutes * 60
 

@@ -57,7 +57,11 @@ def serve(settings: Settings) -> None:
     )
     beat.start()
     config = uvicorn.Config(
-        app, log_level=settings.log_level.lower(), access_log=False, timeout_graceful_shutdown=GRACEFUL_SECONDS
+        app,
+        log_level=settings.log_level.lower(),
+        access_log=False,
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+        log_config=None,  # through the process's logging (setup_logging): one format, its INFO chatter quiet
     )
     try:
         uvicorn.Server(config).run(sockets=[sock])

@@ -135,4 +135,11 @@ _V3 = (
 # the model's prompt cache of that turn is reused instead of read again.
 _V4 = ("ALTER TABLE turns ADD COLUMN prompt TEXT NOT NULL DEFAULT ''",)
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4)
+# What a turn's answer could not do: the web search failed, the question failed, the answer hit the cap.
+_V5 = (
+    "ALTER TABLE turns ADD COLUMN web TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE turns ADD COLUMN error TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE turns ADD COLUMN finish_reason TEXT",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5)

@@ -25,12 +25,14 @@ class ConversationsTable(CatalogBase):
         with self._write() as conn:
             cursor = conn.execute(
                 "INSERT INTO turns (thread_id, question, retrieval_query, answer, sources, provenance, main_note,"
-                " model, backend, timings, created_at, prompt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " model, backend, timings, created_at, prompt, web, error, finish_reason)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     turn.thread_id, turn.question, turn.retrieval_query, turn.answer,
                     json.dumps([s.model_dump() for s in turn.sources], ensure_ascii=False),
                     turn.provenance.value, turn.main_note, turn.model, turn.backend,
-                    json.dumps(turn.timings), turn.created_at.isoformat(), turn.prompt,
+                    json.dumps(turn.timings), turn.created_at.isoformat(), turn.prompt, turn.web, turn.error,
+                    turn.finish_reason,
                 ),
             )  # fmt: skip
             stamp = turn.created_at.isoformat()

@@ -66,6 +66,14 @@ class NotesTable(CatalogBase):
         rows = self._conn().execute(sql, [*params, -1 if limit is None else limit])
         return [_note_record(row) for row in rows]
 
+    def troubled_notes(self, limit: int | None = None) -> list[NoteRecord]:
+        """Skipped and failed notes, and indexed ones with a warning (invalid YAML): failures first."""
+        sql = (
+            "SELECT * FROM notes WHERE status != 'indexed' OR coalesce(message, '') != '' "
+            "ORDER BY status = 'indexed', status = 'skipped', path LIMIT ?"
+        )
+        return [_note_record(row) for row in self._conn().execute(sql, (-1 if limit is None else limit,))]
+
     def delete_note(self, path: str) -> None:
         """Forget a note and its outgoing links; links pointing at it become dangling."""
         with self._write() as conn:

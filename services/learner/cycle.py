@@ -244,7 +244,7 @@ class Learner:
         def ask(question: str) -> ChatAnswer:
             final = None
             # Pages read and summarised, not only snippets: an insight is worth the extra model calls.
-            events = self.deps.chat.ask(question, use_web=self.settings.web_search, now=now, read_web_pages=True)
+            events = self.deps.chat.ask(question, use_web=self.settings.learn_web_search, now=now, read_web_pages=True)
             for event in events:
                 if event.kind == "error":
                     raise RuntimeError(event.text)

@@ -53,6 +53,14 @@ def learner_enabled(settings: Settings) -> bool:
     return importlib.util.find_spec("mlx") is not None and importlib.util.find_spec("mlx_lm") is not None
 
 
+def learner_off_reason(settings: Settings) -> str:
+    """Why the learner does not run: ``"configuration"`` (``OBSIRAG_LEARN_ENABLED=false``), ``"no model"``,
+    or ``""`` when it runs."""
+    if learner_enabled(settings):
+        return ""
+    return "configuration" if settings.learn_enabled is False else "no model"
+
+
 def cycle_due(settings: Settings, next_run: datetime | None, now: datetime) -> bool:
     """A cycle starts when the learner is enabled, ``now`` is within active hours and the next run is due."""
     if not learner_enabled(settings) or not ActiveHours.parse(settings.learn_active_hours).contains(now):

@@ -95,7 +95,8 @@ class GenerationService:
                 self._active.pop()
                 self._idle_since = time.monotonic()
         self.requests_served += 1
-        log.info("request %s: %s %s", request.id, event.kind, event.finish_reason or event.error or "")
+        level = logging.WARNING if event.kind == "error" else logging.DEBUG  # each request is no state change
+        log.log(level, "request %s: %s %s", request.id, event.kind, event.finish_reason or event.error or "")
         return event
 
     def _run(self, request: GenerationRequest) -> StreamEvent:

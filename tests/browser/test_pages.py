@@ -12,6 +12,13 @@ from tests.e2e.conftest import System
 
 pytestmark = pytest.mark.timeout(900)
 INDEXING_TIMEOUT = 180_000
+PLACEHOLDER_FITS = """input => {
+    const style = getComputedStyle(input), context = document.createElement("canvas").getContext("2d");
+    context.font = `${style.fontSize} ${style.fontFamily}`;
+    const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return context.measureText(input.placeholder).width <= room;
+}"""
+HOSTILE_MERMAID = '# Diagramme piégé\n\n```mermaid\ngraph TD\n  A["<img src=x onerror=alert(18)>"] --> B[Fin]\n```\n'
 
 
 def test_every_page_loads_without_console_errors(ui: Page, live: System) -> None:
@@ -37,6 +44,16 @@ def test_graph_filtered_by_folder_opens_a_node(ui: Page, live: System) -> None:
     ui.goto("/graph")
     expect(ui.locator("#graph-canvas svg a.node")).to_have_count(int(ui.locator("#metric-nodes").inner_text()))
     screenshot(ui, "graph")
+    boxes = ui.locator("#graph-canvas svg text").evaluate_all(
+        "texts => texts.map(t => { const b = t.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })"
+    )
+    assert len(boxes) >= 10  # the best-connected notes are named; the others on hover
+    clashes = [
+        (a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :]
+        if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+    ]  # fmt: skip
+    assert not clashes, f"{len(clashes)} overlapping labels at 1280×800"
+    assert ui.get_by_label("Texte").evaluate(PLACEHOLDER_FITS), "the text filter's placeholder is cut off"
     ui.get_by_label("Dossier").select_option("Cuisine")
     expect(ui.locator("#metric-matched")).to_have_text("5")
     nodes = ui.locator("#graph-canvas svg a.node")
@@ -47,7 +64,7 @@ def test_graph_filtered_by_folder_opens_a_node(ui: Page, live: System) -> None:
     expect(ui.locator(".note-head h1")).to_have_text("Ratatouille")
 
 
-def test_dashboard_shows_queued_work_new_notes_and_retries_failures(ui: Page, live: System) -> None:
+def test_dashboard_shows_queued_work_new_notes_and_bad_notes_with_their_fix(ui: Page, live: System) -> None:
     ui.goto("/admin")
     for name in ("supervisor", "indexer", "watcher", "mlx_worker", "web"):
         expect(ui.locator(f'tr[data-process="{name}"] .badge')).to_have_text("vivant")
@@ -73,23 +90,40 @@ def test_dashboard_shows_queued_work_new_notes_and_retries_failures(ui: Page, li
     row = ui.locator('#file-status tr[data-path="Inbox/Martin-pêcheur.md"]')
     expect(row.locator(".badge")).to_have_text("indexed", timeout=INDEXING_TIMEOUT)
 
-    # A note that cannot be read (a link leading out of the vault) fails for good; once it is repaired
-    # the failed task is retried from the dashboard and completes.
+    # A link leading out of the vault is skipped at once, with its reason and fix, never a failed task to
+    # retry; once it is replaced by a real note, that note is indexed.
     outside = live.settings.data_dir / "outside.md"
     outside.write_text("# Dehors\n", encoding="utf-8")
     broken = live.settings.vault / "Inbox" / "Cassé.md"
     broken.symlink_to(outside)
-    failure = ui.locator("table.history tr.task-error").filter(has_text="Inbox/Cassé.md")
-    expect(failure).to_contain_text("PathOutsideVault", timeout=INDEXING_TIMEOUT)
+    problem = ui.locator('#note-problems li[data-path="Inbox/Cassé.md"]')
+    expect(problem).to_contain_text("ignorée", timeout=INDEXING_TIMEOUT)
+    expect(problem).to_contain_text("symlink pointing outside the vault")
+    expect(problem.locator(".fix")).to_contain_text("copiez la note dans le coffre")
+    expect(ui.locator("table.history tr.task-error").filter(has_text="Inbox/Cassé.md")).to_have_count(0)
     broken.unlink()
     broken.write_text("# Cassé\n\nRéparé.\n", encoding="utf-8")
-    failure.get_by_role("button", name="Relancer").click()
-    expect(ui.locator("#admin-flash")).to_contain_text("relancée")
-    retried = ui.locator("table.history tr.task-complete").filter(has_text="sync_note").filter(has_text="Cassé")
-    expect(retried.first).to_be_visible(timeout=INDEXING_TIMEOUT)
-    expect(failure.first).to_contain_text("relancée")
     ui.get_by_label("Chercher un fichier").fill("Cassé")
     expect(ui.locator('#file-status tr[data-path="Inbox/Cassé.md"] .badge')).to_have_text(
         "indexed", timeout=INDEXING_TIMEOUT
     )
+    expect(problem).to_have_count(0)
     live.wait_indexed(42)  # the reindex is over before the session ends
+
+
+def test_a_hostile_mermaid_label_stays_text(ui: Page, live: System) -> None:
+    note = live.settings.vault / "Piège" / "Diagramme.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_text(HOSTILE_MERMAID, encoding="utf-8")
+    requested: list[str] = []
+    ui.on("request", lambda request: requested.append(request.url))
+    ui.on("dialog", lambda dialog: requested.append(f"dialog: {dialog.message}"))
+    ui.goto("/notes/Pi%C3%A8ge/Diagramme.md")
+    svg = ui.locator(".mermaid-block svg")
+    expect(svg).to_be_visible()
+    expect(svg).to_contain_text("Fin")
+    screenshot(ui, "mermaid-hostile")
+    assert svg.locator("img").count() == 0 and svg.locator("foreignObject").count() == 0
+    handlers = svg.evaluate("s => [...s.querySelectorAll('*')].flatMap(e => [...e.attributes]).map(a => a.name)")
+    assert not [name for name in handlers if name.lower().startswith("on")]
+    assert not [url for url in requested if url.rstrip("/").endswith("/x") or url.startswith("dialog")]

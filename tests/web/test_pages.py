@@ -7,11 +7,13 @@ import re
 from datetime import UTC, datetime
 from html import unescape
 
+import pytest
 from litestar.testing import TestClient
 
 from services.catalog import Catalog
 from services.config import Settings
 from services.models import Provenance, Source, Turn
+from services.prompts import NOT_IN_VAULT
 from tests.web.conftest import html
 
 ATLAS = "/notes/Projets/Projet%20Atlas.md"
@@ -124,3 +126,48 @@ def test_chat_streams_an_error_when_the_system_is_down(client: TestClient, csrf:
     assert "event: done" in stream.text and "ObsiRAG ne tourne pas" in stream.text and "event: end" in stream.text
     again = client.get(f"/chat/stream/{run_id}").text  # a reconnect gets an end, not a second run
     assert "plus disponible" in again and "event: end" in again
+    assert 'class="réessayer"' in stream.text  # the failed question can be asked again from where it failed
+    reopened = html(client, f"/?thread={thread_id}")  # and it stays in its thread, with its error
+    assert "Où en est Atlas ?" in reopened and "ObsiRAG ne tourne pas" in reopened and ">réessayer<" in reopened
+
+
+def test_a_capped_or_uncited_answer_says_so(client: TestClient, web_catalog: Catalog) -> None:
+    thread_id = web_catalog.create_thread("Atlas")
+    source = Source(n=1, title="Projet Atlas", path="Projets/Projet Atlas.md", primary=True)
+    for answer, finish in (("Le projet Atlas vise à publier une carte", "length"), ("Une carte [1].", "stop")):
+        turn = Turn(
+            thread_id=thread_id, question="Quels buts ?", answer=answer, sources=[source],
+            provenance=Provenance.VAULT, finish_reason=finish, created_at=datetime.now(UTC),
+        )  # fmt: skip
+        web_catalog.add_turn(turn)
+    page = html(client, f"/?thread={thread_id}")
+    capped, cited = page.split('<article class="turn">')[1:3]
+    assert re.search(r'carte</p>\s*<p class="truncated-mark">\(réponse tronquée\)</p>', capped)  # where it stops
+    assert ">continuer<" in capped
+    assert "coffre (sans citation)" in capped  # it cites no excerpt [n]
+    assert "tronquée" not in cited and "continuer" not in cited and "sans citation" not in cited
+
+
+def test_the_web_opt_in_is_unticked_and_a_failed_web_search_is_said(client: TestClient, web_catalog: Catalog) -> None:
+    page = html(client, "/")
+    opt_in = page[page.index('id="web-opt-in"') : page.index("</label>", page.index('id="web-opt-in"'))]
+    assert "checked" not in opt_in and "jamais le texte de vos notes" in opt_in and "DuckDuckGo" in opt_in
+    thread_id = web_catalog.create_thread("Capitale du Pérou")
+    turn = Turn(
+        thread_id=thread_id, question="quelle est la capitale du Pérou ?", answer=NOT_IN_VAULT["fr"],
+        provenance=Provenance.NONE, web="failed", created_at=datetime.now(UTC),
+    )  # fmt: skip
+    web_catalog.add_turn(turn)
+    reopened = html(client, f"/?thread={thread_id}")
+    assert "la recherche web a échoué" in reopened and "Error" not in reopened
+
+
+@pytest.mark.parametrize(
+    "url", ["/", "/conversations", "/notes", "/notes/Projets/Projet%20Atlas.md", "/graph", "/artifacts", "/admin",
+            "/admin/live", "/static/app.js"],
+)  # fmt: skip
+def test_head_answers_wherever_get_does(client: TestClient, url: str) -> None:
+    head, got = client.head(url), client.get(url)
+    assert head.status_code == got.status_code == 200 and head.content == b""
+    if not url.startswith("/static/"):  # Litestar's static files answer HEAD without a content type
+        assert head.headers["content-type"] == got.headers["content-type"]

@@ -10,36 +10,40 @@ from datetime import datetime
 from typing import Any
 
 import redis
-from litestar import Controller, get, post
+from litestar import Controller, post
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 
+from services.learner.schedule import learner_off_reason
 from services.llm.client import worker_state
 from services.models import NoteStatus
+from services.problems import note_problems
 from services.processes import read_process, read_processes
 from services.rebuild import read_progress
 from services.tasks import queue_state, retry
+from web.handlers import page
 from web.site import Site, SiteDep
 from workers.supervisor import WORKERS
 
 RETRYABLE = ("sync_batch", "sync_note", "rebuild_index")
 FILE_RESULTS = 50
 QUEUE_PREVIEW = 4  # tasks shown per queue (the depth says how many more)
+PROBLEMS_SHOWN = 50  # notes skipped, failed or indexed with a warning (the totals say how many in all)
 
 
 class AdminController(Controller):
     path = "/admin"
 
-    @get("/", sync_to_thread=True)
+    @page("/", sync_to_thread=True)
     def index(self, site: SiteDep) -> Template:
         return Template("admin.html", context={"active": "admin", **live_state(site), **_files(site, "")})
 
-    @get("/live", sync_to_thread=True)
+    @page("/live", sync_to_thread=True)
     def live(self, site: SiteDep) -> Template:
         return Template("_admin_live.html", context=live_state(site))
 
-    @get("/files", sync_to_thread=True)
+    @page("/files", sync_to_thread=True)
     def files(self, site: SiteDep, q: FromQuery[str] = "") -> Template:
         return Template("_file_status.html", context=_files(site, q))
 
@@ -72,8 +76,7 @@ def live_state(site: Site) -> dict[str, Any]:
         "now": time.time(),
         "counts": {status.value: count for status, count in catalog.status_counts().items()},
         "coverage": catalog.folder_coverage(depth=1),
-        "failed": catalog.list_notes(status=NoteStatus.ERROR, limit=20),
-        "skipped": catalog.list_notes(status=NoteStatus.SKIPPED, limit=20),
+        "problems": note_problems(catalog.troubled_notes(limit=PROBLEMS_SHOWN)),
         "runs": catalog.last_runs(5),
         "running": False,
         "processes": [],
@@ -112,6 +115,8 @@ def learner_progress(site: Site, details: dict[str, Any]) -> dict[str, Any]:
     next_run = _moment(details.get("next_run"))
     return {
         "enabled": bool(details.get("enabled")),
+        "off_reason": learner_off_reason(settings),
+        "web_search": settings.learn_web_search,
         "processed": sum(outcomes.values()),
         "outcomes": dict(outcomes),
         "remaining": remaining,

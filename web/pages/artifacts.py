@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from litestar import Controller, get
+from litestar import Controller
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 from pydantic import BaseModel, Field
@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from services import vault
 from services.conversations import GENERATED_ROOT
 from services.models import NoteRecord, NoteType
+from web.handlers import page
 from web.site import Site, SiteDep
 
 KINDS = (
@@ -47,7 +48,7 @@ class Artifact(BaseModel):
 class ArtifactsController(Controller):
     path = "/artifacts"
 
-    @get("/", sync_to_thread=True)
+    @page("/", sync_to_thread=True)
     def index(self, site: SiteDep, kind: FromQuery[str] = "") -> Template:
         records = [n for n in site.catalog.list_notes(folder=GENERATED_ROOT) if n.note_type != NoteType.NOTE]
         counts = {k: sum(r.note_type == k for r in records) for k, _ in KINDS}

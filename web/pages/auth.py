@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, Response, get, post
+from litestar import Controller, Response, post
 from litestar.datastructures import Cookie
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, FromQuery
 from litestar.response import Redirect, Template
 from pydantic import BaseModel
 
+from web.handlers import page
 from web.security import AUTH_COOKIE, auth_cookie_value, safe_next, token_matches, web_secret
 from web.site import Site, SiteDep
 
@@ -23,7 +24,7 @@ class LoginForm(BaseModel):
 class LoginController(Controller):
     path = "/login"
 
-    @get("/", sync_to_thread=False)
+    @page("/", sync_to_thread=False)
     def form(self, site: SiteDep, next: FromQuery[str] = "/") -> Template:
         return Template("login.html", context={"next": safe_next(next), "error": None, "needed": _token(site)})
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from services.chat import ChatEvent
 from services.models import Thread
 from web.chat_runs import ChatRun
+from web.handlers import page
 from web.site import Site, SiteDep
 
 UrlEncoded = Body(media_type=RequestEncodingType.URL_ENCODED)
@@ -34,10 +35,10 @@ class AskForm(BaseModel):
 class ChatController(Controller):
     path = "/"
 
-    @get("/", sync_to_thread=True)
+    @page("/", sync_to_thread=True)
     def page(self, site: SiteDep, thread: FromQuery[str] = "") -> Template:
         current = site.catalog.get_thread(thread) if thread else None
-        context = {"active": "chat", "thread": current, "turns": _turns(site, current)}
+        context = {"active": "chat", "thread": current, "turns": _turns(site, current), **_web_choice(site)}
         return Template("chat.html", context=context)
 
     @post("/chat/ask", sync_to_thread=True)
@@ -86,11 +87,15 @@ def _to_messages(site: Site, request: Request, run: ChatRun, event: ChatEvent) -
         return [token]
     if event.kind == "sources":
         return [_message(request, "sources", "_sources.html", sources=event.sources)]
-    if event.kind == "error":
-        return [_message(request, "done", "_chat_error.html", error=event.text)]
+    if event.kind == "error":  # the question stays in its thread: it can be asked again from here
+        context = {"error": event.text, "question": run.question, "thread_id": run.thread_id, "use_web": run.use_web}
+        return [_message(request, "done", "_chat_error.html", **context)]
     answer = event.answer
     html = site.renderer().render_answer(answer.answer, answer.sources) if answer else ""
-    context = {"turn": answer, "html": html, "stopped": run.stopped, "model_ttft_ms": run.model_ttft_ms}
+    context = {
+        "turn": answer, "html": html, "stopped": run.stopped, "model_ttft_ms": run.model_ttft_ms,
+        "thread_id": run.thread_id,
+    }  # fmt: skip
     return [_message(request, "done", "_answer.html", **context)]
 
 
@@ -101,6 +106,11 @@ def reading_progress(fraction: float) -> str:
 def _message(request: Request, event: str, template: str, **context: Any) -> ServerSentEventMessage:
     rendered = request.app.template_engine.get_template(template).render(**context)
     return ServerSentEventMessage(event=event, data=rendered)
+
+
+def _web_choice(site: Site) -> dict[str, Any]:
+    """The composer's web opt-in: ticked only when configured so, and naming who would receive the question."""
+    return {"web_default": site.settings.web_search, "web_engine": site.web_search.engine}
 
 
 def _turns(site: Site, thread: Thread | None) -> list[dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from litestar import Controller, get, post
+from litestar import Controller, post
 from litestar.enums import RequestEncodingType
 from litestar.exceptions import NotFoundException
 from litestar.params import Body, FromPath, FromQuery
@@ -13,6 +13,7 @@ from litestar.response import Template
 from pydantic import BaseModel
 
 from services.conversations import export_thread
+from web.handlers import page
 from web.site import SiteDep
 
 Form = Body(media_type=RequestEncodingType.URL_ENCODED)
@@ -25,12 +26,12 @@ class RenameForm(BaseModel):
 class ConversationsController(Controller):
     path = "/conversations"
 
-    @get("/", sync_to_thread=True)
+    @page("/", sync_to_thread=True)
     def index(self, site: SiteDep, q: FromQuery[str] = "") -> Template:
         threads = site.catalog.list_threads(q.strip() or None)
         return Template("conversations.html", context={"active": "conversations", "q": q, "threads": threads})
 
-    @get("/list", sync_to_thread=True)
+    @page("/list", sync_to_thread=True)
     def search(self, site: SiteDep, q: FromQuery[str] = "") -> Template:
         return Template("_thread_list.html", context={"q": q, "threads": site.catalog.list_threads(q.strip() or None)})
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from litestar import Controller, Request, get
+from litestar import Controller, Request
 from litestar.params import FromQuery
 from litestar.response import Template
 
 from services.graph import DEFAULT_LIMIT, GraphFilter
 from services.models import NoteType
+from web.handlers import page
 from web.site import SiteDep
 
 RECENCY = ((0, "toutes dates"), (7, "7 derniers jours"), (30, "30 derniers jours"), (365, "12 derniers mois"))
@@ -17,7 +18,7 @@ LIMITS = (100, 300, 1000, 2000)
 class GraphController(Controller):
     path = "/graph"
 
-    @get("/", sync_to_thread=True)
+    @page("/", sync_to_thread=True)
     def index(
         self,
         site: SiteDep,

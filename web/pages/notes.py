@@ -9,13 +9,14 @@ from itertools import groupby
 from typing import Any
 from urllib.parse import quote
 
-from litestar import Controller, get
+from litestar import Controller
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
 from litestar.response import File, Template
 
 from services import vault
 from services.models import NoteRecord, ParsedNote
+from web.handlers import page
 from web.site import Site, SiteDep
 
 ATTACHMENT_TYPES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif", ".pdf")
@@ -25,15 +26,15 @@ PICKER_LIMIT = 500
 class NotesController(Controller):
     path = "/notes"
 
-    @get("/", sync_to_thread=True)
+    @page("/", sync_to_thread=True)
     def index(self, site: SiteDep, q: FromQuery[str] = "", letter: FromQuery[str] = "") -> Template:
         return Template("notes.html", context={"active": "notes", "q": q, **_picker(site, q, letter)})
 
-    @get("/list", sync_to_thread=True)
+    @page("/list", sync_to_thread=True)
     def picker(self, site: SiteDep, q: FromQuery[str] = "", letter: FromQuery[str] = "") -> Template:
         return Template("_note_list.html", context={"q": q, **_picker(site, q, letter)})
 
-    @get("/{path:path}", sync_to_thread=True)
+    @page("/{path:path}", sync_to_thread=True)
     def view(self, site: SiteDep, path: FromPath[str]) -> Template:
         rel = path.lstrip("/")
         note = _read(site, rel)
@@ -55,7 +56,7 @@ class VaultFilesController(Controller):
 
     path = "/vault-files"
 
-    @get("/{path:path}", sync_to_thread=True)
+    @page("/{path:path}", sync_to_thread=True)
     def file(self, site: SiteDep, path: FromPath[str]) -> File:
         rel = path.lstrip("/")
         if not rel.lower().endswith(ATTACHMENT_TYPES) or any(p.startswith(".") for p in rel.split("/")):

@@ -49,16 +49,28 @@
         var script = document.createElement("script");
         script.src = "/static/vendor/mermaid.min.js";
         script.onload = function () {
-          window.mermaid.initialize({ startOnLoad: false, securityLevel: "strict", theme: "neutral" });
+          // Labels as SVG text, never HTML: a hostile label (<img onerror=…>) stays text and fetches nothing.
+          window.mermaid.initialize({
+            startOnLoad: false, securityLevel: "strict", htmlLabels: false, flowchart: { htmlLabels: false },
+            theme: "neutral"
+          });
           resolve(window.mermaid);
         };
         script.onerror = reject;
         document.head.appendChild(script);
       });
     }
+    Array.prototype.forEach.call(blocks, function (block) { block.textContent = inertTags(block.textContent); });
     mermaidLoading.then(function (mermaid) {
       return mermaid.run({ nodes: Array.prototype.slice.call(blocks), suppressErrors: true });
     });
+  }
+
+  // Mermaid decodes a diagram's text through the DOM before its own sanitiser runs, so a label such as
+  // <img src=x onerror=…> reaches a live element: an HTML tag in the source becomes Mermaid's entity
+  // code (#lt;), drawn as a plain "<". Arrows (-->, <-->), <<annotations>> and <br> line breaks are kept.
+  function inertTags(source) {
+    return source.replace(/(?<!<)<(?!br\s*\/?>)(?=[A-Za-z\/!?])/gi, "#lt;");
   }
 
   // A click on a diagram opens it large in a viewer (Escape or the button closes it).

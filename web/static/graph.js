@@ -3,7 +3,7 @@
 (function () {
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
-  var WIDTH = 960, HEIGHT = 560, LABELS = 40;
+  var WIDTH = 960, HEIGHT = 560, LABELS = 60;  // at most this many labels, if they fit
 
   function layout(nodes, edges) {
     var n = nodes.length;
@@ -95,17 +95,46 @@
       var s = data.nodes[e[0]], t = data.nodes[e[1]];
       el("line", { x1: s.x.toFixed(1), y1: s.y.toFixed(1), x2: t.x.toFixed(1), y2: t.y.toFixed(1), class: "edge " + e[2] }, edgeLayer);
     });
-    var labelled = data.nodes.length <= 60 ? data.nodes.length : LABELS;  // nodes arrive best-connected first
-    data.nodes.forEach(function (d, i) {
+    var links = data.nodes.map(function (d) {
       var link = el("a", { href: noteUrl(d.id), "data-path": d.id, class: "node" }, nodeLayer);
-      var radius = Math.min(4 + 2 * Math.sqrt(d.degree), 16);
-      el("circle", { cx: d.x.toFixed(1), cy: d.y.toFixed(1), r: radius.toFixed(1), fill: d.color }, link);
+      d.radius = Math.min(4 + 2 * Math.sqrt(d.degree), 16);
+      el("circle", { cx: d.x.toFixed(1), cy: d.y.toFixed(1), r: d.radius.toFixed(1), fill: d.color }, link);
       el("title", {}, link).textContent = d.title + " — " + d.folder + " (" + d.degree + " liens)";
-      if (i < labelled) {
-        el("text", { x: (d.x + radius + 2).toFixed(1), y: (d.y + 4).toFixed(1) }, link).textContent = d.title;
-      }
+      return link;
     });
-    container.replaceChildren(svg);
+    container.replaceChildren(svg);  // in the page first: a label's box can only be measured there
+    placeLabels(data.nodes, links);
+  }
+
+  // Labels for the best-connected nodes (they arrive first) that fit without covering another label or
+  // node: each tries the right, the left, above and below its node; the others are named on hover (<title>).
+  function placeLabels(nodes, links) {
+    var placed = [];
+    var discs = nodes.map(function (d) {
+      return { x: d.x - d.radius, y: d.y - d.radius, width: 2 * d.radius, height: 2 * d.radius };
+    });
+    for (var i = 0; i < nodes.length && placed.length < LABELS; i++) {
+      var d = nodes[i], r = d.radius;
+      var spots = [[d.x + r + 2, d.y + 4, "start"], [d.x - r - 2, d.y + 4, "end"],
+                   [d.x, d.y - r - 3, "middle"], [d.x, d.y + r + 11, "middle"]];
+      var text = el("text", {}, links[i]);
+      text.textContent = d.title;
+      var spot = spots.find(function (p) {
+        text.setAttribute("x", p[0].toFixed(1)); text.setAttribute("y", p[1].toFixed(1));
+        text.setAttribute("text-anchor", p[2]);
+        var box = text.getBBox();
+        var inside = box.x >= 0 && box.y >= 0 && box.x + box.width <= WIDTH && box.y + box.height <= HEIGHT;
+        return inside && !placed.some(function (other) { return overlaps(box, other); }) &&
+          !discs.some(function (disc, j) { return j !== i && overlaps(box, disc); });
+      });
+      if (spot) placed.push(padded(text.getBBox())); else text.remove();
+    }
+  }
+
+  function padded(box) { return { x: box.x - 1, y: box.y - 1, width: box.width + 2, height: box.height + 2 }; }
+
+  function overlaps(a, b) {
+    return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
   }
 
   // The data travels in an attribute: htmx drops <script> elements from swapped content.

@@ -1,0 +1,45 @@
+"""What ``obsirag up`` checks before it starts anything: each problem is one line saying what to set."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+
+from services.config import Settings
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def startup_problem(settings: Settings) -> str | None:
+    """The first configuration problem that would make the system fail after it started, or None."""
+    token = settings.web_token.get_secret_value() if settings.web_token is not None else ""
+    if not is_loopback(settings.host) and not token:
+        return (
+            f"OBSIRAG_HOST={settings.host} serves the web UI beyond this machine: set OBSIRAG_WEB_TOKEN "
+            "(or OBSIRAG_HOST=127.0.0.1, the default)"
+        )
+    vault = settings.vault
+    if not vault.is_dir():
+        return f"vault not found: {vault} (set OBSIRAG_VAULT or --vault to your Obsidian vault's folder)"
+    if not os.access(vault, os.R_OK | os.X_OK):
+        return f"vault not readable: {vault} (give this user read access, or set OBSIRAG_VAULT to another folder)"
+    if not _writable(settings.data_dir):
+        return (
+            f"data dir not writable: {settings.data_dir} "
+            "(set OBSIRAG_DATA_DIR or --data to a folder this user may write to)"
+        )
+    return None
+
+
+def _writable(folder: Path) -> bool:
+    """``folder`` exists and is writable, or could be created: its nearest existing parent is writable."""
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    return existing is not None and existing.is_dir() and os.access(existing, os.W_OK | os.X_OK)
