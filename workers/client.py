@@ -65,9 +65,7 @@ class SystemClient:
             depths = self.queues.depths()
             generation = worker_state(self.redis)
         except (redis.ConnectionError, FileNotFoundError):
-            return SystemStatus(
-                running=False, notes=notes, queues={}, processes=[], problems=problems, rebuild=rebuild
-            )
+            return SystemStatus(running=False, notes=notes, queues={}, processes=[], problems=problems, rebuild=rebuild)
         running = any(p.alive for p in processes)
         web = next((p for p in processes if p.name == "web" and p.alive), None)
         return SystemStatus(
