@@ -14,24 +14,17 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from services import prompts
 from services.catalog import Catalog
 from services.config import Settings
-from services.context import (
-    CHARS_PER_TOKEN,
-    ContextBlock,
-    assess_support,
-    estimate_tokens,
-    pack_context,
-    select_main_note,
-    token_budget,
-)
+from services.context import CHARS_PER_TOKEN, ContextBlock, estimate_tokens, pack_context, token_budget
 from services.embedding import calibration
 from services.entities import answer_entities
+from services.grounding import Grounding, assess, combine_parts, split_question
 from services.listing import answer_listing, batch_blocks, notes_in_range
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent
 from services.models import AnswerEntity, Provenance, Source, Thread, Turn
@@ -61,6 +54,7 @@ class ChatAnswer(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict)
     plan: QueryPlan | None = None
     read_urls: list[str] = Field(default_factory=list)  # web pages read and summarised (not just their snippet)
+    grounding: dict[str, Any] | None = None  # the guard's decision and evidence (``Grounding.explain``)
 
 
 class ChatEvent(BaseModel):
@@ -87,6 +81,7 @@ class Prepared:
     try_web: bool = False
     read_urls: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    grounding: Grounding | None = None  # the guard's decision and evidence (answer questions)
 
     def lap(self, name: str) -> None:
         self.timings[name] = round((time.perf_counter() - self.started) * 1000, 2)
@@ -157,26 +152,34 @@ class ChatEngine:
 
     def _prepare_answer(self, prepared: Prepared, use_web: bool) -> None:
         plan = prepared.plan
-        results = self._retrieve(prepared, plan.retrieval_query).results
-        floor = calibration(self.settings.embedding_model).support_cosine
-        support = assess_support(plan.retrieval_query, results, floor)
-        if not support.supported:
+        prepared.grounding = grounding = self._ground(prepared)
+        if not grounding.supported:
             prepared.text = prompts.NOT_IN_VAULT[plan.language]
             prepared.try_web = use_web
             return
-        ranked = support.results + [r for r in results if r not in support.results]
-        main = select_main_note(support.results)
-        blocks = pack_context(self.settings, ranked, main, token_budget(self.settings))
+        main = grounding.main
+        blocks = pack_context(self.settings, grounding.results, main, token_budget(self.settings))
+        prepared.text = _caveat(grounding, blocks, plan.language)
         prepared.sources = _vault_sources(blocks)
         prepared.provenance = Provenance.VAULT
         prepared.main_note = main.path if main else None
         prepared.messages = self._messages(prepared, blocks, prompts.QUESTION[plan.language])
 
+    def _ground(self, prepared: Prepared) -> Grounding:
+        """The guard on the question, and on each part of a two-part question (one search each)."""
+        query = prepared.plan.retrieval_query
+        cal = calibration(self.settings.embedding_model)
+        whole = assess(query, self._retrieve(prepared, query).results, cal)
+        parts = [(part, assess(part, self._retrieve(prepared, part).results, cal)) for part in split_question(query)]
+        return combine_parts(whole, parts)
+
     def _prepare_listing(self, prepared: Prepared) -> None:
         lang = prepared.plan.language
-        notes = answer_listing(prepared.plan, lambda query, k: self._retrieve(prepared, query, k))
+        cal = calibration(self.settings.embedding_model)
+        notes = answer_listing(prepared.plan, lambda query, k: self._retrieve(prepared, query, k), cal)
         header = prompts.LIST_HEADER[lang] if notes else prompts.LIST_EMPTY[lang]
-        prepared.text = "\n".join([header, *[f"- [[{n.title}]] ({n.path}) [{n.n}]" for n in notes]])
+        lines = [f"- [[{n.title}]] ({n.path}) [{n.n}]" + (f" — « {n.passage} »" if n.passage else "") for n in notes]
+        prepared.text = "\n".join([header, *lines])
         prepared.sources = prepared.notes = notes
         prepared.provenance = Provenance.VAULT if notes else Provenance.NONE
 
@@ -312,7 +315,7 @@ class ChatEngine:
             thread_id=turn.thread_id, turn_id=turn_id, question=turn.question, answer=turn.answer,
             sources=turn.sources, provenance=turn.provenance, main_note=turn.main_note, notes=prepared.notes,
             entities=entities, model=turn.model, backend=turn.backend, timings=turn.timings, plan=prepared.plan,
-            read_urls=prepared.read_urls,
+            read_urls=prepared.read_urls, grounding=prepared.grounding.explain() if prepared.grounding else None,
         )  # fmt: skip
 
     def _thread(self, thread_id: str | None, question: str, now: datetime) -> Thread:
@@ -342,6 +345,16 @@ def _clip(text: str, chars: int) -> str:
         return text
     words = text[: max(0, chars)].rsplit(maxsplit=1)
     return words[0] if len(words) > 1 else "".join(words)
+
+
+def _caveat(grounding: Grounding, blocks: list[ContextBlock], language: str) -> str:
+    """Said before the answer: what a two-part question's vault lacks, or that several notes share the answer."""
+    if grounding.missing_parts:
+        missing = " ; ".join(f"« {part} »" for part in grounding.missing_parts)
+        return prompts.PARTIAL[language].format(missing=missing) + "\n\n"
+    cited = {c.path for c in grounding.candidates}
+    notes = [f"[[{b.title}]] [{b.n}]" for b in blocks if b.path in cited]
+    return prompts.SEVERAL_NOTES[language].format(notes=", ".join(notes)) + "\n\n" if len(notes) > 1 else ""
 
 
 def _vault_sources(blocks: list[ContextBlock]) -> list[Source]:
