@@ -31,6 +31,7 @@ _QUESTION_TERMS = frozenset(
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-ZÀ-Ý][\w’'-]{2,})")
 _PART_SPLIT = re.compile(r"\s*[,;]?\s+(?:et|ainsi que|and|as well as)\s+|\s*;\s*", re.IGNORECASE)
 PART_TERMS = 2  # content terms each part of a two-part question needs (else "objectifs et durée" of one thing)
+MAX_CANDIDATES = 3  # notes cited side by side when none leads
 EVIDENCE_NOTES = 3  # the best notes whose chunks the dense evidence reads
 FEATURES = ("dense", "title", "coverage", "agreement", "margin", "names", "dense_lead", "title_lead")
 
@@ -156,7 +157,7 @@ def select_main_note(
     close = [r for r in supporting[1:] if supporting[0].score - r.score < margin]
     if not close:
         return supporting[0], []
-    return None, [supporting[0], *close]
+    return None, [supporting[0], *close][:MAX_CANDIDATES]
 
 
 def split_question(question: str) -> list[str]:

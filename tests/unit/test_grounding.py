@@ -113,3 +113,13 @@ def test_two_parts_found_cite_both_and_one_part_found_names_the_other() -> None:
     half = combine_parts(whole, [("objectifs Atlas", atlas), ("prix Netflix", missing)])
     assert half.supported and half.main is ATLAS and half.missing_parts == ["prix Netflix"]
     assert combine_parts(whole, []) is whole
+
+
+def test_the_explanation_says_the_decision_and_its_evidence() -> None:
+    from workers.cli import explain_grounding
+
+    refused = assess("Que dit le rapport Pérou ?", [TARTE], RULE).explain()
+    text = explain_grounding(refused)
+    assert text.startswith("guard: refused") and "dense 0.42" in text and "Pérou" in text
+    answered = explain_grounding(assess("objectifs du projet Atlas", [ATLAS, TARTE], RULE).explain())
+    assert "answered from the vault" in answered and "main note: Projets/Atlas.md" in answered
