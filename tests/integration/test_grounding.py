@@ -58,20 +58,12 @@ def shares_no_word(question: str, note: Path) -> bool:
     return not set(content_terms(question)) & set(lexical.analyze(note.read_text(encoding="utf-8")))
 
 
-@pytest.mark.parametrize(
-    ("question", "note"),
-    [
-        ("Comment s'appelle le gâteau aux fruits caramélisés de mamie ?", TATIN),
-        ("Combien de riverains jardinent avec moi ?", POTAGER),
-    ],
-)
-def test_a_paraphrase_sharing_no_word_with_its_note_is_answered_from_it(
-    chat: ChatEngine, question: str, note: str
-) -> None:
-    assert shares_no_word(question, SAMPLE_VAULT / note)  # the old word-overlap guard refused these
+def test_a_paraphrase_sharing_no_word_with_its_note_is_answered_from_it(chat: ChatEngine) -> None:
+    question = "Combien de riverains jardinent avec moi ?"  # the note: "je m'occupe avec six voisins d'une parcelle"
+    assert shares_no_word(question, SAMPLE_VAULT / POTAGER)  # the old word-overlap guard refused it
     prepared = chat.prepare(question, use_web=False, now=NOW)
     assert prepared.provenance == Provenance.VAULT and prepared.messages is not None
-    assert prepared.main_note == note
+    assert prepared.main_note == POTAGER
     assert prepared.grounding is not None and prepared.grounding.supported
 
 
