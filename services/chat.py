@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -26,16 +26,15 @@ from services.context import (
     MESSAGE_OVERHEAD_TOKENS,
     ContextBlock,
     PromptLimits,
-    assess_support,
     clip_tokens,
     estimate_tokens,
     pack_context,
     prompt_limits,
-    select_main_note,
     token_budget,
 )
 from services.embedding import calibration
 from services.entities import answer_entities
+from services.grounding import Grounding, assess, combine_parts, split_question
 from services.listing import answer_listing, batch_blocks, notes_in_range
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
 from services.models import CITATION, AnswerEntity, Provenance, Source, Thread, Turn
@@ -81,6 +80,8 @@ class ChatAnswer(BaseModel):
     def cited(self) -> bool:
         return bool(CITATION.search(self.answer))
 
+    grounding: dict[str, Any] | None = None  # the guard's decision and evidence (``Grounding.explain``)
+
 
 class ChatEvent(BaseModel):
     kind: Literal["sources", "progress", "token", "done", "error"]
@@ -111,6 +112,7 @@ class Prepared:
     web: Literal["", "failed", "empty"] = ""
     read_urls: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    grounding: Grounding | None = None  # the guard's decision and evidence (answer questions)
 
     def lap(self, name: str) -> None:
         self.timings[name] = round((time.perf_counter() - self.started) * 1000, 2)
@@ -199,31 +201,39 @@ class ChatEngine:
 
     def _prepare_answer(self, prepared: Prepared, use_web: bool) -> None:
         plan = prepared.plan
-        results = self._retrieve(prepared, plan.retrieval_query).results
-        floor = calibration(self.settings.embedding_model).support_cosine
-        support = assess_support(plan.retrieval_query, results, floor)
-        if not support.supported:
+        prepared.grounding = grounding = self._ground(prepared)
+        if not grounding.supported:
             prepared.text = prompts.NOT_IN_VAULT[plan.language]
             prepared.try_web = use_web
             return
-        ranked = support.results + [r for r in results if r not in support.results]
-        main = select_main_note(support.results)
+        main = grounding.main
         label = prompts.QUESTION[plan.language]
         self._continue_verbatim(prepared)
         room = self._limit(prepared) - self._new_tokens(self._messages(prepared, [], label), prepared)
-        blocks = pack_context(self.settings, ranked, main, room, prepared.limits.count)
+        blocks = pack_context(self.settings, grounding.results, main, room, prepared.limits.count)
         reused, blocks = self._split_known(prepared, blocks)
         blocks = self._within_limits(prepared, blocks, label)
+        prepared.text = _caveat(grounding, blocks, plan.language)
         prepared.sources = reused + _vault_sources(blocks)
         prepared.provenance = Provenance.VAULT
         prepared.main_note = main.path if main else None
         prepared.messages = self._messages(prepared, blocks, label)
 
+    def _ground(self, prepared: Prepared) -> Grounding:
+        """The guard on the question, and on each part of a two-part question (one search each)."""
+        query = prepared.plan.retrieval_query
+        cal = calibration(self.settings.embedding_model)
+        whole = assess(query, self._retrieve(prepared, query).results, cal)
+        parts = [(part, assess(part, self._retrieve(prepared, part).results, cal)) for part in split_question(query)]
+        return combine_parts(whole, parts)
+
     def _prepare_listing(self, prepared: Prepared) -> None:
         lang = prepared.plan.language
-        notes = answer_listing(prepared.plan, lambda query, k: self._retrieve(prepared, query, k))
+        cal = calibration(self.settings.embedding_model)
+        notes = answer_listing(prepared.plan, lambda query, k: self._retrieve(prepared, query, k), cal)
         header = prompts.LIST_HEADER[lang] if notes else prompts.LIST_EMPTY[lang]
-        prepared.text = "\n".join([header, *[f"- [[{n.title}]] ({n.path}) [{n.n}]" for n in notes]])
+        lines = [f"- [[{n.title}]] ({n.path}) [{n.n}]" + (f" — « {n.passage} »" if n.passage else "") for n in notes]
+        prepared.text = "\n".join([header, *lines])
         prepared.sources = prepared.notes = notes
         prepared.provenance = Provenance.VAULT if notes else Provenance.NONE
 
@@ -441,6 +451,7 @@ class ChatEngine:
             sources=turn.sources, provenance=turn.provenance, main_note=turn.main_note, notes=prepared.notes,
             entities=entities, model=turn.model, backend=turn.backend, timings=turn.timings, plan=prepared.plan,
             read_urls=prepared.read_urls, web=turn.web, finish_reason=turn.finish_reason,
+            grounding=prepared.grounding.explain() if prepared.grounding else None,
         )  # fmt: skip
 
     def _thread(self, thread_id: str | None, question: str, now: datetime) -> Thread:
@@ -484,6 +495,16 @@ def _clip(text: str, chars: int) -> str:
         return text
     words = text[: max(0, chars)].rsplit(maxsplit=1)
     return words[0] if len(words) > 1 else "".join(words)
+
+
+def _caveat(grounding: Grounding, blocks: list[ContextBlock], language: str) -> str:
+    """Said before the answer: what a two-part question's vault lacks, or that several notes share the answer."""
+    if grounding.missing_parts:
+        missing = " ; ".join(f"« {part} »" for part in grounding.missing_parts)
+        return prompts.PARTIAL[language].format(missing=missing) + "\n\n"
+    cited = {c.path for c in grounding.candidates}
+    notes = [f"[[{b.title}]] [{b.n}]" for b in blocks if b.path in cited]
+    return prompts.SEVERAL_NOTES[language].format(notes=", ".join(notes)) + "\n\n" if len(notes) > 1 else ""
 
 
 def _vault_sources(blocks: list[ContextBlock]) -> list[Source]:

@@ -1,26 +1,20 @@
-"""From search results to what the model reads: grounding guard, main note, context packing."""
+"""From search results to what the model reads: context packing (the guard is ``services.grounding``)."""
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from services import lexical, vault
+from services import vault
 from services.chunking import split_sections
 from services.config import Settings
-from services.embedding import DEFAULT_CALIBRATION
 from services.llm.bundled import FOLDER as BUNDLED_FOLDER
 from services.llm.bundled import is_bundled
 from services.llm.models import WorkerState
 from services.search import SearchResult
 
-# Calibrated on the sample vault (see docs/architecture.md); the cosine floor is the model's
-# (``services.embedding.Calibration.support_cosine``).
-LEXICAL_SUPPORT = 0.5  # share of the question's content terms a chunk must contain, one of them in its title
-STRONG_COVERAGE = 0.66  # share of the question's content terms that is evidence enough anywhere in a chunk
 CHARS_PER_TOKEN = 3.2  # conservative for French with small-vocabulary tokenizers
 MAIN_NOTE_SHARE = 0.5  # of the context budget, for the main note's own text
 # Without the model's tokenizer: fewer characters per token than any note of the sample vault has with
@@ -28,25 +22,6 @@ MAIN_NOTE_SHARE = 0.5  # of the context budget, for the main note's own text
 SAFE_CHARS_PER_TOKEN = 2.3
 MESSAGE_OVERHEAD_TOKENS = 8  # what the chat template adds around one message (role markers, newlines)
 TokenCount = Callable[[str], int]
-
-# Question words that say how to ask, not what about: they never count as evidence.
-_QUESTION_TERMS = frozenset(
-    lexical.analyze(
-        "quel quelle quels quelles comment pourquoi combien quand où qui quoi est-ce note notes coffre "
-        "parle parles écrit dis explique détails what which how why when where who tell note notes vault "
-        "wrote write explain details doit dois peut peux faut faire fait temps long much many can should does"
-    )
-)
-_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-ZÀ-Ý][\w’'-]{2,})")
-
-
-@dataclass
-class Support:
-    """Whether the retrieved chunks really answer the question, and which ones do."""
-
-    supported: bool
-    results: list[SearchResult]
-    missing_names: list[str]
 
 
 @dataclass
@@ -57,52 +32,6 @@ class ContextBlock:
     heading: str
     text: str
     primary: bool = False
-
-
-def content_terms(question: str) -> list[str]:
-    return [t for t in dict.fromkeys(lexical.analyze(question)) if t not in _QUESTION_TERMS]
-
-
-def names_in(question: str) -> list[str]:
-    """Capitalised words past the sentence start: names the vault must contain to answer."""
-    return [m for m in _CAPITALISED.findall(question.strip()) if m.lower() not in {"je", "j'ai", "i"}]
-
-
-def assess_support(
-    question: str, results: list[SearchResult], floor: float = DEFAULT_CALIBRATION.support_cosine
-) -> Support:
-    """Grounding guard: a chunk supports the question when it is close in meaning AND shares its terms.
-
-    ``floor``: the cosine a chunk needs (the embedding model's ``support_cosine``). Names in the question
-    (``Pérou``) must appear in some retrieved text: a vault that never mentions them cannot answer,
-    however similar the rest sounds.
-    """
-    terms = content_terms(question)
-    haystack = lexical.fold_accents(" ".join(f"{r.title} {r.text}" for r in results).lower())
-    missing = [n for n in names_in(question) if lexical.fold_accents(n.lower()) not in haystack]
-    supporting = [r for r in results if _supports(r, terms, floor)]
-    return Support(bool(supporting) and not missing, supporting, missing)
-
-
-def _supports(result: SearchResult, terms: list[str], floor: float) -> bool:
-    """Close in meaning, and sharing most of the question's terms (or half of them, one in the title)."""
-    if (result.dense_score or 0.0) < floor:
-        return False
-    if result.title_match:
-        return True
-    titled = set(lexical.analyze(f"{result.title} {result.heading}"))
-    matched = (titled | set(lexical.analyze(result.text))) & set(terms)
-    coverage = len(matched) / len(terms) if terms else 0.0
-    return coverage >= STRONG_COVERAGE or (coverage >= LEXICAL_SUPPORT and bool(matched & titled))
-
-
-def select_main_note(supporting: list[SearchResult]) -> SearchResult | None:
-    """The note the answer is mostly about: the best-ranked note that supports the question.
-
-    Results are already grouped by note and ranked by fused score, so the first supporting note is the
-    dominant one; it gets the larger share of the context.
-    """
-    return supporting[0] if supporting else None
 
 
 @dataclass(frozen=True)

@@ -37,18 +37,36 @@ class Calibration:
     own way (multilingual-e5-small rates unrelated French texts near 0.8, MiniLM near 0.3)."""
 
     dense_weight: float  # its list's share in the search's score fusion (the lexical list gets the rest)
-    support_cosine: float  # the grounding guard's floor: a chunk below it is off the question's topic
+    support_cosine: float  # listing questions: a chunk below this cosine is off the topic
     synapse_cosine: float  # default cosine from which two unlinked notes make a synapse
+    # The grounding guard (services/grounding.py): logistic weights of its evidence, in ``grounding.FEATURES``
+    # order, and its bias; fitted by bench/grounding.py (docs/performance.md, "Grounding").
+    # Defaults: all-MiniLM-L6-v2's (docs/performance.md, "Grounding").
+    guard_weights: tuple[float, ...] = (2.64, 0.39, 1.55, 0.56, 0.83, 0.98, 5.7, -1.65)
+    guard_bias: float = -3.42
+    support_share: float = 0.8  # notes scoring this share of the best note's fused score are answered from
+    main_margin: float = 0.15  # fused score lead a main note needs; closer notes are all cited instead
+    list_share: float = 0.5  # listing: a close note must score this share of the topic's best note...
+    list_drop: float = 0.1  # ...and its best chunk's cosine be within this of the topic's closest chunk
 
 
 # all-MiniLM-L6-v2, and any model nobody measured: English-trained, it reads French poorly, so the
-# French-aware lexical list leads (docs/performance.md); guard floor and synapse cosine set on the sample vault.
+# French-aware lexical list leads (docs/performance.md); listing floor and synapse cosine set on the sample vault.
 DEFAULT_CALIBRATION = Calibration(dense_weight=DENSE_WEIGHT, support_cosine=0.30, synapse_cosine=0.6)
 CALIBRATIONS = {
-    # Fusion: dense 0.5-0.6 is a plateau on both French benchmarks. Guard: on the sample vault the best
-    # chunk of an in-vault question scores 0.86-0.92, of an off-vault one 0.80-0.86. Synapses: 0.93 keeps
-    # the same share of note pairs (the closest 23 %) as MiniLM's 0.6, and the same pairs.
-    MULTILINGUAL_EMBEDDING_MODEL: Calibration(dense_weight=0.5, support_cosine=0.85, synapse_cosine=0.93),
+    # Fusion: dense 0.5-0.6 is a plateau on both French benchmarks. Guard: fitted by bench/grounding.py; it
+    # leans on how far the best chunk stands out (e5 rates every French text 0.8+, each vault at its own
+    # level: a rule on the raw cosine fitted on CNIL/SPF refused half the sample vault). Listing: the closest
+    # notes of a topic sit within 0.03 of each other, unrelated ones 0.05 below. Synapses: 0.93 keeps the
+    # same share of note pairs (the closest 23 %) as MiniLM's 0.6, and the same pairs.
+    MULTILINGUAL_EMBEDDING_MODEL: Calibration(
+        dense_weight=0.5,
+        support_cosine=0.8,
+        synapse_cosine=0.93,
+        list_drop=0.03,
+        guard_weights=(4.27, 4.02, 1.38, 1.35, -0.34, 0.7, 58.07, -4.03),
+        guard_bias=-9.85,
+    ),
 }
 
 

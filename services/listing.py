@@ -8,25 +8,47 @@ from services import lexical, vault
 from services.catalog import Catalog
 from services.config import Settings
 from services.context import ContextBlock, estimate_tokens
+from services.embedding import DEFAULT_CALIBRATION, Calibration
 from services.models import NoteRecord, NoteType, Source
 from services.query import QueryPlan
-from services.search import SearchResponse
+from services.search import SearchResponse, SearchResult
 
 LIST_K = 25
 LATEST_NOTES = 10
 NOTE_CHARS = 4000  # one note's share in a summary: its beginning is what a summary needs most
 
 
-def answer_listing(plan: QueryPlan, retrieve: Callable[[str, int], SearchResponse]) -> list[Source]:
-    """Every note that really mentions one of the topics (all of a topic's terms present), best first."""
-    found: dict[str, Source] = {}
+def answer_listing(
+    plan: QueryPlan, retrieve: Callable[[str, int], SearchResponse], calibration: Calibration = DEFAULT_CALIBRATION
+) -> list[Source]:
+    """The notes about one of the topics, best first, each with the passage that makes it relevant.
+
+    A note is about a topic when it holds every term of the topic, or when its best chunk is about as
+    close in meaning as the topic's closest note (within the model's ``list_drop``, above its
+    ``support_cosine``; across languages with a multilingual model) and it scores ``list_share`` of the
+    best note. A note found for several topics keeps its best score.
+    """
+    scored: dict[str, tuple[float, SearchResult]] = {}
     for topic in plan.topics or [plan.retrieval_query]:
-        terms = set(lexical.analyze(topic))
-        for result in retrieve(topic, LIST_K).results:
-            words = set(lexical.analyze(f"{result.title} {result.heading} {result.text}"))
-            if terms and terms <= words and result.path not in found:
-                found[result.path] = Source(n=len(found) + 1, title=result.title, path=result.path)
-    return list(found.values())
+        results = retrieve(topic, LIST_K).results
+        for result in results:
+            better = result.score > scored.get(result.path, (-1.0, result))[0]
+            if better and is_about(topic, result, results, calibration):
+                scored[result.path] = (result.score, result)
+    ranked = sorted(scored.values(), key=lambda item: -item[0])
+    return [
+        Source(n=n, title=r.title, path=r.path, heading=r.heading, passage=r.snippet)
+        for n, (_, r) in enumerate(ranked, start=1)
+    ]
+
+
+def is_about(topic: str, result: SearchResult, results: list[SearchResult], calibration: Calibration) -> bool:
+    terms = set(lexical.analyze(topic))
+    if terms and terms <= set(lexical.analyze(f"{result.title} {result.heading} {result.text}")):
+        return True
+    closest = max((r.dense_score or 0.0 for r in results), default=0.0)
+    floor = max(calibration.support_cosine, closest - calibration.list_drop)
+    return (result.dense_score or 0.0) >= floor and result.score >= results[0].score * calibration.list_share
 
 
 def notes_in_range(catalog: Catalog, settings: Settings, plan: QueryPlan) -> list[ContextBlock]:

@@ -192,6 +192,7 @@ class Source(BaseModel):
     url: str | None = None
     heading: str = ""
     primary: bool = False
+    passage: str = ""  # listing questions: the passage that makes the note relevant
 
     @property
     def kind(self) -> str:

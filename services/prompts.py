@@ -6,6 +6,14 @@ NOT_IN_VAULT = {
     "fr": "Cette information n'est pas dans ton coffre.",
     "en": "This is not in your vault.",
 }
+PARTIAL = {
+    "fr": "Ton coffre ne dit rien sur {missing} ; voici ce qu'il dit du reste.",
+    "en": "Your vault says nothing about {missing}; here is what it says about the rest.",
+}
+SEVERAL_NOTES = {
+    "fr": "Plusieurs notes y répondent : {notes}.",
+    "en": "Several notes answer this: {notes}.",
+}
 WEB_INTRO = {
     "fr": "Voici ce que j'ai trouvé sur le web :",
     "en": "Here is what I found on the web:",

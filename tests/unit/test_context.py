@@ -1,21 +1,11 @@
-"""Grounding guard, main note and context packing on hand-made search results."""
+"""Context packing on hand-made search results (the guard: tests/unit/test_grounding.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.context import (
-    assess_support,
-    clip_tokens,
-    estimate_tokens,
-    names_in,
-    pack_context,
-    prompt_limits,
-    safe_tokens,
-    select_main_note,
-)
-from services.embedding import calibration
+from services.config import Settings
+from services.context import clip_tokens, estimate_tokens, pack_context, prompt_limits, safe_tokens
 from services.search import SearchResult
 
 
@@ -27,46 +17,7 @@ def hit(path: str, title: str, text: str, dense: float, score: float = 0.03, hea
 
 
 ATLAS = hit("Projets/Atlas.md", "Projet Atlas", "Les objectifs du projet : une carte web hebdomadaire.", 0.62, 0.04)
-DUREE = hit("Projets/Atlas.md", "Projet Atlas", "Le projet dure 18 mois.", 0.5, 0.03, "Durée et planning")
 TARTE = hit("Cuisine/Tarte.md", "Tarte tatin", "La recette de ma grand-mère, avec des pommes.", 0.56)
-
-
-def test_question_terms_found_in_a_close_chunk_support_it() -> None:
-    support = assess_support("Quels sont les objectifs du projet Atlas ?", [ATLAS, TARTE])
-    assert support.supported and support.results == [ATLAS]
-
-
-def test_half_the_terms_with_one_in_the_title_or_heading_supports() -> None:
-    assert assess_support("Combien de temps doit durer la cartographie ?", [DUREE]).supported
-
-
-def test_a_similar_sounding_chunk_without_the_key_term_does_not() -> None:
-    assert not assess_support("Quelle est la recette du couscous ?", [TARTE]).supported
-
-
-def test_far_chunks_never_support_even_with_shared_words() -> None:
-    far = hit("x.md", "Objectifs", "objectifs projet atlas", dense=0.1)
-    assert not assess_support("objectifs du projet Atlas", [far]).supported
-
-
-def test_the_cosine_floor_is_the_index_model_s() -> None:
-    # multilingual-e5-small rates unrelated French texts near 0.8: MiniLM's floor would let them through.
-    near = hit("Projets/Atlas.md", "Projet Atlas", "Les objectifs du projet : une carte web.", dense=0.80)
-    question = "Quels sont les objectifs du projet Atlas ?"
-    assert assess_support(question, [near], calibration(BUNDLED_EMBEDDING_MODEL).support_cosine).supported
-    assert not assess_support(question, [near], calibration(MULTILINGUAL_EMBEDDING_MODEL).support_cosine).supported
-    assert calibration("sentence-transformers/some-other-model") == calibration(BUNDLED_EMBEDDING_MODEL)
-
-
-def test_a_name_absent_from_every_result_means_not_in_the_vault() -> None:
-    support = assess_support("Quelle est la capitale du Pérou ?", [ATLAS, TARTE])
-    assert not support.supported and support.missing_names == ["Pérou"]
-    assert names_in("Who was Ada Lovelace?") == ["Ada", "Lovelace"]
-
-
-def test_main_note_is_the_best_supporting_note() -> None:
-    assert select_main_note([ATLAS, TARTE]) is ATLAS
-    assert select_main_note([]) is None
 
 
 def test_context_puts_the_main_note_first_with_its_other_sections(tmp_path: Path) -> None:

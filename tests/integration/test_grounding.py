@@ -1,0 +1,122 @@
+"""The grounding guard, partial answers and listings on the sample vault, with multilingual-e5-small.
+
+Only ``ChatEngine.prepare`` runs (what is decided before any model call), on a real Edge index of the
+sample vault built with the multilingual model: the default the project is moving to.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from services import lexical
+from services.catalog import Catalog
+from services.chat import ChatEngine
+from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
+from services.embedding import Embedder
+from services.grounding import content_terms
+from services.indexing import IndexPipeline, changed_paths
+from services.llm.models import GenerationRequest, StreamEvent
+from services.models import Provenance
+from services.prompts import NOT_IN_VAULT
+from services.search import SearchEngine
+from services.store import EdgeStore
+from services.websearch import FakeWebSearch
+from tests.conftest import SAMPLE_VAULT
+
+NOW = datetime(2026, 11, 29, 15, 0).astimezone()
+TATIN = "Cuisine/Tarte tatin.md"
+FERMENTATION = "Cuisine/Fermentation des légumes.md"
+POTAGER = "Projets/Potager partagé.md"
+PERMACULTURE = "Lectures/Manuel de permaculture urbaine.md"
+ATLAS = "Projets/Projet Atlas.md"
+
+
+def no_model(request: GenerationRequest) -> Iterator[StreamEvent]:
+    raise AssertionError("prepare never calls the model")
+
+
+@pytest.fixture(scope="module")
+def chat(tmp_path_factory: pytest.TempPathFactory, e5_embedder: Embedder) -> Iterator[ChatEngine]:
+    root = tmp_path_factory.mktemp("grounding")
+    shutil.copytree(SAMPLE_VAULT, root / "vault")
+    settings = Settings(
+        _env_file=None, vault=root / "vault", data_dir=root / "data", embedding_model=MULTILINGUAL_EMBEDDING_MODEL
+    )
+    pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), e5_embedder)
+    pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
+    search = SearchEngine(pipeline.store, e5_embedder)
+    yield ChatEngine(settings, search.search, no_model, FakeWebSearch(), pipeline.catalog)
+    pipeline.store.close()
+
+
+def shares_no_word(question: str, note: Path) -> bool:
+    return not set(content_terms(question)) & set(lexical.analyze(note.read_text(encoding="utf-8")))
+
+
+def test_a_paraphrase_sharing_no_word_with_its_note_is_answered_from_it(chat: ChatEngine) -> None:
+    question = "Combien de riverains jardinent avec moi ?"  # the note: "je m'occupe avec six voisins d'une parcelle"
+    assert shares_no_word(question, SAMPLE_VAULT / POTAGER)  # the old word-overlap guard refused it
+    prepared = chat.prepare(question, use_web=False, now=NOW)
+    assert prepared.provenance == Provenance.VAULT and prepared.messages is not None
+    assert prepared.main_note == POTAGER
+    assert prepared.grounding is not None and prepared.grounding.supported
+
+
+def test_an_english_question_over_a_french_note_is_answered(chat: ChatEngine) -> None:
+    prepared = chat.prepare("What temperature makes vegetable fermentation start quickly?", use_web=False, now=NOW)
+    assert prepared.plan.language == "en" and prepared.provenance == Provenance.VAULT
+    assert prepared.main_note == FERMENTATION
+    assert "Answer in English" in prepared.messages[0].content  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Comment configurer Elasticsearch pour la recherche vectorielle ?",
+        "How do I set up Pinecone for semantic search?",
+    ],
+)
+def test_a_product_the_vault_never_mentions_is_refused_though_its_neighbours_are_there(
+    chat: ChatEngine, question: str
+) -> None:
+    prepared = chat.prepare(question, use_web=False, now=NOW)
+    assert prepared.text == NOT_IN_VAULT[prepared.plan.language] and prepared.messages is None
+    grounding = prepared.grounding
+    assert grounding is not None and not grounding.supported and grounding.missing_names  # the name is evidence
+    assert grounding.evidence.dense > 0.8  # the vault's search note is close in meaning: only the guard says no
+
+
+def test_a_two_note_question_cites_both_notes(chat: ChatEngine) -> None:
+    question = "Combien de voisins cultivent la parcelle partagée et quelles pommes prendre pour la tarte tatin ?"
+    prepared = chat.prepare(question, use_web=False, now=NOW)
+    cited = [s.path for s in prepared.sources]
+    assert POTAGER in cited and TATIN in cited
+    assert prepared.main_note is None  # two notes of their own weight: no single main note
+
+
+def test_a_two_part_question_half_in_the_vault_answers_that_half_and_names_the_missing_one(chat: ChatEngine) -> None:
+    question = "Combien de voisins cultivent la parcelle partagée et quel est le prix d'un abonnement Netflix ?"
+    prepared = chat.prepare(question, use_web=False, now=NOW)
+    assert prepared.provenance == Provenance.VAULT and prepared.main_note == POTAGER
+    assert "Netflix" in prepared.text and "voisins" not in prepared.text  # says what is missing, before the answer
+    assert prepared.grounding is not None and prepared.grounding.missing_parts == [
+        "quel est le prix d'un abonnement Netflix"
+    ]
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["quelles notes parlent de jardinage écologique en ville ?", "which notes cover urban gardening?"],
+)
+def test_a_listing_question_lists_the_notes_about_a_topic_worded_otherwise(chat: ChatEngine, question: str) -> None:
+    prepared = chat.prepare(question, use_web=False, now=NOW)
+    listed = [n.path for n in prepared.notes]
+    assert {POTAGER, PERMACULTURE} <= set(listed[:4])
+    assert TATIN not in listed and "Tech/Git habits.md" not in listed
+    assert all(n.passage for n in prepared.notes)  # each note comes with the passage that makes it relevant
+    assert f"[[{prepared.notes[0].title}]]" in prepared.text
