@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.llm.generation import MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS, READ_MARGIN, Limits
+from services.llm.generation import DECODE_MARGIN, MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS, READ_MARGIN, Limits
 from services.llm.prompt_cache import common_prefix
 
 LIMITS = Limits(context_tokens=4096, max_tokens=512, target_ttft_seconds=10.0, target_answer_seconds=60.0)
@@ -16,7 +16,7 @@ def test_a_fast_backend_gets_the_whole_context_and_answer() -> None:
 def test_a_slow_backend_gets_what_it_reads_within_the_target_but_never_below_the_floor() -> None:
     assert LIMITS.prompt_budget(prompt_rate=57.0, decode_rate=8.0) == int(10 * 57.0 * READ_MARGIN)
     assert LIMITS.prompt_budget(prompt_rate=4.0, decode_rate=1.5) == MIN_PROMPT_TOKENS
-    assert LIMITS.answer_tokens(decode_rate=4.0) == int(50 * 4.0 * 0.8)  # 50 s after the first token, with a margin
+    assert LIMITS.answer_tokens(decode_rate=4.0) == int(50 * 4.0 * DECODE_MARGIN)  # 50 s after the first token
     assert LIMITS.answer_tokens(decode_rate=0.1) == MIN_ANSWER_TOKENS
     small = Limits(context_tokens=600, max_tokens=8)
     assert small.answer_tokens(decode_rate=0.1) == 8  # never more than asked
