@@ -23,10 +23,8 @@ from services.catalog import Catalog
 from services.config import Settings
 from services.context import (
     CHARS_PER_TOKEN,
-    MESSAGE_OVERHEAD_TOKENS,
     ContextBlock,
     PromptLimits,
-    clip_tokens,
     estimate_tokens,
     pack_context,
     prompt_limits,
@@ -37,7 +35,8 @@ from services.entities import answer_entities
 from services.grounding import Grounding, assess, combine_parts, split_question
 from services.listing import answer_listing, batch_blocks, notes_in_range
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
-from services.models import CITATION, AnswerEntity, Provenance, Source, Thread, Turn
+from services.models import AnswerEntity, AnswerMarks, Provenance, Source, Thread, Turn
+from services.prompt_fit import PromptFit, exchange
 from services.query import Intent, QueryPlan, understand
 from services.search import SearchRequest, SearchResponse
 from services.websearch import WebResult, WebSearch, WebSearchFailed
@@ -49,12 +48,9 @@ WorkerFn = Callable[[], WorkerState | None]
 HISTORY_TURNS = 3
 RETRIEVE_K = 8
 FRAME_TOKENS = 150  # system prompt and task of a summary or page prompt
-# A follow-up reads at most this share of the reading budget anew: it builds on the earlier exchange,
-# sent verbatim so the model's prompt cache of it is reused (so its first token comes at least twice as fast).
-FOLLOWUP_SHARE = 0.45
 
 
-class ChatAnswer(BaseModel):
+class ChatAnswer(AnswerMarks, BaseModel):
     thread_id: str
     turn_id: int | None = None
     question: str
@@ -71,15 +67,6 @@ class ChatAnswer(BaseModel):
     read_urls: list[str] = Field(default_factory=list)  # web pages read and summarised (not just their snippet)
     web: Literal["", "failed", "empty"] = ""  # the web search was asked for and failed / found nothing
     finish_reason: str | None = None  # "length": the answer stopped at the token cap
-
-    @property
-    def truncated(self) -> bool:
-        return self.finish_reason == "length"
-
-    @property
-    def cited(self) -> bool:
-        return bool(CITATION.search(self.answer))
-
     grounding: dict[str, Any] | None = None  # the guard's decision and evidence (``Grounding.explain``)
 
 
@@ -98,9 +85,7 @@ class Prepared:
     plan: QueryPlan
     thread: Thread
     started: float
-    limits: PromptLimits
-    history: list[ChatMessage] = field(default_factory=list)  # earlier turns, as the model will read them
-    cached_tokens: int = 0  # of the prompt, the earlier exchange the model has already read (verbatim history)
+    fit: PromptFit  # the prompt's budget, history and what the model's prompt cache holds of it
     text: str = ""  # said before any generated text (a refusal, a list of notes)
     sources: list[Source] = field(default_factory=list)
     provenance: Provenance = Provenance.NONE
@@ -116,6 +101,14 @@ class Prepared:
 
     def lap(self, name: str) -> None:
         self.timings[name] = round((time.perf_counter() - self.started) * 1000, 2)
+
+    @property
+    def limits(self) -> PromptLimits:
+        return self.fit.limits
+
+    @property
+    def cached_tokens(self) -> int:
+        return self.fit.cached_tokens
 
 
 class ChatEngine:
@@ -187,8 +180,9 @@ class ChatEngine:
         started = time.perf_counter()
         thread = self._thread(thread_id, question, now)
         limits = prompt_limits(self.settings, self.worker() if self.worker else None)
-        prepared = Prepared(understand(question, now, *_history(thread)), thread, started, limits)
-        prepared.history = _brief_history(thread)
+        plan = understand(question, now, *_history(thread))
+        fit = PromptFit(limits, plan.language, plan.question, _brief_history(thread))
+        prepared = Prepared(plan, thread, started, fit)
         if prepared.plan.intent == Intent.LIST:
             self._prepare_listing(prepared)
         elif prepared.plan.intent == Intent.SUMMARY and (prepared.plan.since or _asks_latest(prepared.plan)):
@@ -208,16 +202,16 @@ class ChatEngine:
             return
         main = grounding.main
         label = prompts.QUESTION[plan.language]
-        self._continue_verbatim(prepared)
-        room = self._limit(prepared) - self._new_tokens(self._messages(prepared, [], label), prepared)
-        blocks = pack_context(self.settings, grounding.results, main, room, prepared.limits.count)
-        reused, blocks = self._split_known(prepared, blocks)
-        blocks = self._within_limits(prepared, blocks, label)
+        fit = prepared.fit
+        fit.continue_verbatim(_answered(prepared.thread)[-HISTORY_TURNS:])
+        blocks = pack_context(self.settings, grounding.results, main, fit.room(label), fit.limits.count)
+        reused, blocks = fit.split_known(blocks, prepared.thread.turns)
+        blocks = fit.within_limits(blocks, label)
         prepared.text = _caveat(grounding, blocks, plan.language)
         prepared.sources = reused + _vault_sources(blocks)
         prepared.provenance = Provenance.VAULT
         prepared.main_note = main.path if main else None
-        prepared.messages = self._messages(prepared, blocks, label)
+        prepared.messages = prepared.fit.messages(blocks, label)
 
     def _ground(self, prepared: Prepared) -> Grounding:
         """The guard on the question, and on each part of a two-part question (one search each)."""
@@ -249,13 +243,13 @@ class ChatEngine:
         batches = batch_blocks(blocks, token_budget(self.settings, FRAME_TOKENS, prepared.limits))
         if len(batches) > 1:  # too long for one prompt: ``ask`` map-reduces
             prepared.map_batches = batches
-        prepared.messages = self._messages(prepared, blocks, prompts.SUMMARY_TASK[lang])
+        prepared.messages = prepared.fit.messages(blocks, prompts.SUMMARY_TASK[lang])
 
     def _map_summaries(self, prepared: Prepared) -> None:
         """Map: summarise each batch of notes; reduce: the final prompt summarises the summaries."""
         lang = prepared.plan.language
         partials = [self._partial_summary(prepared, i + 1, batch) for i, batch in enumerate(prepared.map_batches)]
-        prepared.messages = self._messages(prepared, partials, prompts.SUMMARY_TASK[lang])
+        prepared.messages = prepared.fit.messages(partials, prompts.SUMMARY_TASK[lang])
 
     def _web_fallback(self, prepared: Prepared, read_pages: bool = False) -> str:
         """Search the web after the refusal; returns the text introducing the web answer ("" if none).
@@ -285,7 +279,7 @@ class ChatEngine:
             ContextBlock(i + 1, r.url, r.title, "", _clip(text, share))
             for i, (r, text) in enumerate(zip(results, texts, strict=True))
         ]
-        prepared.messages = self._messages(prepared, blocks, prompts.QUESTION[lang])
+        prepared.messages = prepared.fit.messages(blocks, prompts.QUESTION[lang])
         intro = f"\n\n{prompts.WEB_INTRO[lang]} "
         prepared.text += intro
         return intro
@@ -333,89 +327,9 @@ class ChatEngine:
         prepared.lap("retrieval_ms")
         return response
 
-    def _messages(self, prepared: Prepared, blocks: list[ContextBlock], label: str) -> list[ChatMessage]:
-        lang = prepared.plan.language
-        excerpts = "\n\n".join(f"[{b.n}] {b.title}{' — ' + b.heading if b.heading else ''}\n{b.text}" for b in blocks)
-        intro = f"{prompts.EXCERPTS[lang]}\n{excerpts}\n\n" if blocks or not prepared.cached_tokens else ""
-        return [
-            ChatMessage(role="system", content=prompts.SYSTEM[lang]),
-            *prepared.history,
-            ChatMessage(role="user", content=f"{intro}{label} {prepared.plan.question}"),
-        ]
-
-    def _continue_verbatim(self, prepared: Prepared) -> None:
-        """A follow-up repeats the earlier turns as the model read them (excerpts included) when they fit
-        the context window with room for new reading: the model's prompt cache then holds all of it."""
-        turns = _answered(prepared.thread)[-HISTORY_TURNS:]
-        if not turns or not all(t.prompt for t in turns):
-            return
-        history = [m for t in turns for m in _exchange(t.prompt, t.answer)]
-        system = ChatMessage(role="system", content=prompts.SYSTEM[prepared.plan.language])
-        cached = self._prompt_tokens([system, *history[:-1]], prepared)  # the last answer is new to its cache
-        if cached + self._prompt_tokens(history[-1:], prepared) + self._limit_of_new(prepared) > self._window(prepared):
-            return  # too long for the window: the brief history, read anew within the whole budget
-        prepared.history, prepared.cached_tokens = history, cached
-
-    def _limit_of_new(self, prepared: Prepared) -> int:
-        return int(prepared.limits.prompt_tokens * FOLLOWUP_SHARE)
-
-    def _limit(self, prepared: Prepared) -> int:
-        """Most prompt tokens to read anew: the whole budget, or a follow-up's share of it."""
-        return self._limit_of_new(prepared) if prepared.cached_tokens else prepared.limits.prompt_tokens
-
-    def _window(self, prepared: Prepared) -> int:
-        return max(prepared.limits.window_tokens, prepared.limits.prompt_tokens)
-
-    def _new_tokens(self, messages: list[ChatMessage], prepared: Prepared) -> int:
-        """Tokens the model reads for ``messages``: all of them, less what its prompt cache holds."""
-        return self._prompt_tokens(messages, prepared) - prepared.cached_tokens
-
-    def _split_known(self, prepared: Prepared, blocks: list[ContextBlock]) -> tuple[list[Source], list[ContextBlock]]:
-        """Excerpts the verbatim history already shows (as their earlier sources) and the new ones,
-        numbered after every number the thread used."""
-        if not prepared.cached_tokens:
-            return [], blocks
-        shown = " ".join(m.content for m in prepared.history if m.role == "user")
-        earlier = {(s.path, s.heading): s for t in prepared.thread.turns for s in t.sources if s.path}
-        reused: dict[tuple[str | None, str], Source] = {}
-        fresh: list[ContextBlock] = []
-        for block in blocks:
-            known = earlier.get((block.path, block.heading))
-            if known is not None and block.text in shown:
-                reused.setdefault((block.path, block.heading), known.model_copy(update={"primary": block.primary}))
-            else:
-                fresh.append(block)
-        n = max((s.n for t in prepared.thread.turns for s in t.sources), default=0)
-        fresh = [ContextBlock(n + i + 1, b.path, b.title, b.heading, b.text, b.primary) for i, b in enumerate(fresh)]
-        return list(reused.values()), fresh
-
-    def _prompt_tokens(self, messages: list[ChatMessage], prepared: Prepared) -> int:
-        """The templated prompt's tokens: the messages' own, plus the template's markers."""
-        count = prepared.limits.count
-        return sum(count(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages) + MESSAGE_OVERHEAD_TOKENS
-
-    def _over(self, prepared: Prepared, messages: list[ChatMessage]) -> int:
-        """Tokens beyond the reading budget or the window, whichever is exceeded more."""
-        total = self._prompt_tokens(messages, prepared)
-        return max(total - prepared.cached_tokens - self._limit(prepared), total - self._window(prepared))
-
-    def _within_limits(self, prepared: Prepared, blocks: list[ContextBlock], label: str) -> list[ContextBlock]:
-        """Drop (then cut) the last excerpts until the prompt fits the budget: the separators between
-        excerpts are counted here, not by the packer."""
-        while blocks and (over := self._over(prepared, self._messages(prepared, blocks, label))) > 0:
-            last = blocks[-1]
-            if len(blocks) == 1 or last.primary:
-                text = clip_tokens(last.text, max(0, prepared.limits.count(last.text) - over), prepared.limits.count)
-                blocks = blocks[:-1] + (
-                    [ContextBlock(last.n, last.path, last.title, last.heading, text, last.primary)] if text else []
-                )
-            else:
-                blocks = blocks[:-1]
-        return blocks
-
     def _partial_summary(self, prepared: Prepared, n: int, batch: list[ContextBlock]) -> ContextBlock:
         lang = prepared.plan.language
-        messages = self._messages(prepared, batch, prompts.MAP_TASK[lang])
+        messages = prepared.fit.messages(batch, prompts.MAP_TASK[lang])
         text = "".join(e.text for e in self.stream(self._request(messages)) if e.kind == "token")
         title = f"{prompts.PARTIAL_SUMMARIES[lang]} {batch[0].title} … {batch[-1].title}"
         return ContextBlock(n, batch[0].path, title, "", text)
@@ -465,11 +379,7 @@ class ChatEngine:
 
 def _brief_history(thread: Thread) -> list[ChatMessage]:
     """Earlier turns as question and answer only (a new reading of them)."""
-    return [m for t in _answered(thread)[-HISTORY_TURNS:] for m in _exchange(t.question, t.answer)]
-
-
-def _exchange(question: str, answer: str) -> list[ChatMessage]:
-    return [ChatMessage(role="user", content=question), ChatMessage(role="assistant", content=answer)]
+    return [m for t in _answered(thread)[-HISTORY_TURNS:] for m in exchange(t.question, t.answer)]
 
 
 def _history(thread: Thread) -> tuple[list[str], str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -199,7 +199,24 @@ class Source(BaseModel):
         return "web" if self.url else "vault"
 
 
-class Turn(BaseModel):
+class AnswerMarks:
+    """What an answer's text and end say about it, for a stored turn and a live answer alike."""
+
+    if TYPE_CHECKING:  # the models' own fields (declared here, pydantic would take them as fields)
+        answer: str
+        finish_reason: str | None
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
+
+    @property
+    def cited(self) -> bool:
+        """Whether the answer cites an excerpt ``[n]``: a vault answer without one is not grounded."""
+        return bool(CITATION.search(self.answer))
+
+
+class Turn(AnswerMarks, BaseModel):
     id: int | None = None
     thread_id: str
     question: str
@@ -216,15 +233,6 @@ class Turn(BaseModel):
     web: Literal["", "failed", "empty"] = ""  # the web search was asked for and failed / found nothing
     error: str = ""  # the question failed: what the user was told (the answer is then empty or partial)
     finish_reason: str | None = None  # "length": the answer stopped at the token cap
-
-    @property
-    def truncated(self) -> bool:
-        return self.finish_reason == "length"
-
-    @property
-    def cited(self) -> bool:
-        """Whether the answer cites an excerpt ``[n]``: a vault answer without one is not grounded."""
-        return bool(CITATION.search(self.answer))
 
 
 class Thread(BaseModel):

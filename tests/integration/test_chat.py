@@ -12,7 +12,7 @@ from typing import Any, cast
 import pytest
 
 from services.catalog import Catalog
-from services.chat import FOLLOWUP_SHARE, ChatAnswer, ChatEngine
+from services.chat import ChatAnswer, ChatEngine
 from services.config import BUNDLED_LLM_MODEL, Settings
 from services.indexing import IndexPipeline, changed_paths
 from services.llm.client import GenerationClient
@@ -20,6 +20,7 @@ from services.llm.generation import GenerationService
 from services.llm.mlx_backend import MLXBackend
 from services.llm.models import GenerationRequest, StreamEvent, WorkerState
 from services.models import Provenance, Turn
+from services.prompt_fit import FOLLOWUP_SHARE
 from services.prompts import NOT_IN_VAULT, WEB_STATUS
 from services.search import SearchEngine
 from services.store import EdgeStore
