@@ -41,6 +41,9 @@ def openblas_library() -> str | None:
     return ctypes.util.find_library("openblas")
 
 
+_bound: str | None = None  # the library loaded before MLX in this process
+
+
 def prefer_fast_blas(choice: BlasChoice = "auto", threads: int = 1) -> str | None:
     """On Linux, make MLX's matrix products use a fast BLAS instead of the mlx-cpu wheel's reference one.
 
@@ -48,9 +51,12 @@ def prefer_fast_blas(choice: BlasChoice = "auto", threads: int = 1) -> str | Non
     takes MKL from the ``mkl`` wheel when installed, else a system OpenBLAS: MKL read prompts ~2.5x
     faster than OpenBLAS and ~12x faster than the reference BLAS here, same tokens (docs/performance.md).
     ``threads`` sets the library's thread count unless its variable is already set. No effect once MLX
-    is imported, nor on macOS (Accelerate + Metal). Returns the library loaded, if any.
+    is imported, nor on macOS (Accelerate + Metal). Returns the library MLX uses, if one was loaded.
     """
-    if sys.platform != "linux" or "mlx.core" in sys.modules or choice == "reference":
+    global _bound
+    if "mlx.core" in sys.modules:  # MLX keeps what was bound before its import (another worker in-process)
+        return _bound
+    if sys.platform != "linux" or choice == "reference":
         return None
     candidates: list[tuple[str, str | Path | None]] = []
     if choice in ("auto", "mkl"):
@@ -66,7 +72,8 @@ def prefer_fast_blas(choice: BlasChoice = "auto", threads: int = 1) -> str | Non
         except OSError as exc:
             log.warning("could not load %s (%s)", library, exc)
             continue
-        return str(library)
+        _bound = str(library)
+        return _bound
     return None
 
 
