@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -69,19 +71,23 @@ def test_dashboard_shows_queued_work_new_notes_and_bad_notes_with_their_fix(ui: 
     for name in ("supervisor", "indexer", "watcher", "mlx_worker", "web"):
         expect(ui.locator(f'tr[data-process="{name}"] .badge')).to_have_text("vivant")
 
-    # Enough notes that the reindex's batches stay queued for a while even on an idle machine.
-    filler = live.settings.vault / "Remplissage"
-    filler.mkdir()
-    for i in range(64):
-        text = f"# Note {i}\n\nUne note de remplissage numéro {i}.\n"
-        (filler / f"note-{i:02d}.md").write_text(text, encoding="utf-8")
-    ui.once("dialog", lambda dialog: dialog.accept())
-    ui.get_by_role("button", name="Réindexer le coffre").click()
-    expect(ui.locator("#admin-flash")).to_contain_text("Réindexation demandée")
-    queued = ui.locator('tr[data-queue="index"] .task.pending')
-    # The reindex's batches wait (NER's apply_entities tasks may be listed before them).
-    expect(queued.filter(has_text="sync_batch").first).to_be_visible(timeout=INDEXING_TIMEOUT)
-    screenshot(ui, "dashboard")
+    # The indexer paused (SIGSTOP): the reindex asked for waits in its queue, for certain, however fast the
+    # rebuild would run (the embedding cache makes a same-model rebuild quick).
+    indexer = live.process_state("indexer")
+    assert indexer is not None
+    os.kill(indexer.pid, signal.SIGSTOP)
+    try:
+        # Twice: the paused consumer's pending blocking pop still takes the first task off the queue.
+        for _ in range(2):
+            ui.once("dialog", lambda dialog: dialog.accept())
+            ui.get_by_role("button", name="Réindexer le coffre").click()
+            expect(ui.locator("#admin-flash")).to_contain_text("Réindexation demandée")
+        queued = ui.locator('tr[data-queue="index"] .task.pending')
+        # NER's apply_entities tasks may be listed before it.
+        expect(queued.filter(has_text="rebuild_index").first).to_be_visible(timeout=INDEXING_TIMEOUT)
+        screenshot(ui, "dashboard")
+    finally:
+        os.kill(indexer.pid, signal.SIGCONT)
 
     note = live.settings.vault / "Inbox" / "Martin-pêcheur.md"
     note.parent.mkdir()
