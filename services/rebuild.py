@@ -1,11 +1,13 @@
 """Rebuild the index beside the live one, then switch: search never goes down.
 
-A reindex, or a configured embedding model that differs from the index's, builds a second Edge store
-in ``<store>/next/`` with the configured model, a batch of notes at a time (the indexer runs one
+A reindex, or a configured embedding model that differs from the index's, builds a second index with the
+configured model (Edge: a store in ``<store>/next/``; a Qdrant server: a second collection behind the
+configured name's alias), a batch of notes at a time (the indexer runs one
 ``rebuild_step`` task after another, behind the users' edits), while the live store keeps serving
 searches with the model that built it and keeps following the vault. ``rebuild.json`` in that folder
 records each note done and its content hash, so a killed indexer resumes where it was. When every
-note is done, notes edited meanwhile are redone, and ``EdgeStore.swap_in`` moves the new shard in.
+note is done, notes edited meanwhile are redone, and the store's ``swap_in`` moves the new shard in
+(Edge) or points the alias at the new collection (server).
 The embedding cache makes a same-model reindex cost no model call.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -27,7 +30,7 @@ from services.embedding_cache import EmbeddingCache
 from services.indexing import IndexPipeline, IndexReport, _Prepared
 from services.models import Chunk
 from services.search import SearchEngine
-from services.store import EdgeStore
+from services.store import VectorStore
 from services.store.edge import NEXT_DIR
 
 log = logging.getLogger(__name__)
@@ -61,7 +64,7 @@ class _State(BaseModel):
 class _NextPipeline(IndexPipeline):
     """The pipeline writing the next store: every note is read and stored, the catalog is left alone."""
 
-    def __init__(self, settings: Settings, store: EdgeStore, catalog: Catalog, embedder: Embedder) -> None:
+    def __init__(self, settings: Settings, store: VectorStore, catalog: Catalog, embedder: Embedder) -> None:
         cache = EmbeddingCache(
             settings.embedding_cache_path, embedder.name, embedder.dim, settings.embedding_cache_entries
         )
@@ -99,8 +102,9 @@ class Rebuild:
 
     def __init__(self, settings: Settings, live: IndexPipeline, embedder: Embedder, state: _State) -> None:
         self.settings, self.live, self.embedder, self.state = settings, live, embedder, state
-        self.folder = settings.store_path / NEXT_DIR
-        self.store = EdgeStore(self.folder)
+        self.folder = settings.store_path / NEXT_DIR  # rebuild.json (and, with Edge, the next store)
+        self.store = live.store.open_next()
+        self.folder.mkdir(parents=True, exist_ok=True)
         self.store.ensure_collection(embedder.dim, embedder.name)
         self.pipeline = _NextPipeline(settings, self.store, live.catalog, embedder)
         self.pipeline.hashes = dict(state.hashes)
@@ -113,11 +117,9 @@ class Rebuild:
         resumed = cls.resume(settings, live, embedder)
         if resumed is not None:
             return resumed
-        folder = settings.store_path / NEXT_DIR
-        if folder.exists():  # left by a rebuild with another model
-            stale = EdgeStore(folder)
-            stale.reset()
-            stale.close()
+        stale = live.store.open_next()  # what a rebuild with another model left
+        stale.reset()
+        stale.close()
         now = time.time()
         state = _State(model=embedder.name, started_at=now, resumed_at=now)
         rebuild = cls(settings, live, embedder, state)
@@ -162,7 +164,8 @@ class Rebuild:
 
     def _switch(self) -> None:
         live = self.live
-        live.store.swap_in(self.store)  # type: ignore[attr-defined]
+        live.store.swap_in(self.store)
+        shutil.rmtree(self.folder, ignore_errors=True)  # the server's rebuild.json (Edge moved its folder)
         if self.engine is not None:
             self.engine.use_embedder(self.embedder)
         live.embedder, live.cache, live.counter = self.embedder, self.pipeline.cache, self.pipeline.counter
@@ -189,7 +192,7 @@ def read_state(store_path: Path) -> _State | None:
 
 
 def read_progress(store_path: Path, now: float | None = None) -> RebuildProgress | None:
-    """The rebuild under way in an Edge store folder, read from its file (no lock, no process needed)."""
+    """The rebuild under way beside the store, read from its file (no lock, no process needed)."""
     state = read_state(store_path)
     return progress_of(state, now) if state is not None else None
 
@@ -210,8 +213,8 @@ def _duration(seconds: float | None) -> str:
 def open_index(settings: Settings) -> tuple[IndexPipeline, SearchEngine, Embedder, Rebuild | None]:
     """The live pipeline and search, the configured model, and the rebuild to run (if any).
 
-    An embedded index built with another model keeps answering with that model while a rebuild with the
-    configured one runs beside it; a rebuild left by a killed indexer goes on."""
+    An index built with another model keeps answering with that model while a rebuild with the configured
+    one runs beside it; a rebuild left by a killed indexer goes on."""
     from services.embedding import load_embedder
     from services.store import open_store
 
@@ -219,7 +222,7 @@ def open_index(settings: Settings) -> tuple[IndexPipeline, SearchEngine, Embedde
     batch, threads = settings.embedding_batch_size, settings.torch_threads
     configured = load_embedder(settings.embedding_model, batch, threads)
     recorded = store.recorded_model()
-    if isinstance(store, EdgeStore) and recorded is not None and recorded[:2] != (configured.name, configured.dim):
+    if recorded is not None and recorded[:2] != (configured.name, configured.dim):
         log.warning(
             "the index was built with %s: it answers until its rebuild with %s is done", recorded.name, configured.name
         )
@@ -227,7 +230,7 @@ def open_index(settings: Settings) -> tuple[IndexPipeline, SearchEngine, Embedde
         rebuild: Rebuild | None = Rebuild.start(settings, pipeline, configured)
     else:
         pipeline = IndexPipeline(settings, store, catalog, configured)
-        rebuild = Rebuild.resume(settings, pipeline, configured) if isinstance(store, EdgeStore) else None
+        rebuild = Rebuild.resume(settings, pipeline, configured)
     engine = SearchEngine(store, pipeline.embedder)
     if rebuild is not None:
         rebuild.engine = engine

@@ -188,6 +188,17 @@ class VectorStore(ABC):
     def close(self) -> None:
         """Flush and release the store (and its folder lock). Calling it twice is harmless."""
 
+    def flush(self) -> None:  # noqa: B027 (a no-op unless the backend buffers writes)
+        """Make every write so far durable (the server backend writes with ``wait=True``: nothing to do)."""
+
+    def open_next(self) -> VectorStore:
+        """An empty or half-built store beside this one, for a rebuild (``services/rebuild.py``)."""
+        raise NotImplementedError
+
+    def swap_in(self, other: VectorStore) -> None:
+        """Serve ``other``'s index (from ``open_next``) from now on, atomically for readers."""
+        raise NotImplementedError
+
     def __enter__(self) -> VectorStore:
         return self
 

@@ -2,6 +2,10 @@
 
 The embedding model is recorded in the collection's own metadata (``embedding_model``,
 ``embedding_dim``), so no reserved point ever shows up in searches, counts or scrolls.
+
+A rebuild fills a second collection (``<name>__a`` or ``<name>__b``, the one not in use) while the live
+one answers, then ``swap_in`` points the alias ``<name>`` at it in one alias operation (atomic on the
+server) and drops the old one. Every call goes to the physical collection the alias resolved to.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ MODEL_KEY = "embedding_model"
 DIM_KEY = "embedding_dim"
 LAYOUT_KEY = "index_layout"
 WRITE_BATCH = 256
+NEXT_SUFFIXES = ("__a", "__b")
 
 T = TypeVar("T")
 
@@ -46,9 +51,43 @@ T = TypeVar("T")
 class ClientStore(VectorStore):
     """A VectorStore over one collection of a QdrantClient; close() closes the client."""
 
-    def __init__(self, client: QdrantClient, collection: str) -> None:
+    def __init__(self, client: QdrantClient, collection: str, owns_client: bool = True) -> None:
         self.client = client
-        self.collection = collection
+        self.name = collection  # what users configure: an alias once a rebuild has switched
+        self._owns_client = owns_client
+        self._target: str | None = None
+
+    @property
+    def collection(self) -> str:
+        """The physical collection: the one the name's alias points to, else the name itself."""
+        if self._target is None:
+            aliases = {a.alias_name: a.collection_name for a in self.client.get_aliases().aliases}
+            self._target = aliases.get(self.name, self.name)
+        return self._target
+
+    # --- rebuild beside the live collection ------------------------------------------------
+
+    def open_next(self) -> ClientStore:
+        """The collection a rebuild fills (it shares this store's client)."""
+        name = next(f"{self.name}{suffix}" for suffix in NEXT_SUFFIXES if f"{self.name}{suffix}" != self.collection)
+        return ClientStore(self.client, name, owns_client=False)
+
+    def swap_in(self, other: VectorStore) -> None:
+        """Point the alias at ``other``'s collection, then drop the old one. Searches never see a gap,
+        except once for a collection created before aliases (it has the alias's name: it goes first)."""
+        if not isinstance(other, ClientStore) or other.client is not self.client:
+            raise ValueError("swap_in takes a store from open_next()")
+        old, operations = self.collection, []
+        if old == self.name:
+            self.client.delete_collection(old)
+        else:
+            operations.append(models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=self.name)))
+        create = models.CreateAlias(collection_name=other.collection, alias_name=self.name)
+        operations.append(models.CreateAliasOperation(create_alias=create))
+        self.client.update_collection_aliases(change_aliases_operations=operations)
+        if old != self.name:
+            self.client.delete_collection(old)
+        self._target = other.collection
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -76,12 +115,14 @@ class ClientStore(VectorStore):
 
     def reset(self) -> None:
         self.client.delete_collection(self.collection)
+        self._target = None  # its alias went with it
 
     def optimize(self) -> None:
         """Nothing to do: a Qdrant server optimizes in the background."""
 
     def close(self) -> None:
-        self.client.close()
+        if self._owns_client:
+            self.client.close()
 
     # --- writes ----------------------------------------------------------------------------
 

@@ -132,7 +132,11 @@ class EdgeStore(VectorStore):
             self._drop_shard()
             self._model_file.unlink(missing_ok=True)
 
-    def swap_in(self, other: EdgeStore) -> None:
+    def open_next(self) -> EdgeStore:
+        """The store a rebuild fills, in ``NEXT_DIR`` (locked like this one)."""
+        return EdgeStore(self.path / NEXT_DIR)
+
+    def swap_in(self, other: EdgeStore) -> None:  # type: ignore[override]
         """Replace this store's shard and model by ``other``'s (a store in ``self.path / NEXT_DIR``), which
         is closed. Readers wait for the few renames and then read the new shard: nobody sees an empty index."""
         if other.path != self.path / NEXT_DIR:

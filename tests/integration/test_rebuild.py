@@ -6,12 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
+from qdrant_client import QdrantClient
 
+from services.catalog import Catalog
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.indexing import changed_paths
+from services.indexing import IndexPipeline, changed_paths
 from services.rebuild import Rebuild, open_index, read_progress
-from services.search import SearchRequest
+from services.search import SearchEngine, SearchRequest
 from services.store import EdgeStore, ModelRecord
+from services.store.client import ClientStore
 from services.store.edge import NEXT_DIR, SWITCH_FILE, recorded_model_at
 
 NOTES = {
@@ -113,3 +116,34 @@ def test_a_switch_cut_between_its_renames_is_finished_at_the_next_open(tmp_path:
         assert not (tmp_path / NEXT_DIR).exists() and not (tmp_path / SWITCH_FILE).exists()
     finally:
         store.close()
+
+
+def test_a_qdrant_server_rebuild_fills_a_second_collection_then_moves_the_alias(
+    small: Settings, embedder, e5_embedder
+) -> None:
+    client = QdrantClient(":memory:")  # qdrant-client's local mode: the server's API, aliases included
+    catalog = Catalog(small.catalog_path)
+    live = ClientStore(client, "obsirag")  # made before aliases: a collection with the configured name
+    pipeline = IndexPipeline(small, live, catalog, embedder)
+    pipeline.sync_paths(changed_paths(small, catalog))
+    engine = SearchEngine(live, embedder)
+
+    def collections() -> set[str]:
+        return {c.name for c in client.get_collections().collections}
+
+    try:
+        for model, target in ((e5_embedder, "obsirag__a"), (embedder, "obsirag__b")):
+            rebuild = Rebuild.start(small, pipeline, model)
+            rebuild.engine = engine
+            while not rebuild.step(small.index_batch_notes):
+                assert first_hit(engine, "tramways jaunes Alfama") == "Voyage/Lisbonne.md"  # the live one answers
+                assert target in collections() and read_progress(small.store_path) is not None
+            assert collections() == {target}  # the old collection is gone, the alias points at the new one
+            assert {a.alias_name: a.collection_name for a in client.get_aliases().aliases} == {"obsirag": target}
+            assert read_progress(small.store_path) is None and engine.embedder.name == model.name
+            assert first_hit(engine, "tramways jaunes Alfama") == "Voyage/Lisbonne.md"
+            other = ClientStore(client, "obsirag", owns_client=False)  # another process resolves the alias
+            assert other.recorded_model().name == model.name and other.count() == live.count() > 0
+    finally:
+        client.close()
+        catalog.close()
