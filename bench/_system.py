@@ -34,7 +34,7 @@ supervise(settings, stop_on_signals(), workers=tuple(sys.argv[3:]))
 
 def start_system(settings: Any, workers: Sequence[str], log: Path) -> subprocess.Popen[bytes]:
     """``obsirag up`` itself when every worker is wanted, else the same supervisor with only ``workers``."""
-    from workers.supervisor import WORKERS
+    from services.system.processes import WORKERS
 
     paths = [str(settings.vault), str(settings.data_dir)]
     if set(workers) >= set(WORKERS):
@@ -61,7 +61,7 @@ def wait_until_ready(client: Any, process: subprocess.Popen[bytes], workers: Seq
 
 
 def _ready(client: Any, workers: Sequence[str]) -> bool:
-    from services.processes import read_process
+    from services.system.processes import read_process
 
     try:
         alive = all(read_process(client.redis, name) for name in workers)

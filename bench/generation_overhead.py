@@ -234,9 +234,9 @@ def start_worker(settings: Any) -> subprocess.Popen[bytes]:
 
 
 def compare(settings: Any, messages: list[Any], args: argparse.Namespace, worker_pid: int) -> dict[str, Any]:
-    from services.llm.client import GenerationClient
     from services.llm.mlx_backend import prefer_fast_blas
     from services.llm.models import GenerationRequest
+    from services.system.generation import GenerationClient
 
     blas = prefer_fast_blas() or "reference (mlx-cpu wheel)"  # the same BLAS as the worker's (auto, 1 thread)
     import mlx_lm
@@ -376,8 +376,7 @@ def time_chat_preparation(root: Path, rounds: int) -> dict[str, Any]:
     """``ChatEngine.prepare`` through the running system, against the bare search round trip."""
     from services.config import load_settings
     from services.models import Provenance, Turn
-    from workers.client import SystemClient
-    from workers.engines import build_chat_engine
+    from services.system import SystemClient, build_chat_engine
 
     vault = root / "vault"
     shutil.copytree(SAMPLE_VAULT, vault)

@@ -80,8 +80,8 @@ def start_system(root: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 def wait_ready(settings: Any) -> None:
     from services.catalog import Catalog
-    from services.processes import read_process
-    from workers.client import SystemClient
+    from services.system import SystemClient
+    from services.system.processes import read_process
 
     client = SystemClient(settings)
     deadline = time.monotonic() + START_TIMEOUT

@@ -103,7 +103,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--output", type=Path, help="JSON file (default: bench/results/search_latency-*.json)")
     args = parser.parse_args(argv)
     if args.workers == ["all"]:
-        from workers.supervisor import WORKERS
+        from services.system.processes import WORKERS
 
         args.workers = list(WORKERS)
     if "indexer" not in args.workers:
@@ -408,7 +408,7 @@ def time_in_process(store: Any, embedder: Any, queries: list[Query]) -> dict[str
 
 def time_through_system(settings: Any, workers: Sequence[str], queries: list[Query]) -> dict[str, Any]:
     """Start the system on the vault and data dir, then time ``SystemClient.search`` query by query."""
-    from workers.client import SystemClient
+    from services.system import SystemClient
 
     log = settings.data_dir / "bench-system.log"
     started = time.perf_counter()

@@ -288,7 +288,7 @@ def _base_env() -> dict[str, str]:
 def _wait_for_system(settings: Settings, timeout: float = 600.0) -> str:
     import redis
 
-    from services.processes import read_process
+    from services.system.processes import read_process
 
     client = redis.Redis.from_url(settings.effective_redis_url)
     deadline = time.monotonic() + timeout

@@ -22,7 +22,7 @@ from huey.exceptions import ResultTimeout
 from services.chat import ChatEngine, ChatEvent
 from services.llm.models import GenerationRequest, StreamEvent
 from services.prompts import QUESTION_FAILED
-from workers.engines import SystemNotRunning
+from services.system import SystemNotRunning
 
 log = logging.getLogger(__name__)
 

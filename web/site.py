@@ -1,8 +1,8 @@
 """The services one web app uses, built once and injected into every page as ``site``.
 
 The web process never opens Qdrant or Redis data structures itself: it reads the catalog (SQLite, safe
-from any process) and the vault (read-only), and goes through ``SystemClient`` for search, status and
-reindexing, ``GenerationClient`` for the model, ``TaskHistory`` for the task history.
+from any process) and the vault (read-only), and goes through ``SystemClient`` for everything the running
+system does (search, status, reindexing, task history and retries, the model).
 """
 
 from __future__ import annotations
@@ -20,14 +20,11 @@ from services.catalog import Catalog
 from services.chat import ChatEngine
 from services.config import Settings
 from services.graph import GraphCache
-from services.llm.client import GenerationClient
 from services.markdown import CatalogLinks, MarkdownRenderer, WebUrls
 from services.models import Provenance, Turn
-from services.tasks import TaskHistory
+from services.system import SystemClient, build_chat_engine
 from services.websearch import WebSearch, make_web_search
 from web.chat_runs import ChatRun, ChatRuns, recording_stream
-from workers.client import SystemClient
-from workers.engines import SystemNotRunning
 
 T = TypeVar("T")
 
@@ -49,20 +46,12 @@ class Site:
         return GraphCache(self.catalog, self.settings.data_dir / "graph" / "knowledge_graph.json")
 
     @cached_property
-    def history(self) -> TaskHistory:
-        return TaskHistory(self.client.redis)
-
-    @cached_property
-    def generation(self) -> GenerationClient:
-        return GenerationClient(self.settings)
-
-    @cached_property
     def web_search(self) -> WebSearch:
         return make_web_search(self.settings)
 
     @cached_property
     def chat(self) -> ChatRuns:
-        return ChatRuns(self.chat_engine, self.generation.cancel, self.record_failure)
+        return ChatRuns(self.chat_engine, self.client.generation.cancel, self.record_failure)
 
     def record_failure(self, run: ChatRun, message: str) -> None:
         """A question that failed before its answer stays in its thread, with what the user was told."""
@@ -74,18 +63,17 @@ class Site:
 
     def chat_engine(self, run: ChatRun) -> ChatEngine:
         """An engine for one run: searches through the indexer, generates through the mlx worker."""
-        if not self.client.indexer_alive():
-            raise SystemNotRunning("ObsiRAG ne tourne pas : lancez `obsirag up` (ou `make run`).")
-        generation, timeout = self.generation, self.settings.llm_timeout_seconds
+        generation, timeout = self.client.generation, self.settings.llm_timeout_seconds
         stream = recording_stream(
             run,
             lambda request: generation.submit(request, watched=True),
             lambda request_id: generation.stream(request_id, timeout),
             generation.cancel,
         )
-        return ChatEngine(
-            self.settings, self.client.search, stream, self.web_search, self.catalog, worker=generation.state
-        )
+        return build_chat_engine(
+            self.settings, self.catalog, client=self.client, stream=stream, web_search=self.web_search,
+            not_running="ObsiRAG ne tourne pas : lancez `obsirag up` (ou `make run`).",
+        )  # fmt: skip
 
     def cached(self, name: str, build: Callable[[], T]) -> T:
         """``build()``'s value, kept until the catalog changes (a note indexed, removed, re-linked)."""

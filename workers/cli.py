@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from services.config import Settings, load_settings
-from services.models import NoteType, Provenance, SetupError
-from services.prompts import TRUNCATED, WEB_STATUS
+from services.models import NoteType, SetupError
+from services.prompts import TRUNCATED
+from workers.cli_output import ReadingProgress, ask_json, explain_grounding, print_results, print_sources, search_json
 
 if TYPE_CHECKING:
     from services.indexing import IndexPipeline
@@ -103,10 +104,10 @@ def index_in_foreground(settings: Settings, pipeline: IndexPipeline) -> None:
 @common_options
 def reindex(settings: Settings) -> None:
     """Rebuild the index from scratch (e.g. after changing the embedding model)."""
-    from workers.client import SystemClient
+    from services.system import SystemClient
 
     client = SystemClient(settings)
-    if client.indexer_alive():
+    if client.running():
         client.reindex()
         click.echo("reindex queued: the running indexer rebuilds the index beside the live one, which keeps answering")
         return
@@ -164,7 +165,7 @@ def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: b
     if as_json:
         click.echo(json.dumps(search_json(response), ensure_ascii=False, indent=2))
     else:
-        _print_results(response, explain)
+        print_results(response, explain)
 
 
 @main.command()
@@ -190,14 +191,14 @@ def ask(
     explain: bool,
 ) -> None:
     """Ask the vault a question; the answer streams with its sources."""
-    from workers.engines import SystemNotRunning, build_chat_engine
+    from services.system import SystemNotRunning, build_chat_engine
 
     try:
         engine = build_chat_engine(settings)
     except SystemNotRunning as exc:
         raise click.ClickException(str(exc)) from None
     final = None
-    progress = _ReadingProgress()
+    progress = ReadingProgress()
     for event in engine.ask(" ".join(question), thread_id=thread_id, use_web=use_web):
         if event.kind == "progress":
             progress.show(event.progress or 0.0)
@@ -218,76 +219,9 @@ def ask(
         return
     lang = final.plan.language if final.plan else "fr"
     click.echo(f" {TRUNCATED[lang]}" if final.truncated else "")
-    _print_sources(final)
+    print_sources(final)
     if explain and final.grounding:
         click.echo(explain_grounding(final.grounding))
-
-
-def explain_grounding(grounding: dict[str, Any]) -> str:
-    """The guard's decision in a few lines: answered or refused, how sure, and on what evidence."""
-    verdict = "answered from the vault" if grounding["supported"] else "refused: the vault does not answer this"
-    lines = [f"guard: {verdict} (confidence {grounding['confidence']:.2f}, answers from 0.50)"]
-    lines.append("  evidence: " + ", ".join(f"{k} {v:.2f}" for k, v in grounding["evidence"].items()))
-    if grounding["main_note"]:
-        lines.append(f"  main note: {grounding['main_note']}")
-    if grounding["candidates"]:
-        lines.append("  notes of similar weight (no main note): " + ", ".join(grounding["candidates"]))
-    if grounding["missing_parts"]:
-        lines.append("  not in the vault: " + " ; ".join(grounding["missing_parts"]))
-    if grounding["missing_names"]:
-        lines.append("  names no retrieved note holds: " + ", ".join(grounding["missing_names"]))
-    return "\n".join(lines)
-
-
-class _ReadingProgress:
-    """ "lecture des extraits… 40 %" on stderr while the model reads the prompt, erased by the first token."""
-
-    def __init__(self) -> None:
-        self.shown = False
-
-    def show(self, fraction: float) -> None:
-        click.echo(f"\rlecture des extraits… {round(fraction * 100)} %", nl=False, err=True)
-        self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            click.echo("\r\033[K" if sys.stderr.isatty() else "", err=True, nl=not sys.stderr.isatty())
-            self.shown = False
-
-
-def ask_json(answer: Any) -> dict[str, Any]:
-    return {
-        "answer": answer.answer,
-        "sources": [
-            {"path": s.path or s.url, "title": s.title, "heading": s.heading, "primary": s.primary}
-            for s in answer.sources
-        ],
-        "provenance": answer.provenance.value,
-        "thread_id": answer.thread_id,
-        "timings": answer.timings,
-        "main_note": answer.main_note,
-        "notes": [{"path": n.path, "title": n.title, "passage": n.passage} for n in answer.notes],
-        "grounding": answer.grounding,
-        "entities": [
-            {"name": e.name, "kind": e.kind.value, "notes": [n.path for n in e.notes]} for e in answer.entities
-        ],
-        "web": answer.web or None,  # "failed" / "empty": the web search was asked for and gave nothing
-        "finish_reason": answer.finish_reason,  # "length": cut off at OBSIRAG_LLM_MAX_TOKENS
-        "cited": answer.cited,  # whether the answer cites an excerpt [n]
-    }
-
-
-def _print_sources(answer: Any) -> None:
-    for source in answer.sources:
-        star = " ★" if source.primary else ""
-        where = source.url or source.path
-        heading = f" › {source.heading}" if source.heading else ""
-        click.echo(f"[{source.n}] {source.title}{star}  {where}{heading}")
-    uncited = answer.provenance == Provenance.VAULT and not answer.cited
-    line = [f"provenance: {answer.provenance.value}{' (no citation)' if uncited else ''}"]
-    if answer.web:
-        line.append(WEB_STATUS[answer.web][answer.plan.language if answer.plan else "fr"])
-    click.echo(click.style(" · ".join([*line, f"thread {answer.thread_id}"]), dim=True))
 
 
 def _save_thread(settings: Settings, catalog: Any, thread_id: str) -> None:
@@ -306,7 +240,7 @@ def _save_thread(settings: Settings, catalog: Any, thread_id: str) -> None:
 @common_options
 def learn(settings: Settings, once: bool, note_path: str | None, now_text: str | None, as_json: bool) -> None:
     """Insights, synapses and the weekly synthesis: run one cycle (--once), else show the learner's state."""
-    from workers.engines import SystemNotRunning
+    from services.system import SystemNotRunning
     from workers.learner import learner_state, run_once
 
     if not once:
@@ -334,7 +268,7 @@ def learn(settings: Settings, once: bool, note_path: str | None, now_text: str |
 @common_options
 def status(settings: Settings, as_json: bool) -> None:
     """Notes indexed / skipped / failed, queue lengths and processes alive."""
-    from workers.client import SystemClient
+    from services.system import SystemClient
 
     state = SystemClient(settings).status()
     if as_json:
@@ -388,44 +322,15 @@ def _rebuild_notice(settings: Settings) -> str | None:
 
 def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:
     """Through the running indexer when there is one, else on the store opened here."""
-    from workers.client import SystemClient
+    from services.system.local import search_anywhere
 
-    client = SystemClient(settings)
-    if client.indexer_alive():
-        return client.search(request)
-    from services.embedding import load_embedder
-    from services.search import SearchEngine
-    from services.store import open_store
-
-    store = open_store(settings)
-    try:
-        recorded = store.recorded_model()  # the index answers with the model that built it
-        model = recorded.name if recorded is not None and not settings.qdrant_url else settings.embedding_model
-        embedder = load_embedder(model, threads=settings.torch_threads)
-        store.ensure_collection(embedder.dim, embedder.name)
-        return SearchEngine(store, embedder).search(request)
-    finally:
-        store.close()
-
-
-def search_json(response: SearchResponse) -> list[dict[str, Any]]:
-    return [
-        {"path": r.path, "title": r.title, "score": r.score, "heading": r.heading, "snippet": r.snippet}
-        for r in response.results
-    ]
+    return search_anywhere(settings, request)
 
 
 def _open_pipeline(settings: Settings, reset: bool = False) -> IndexPipeline:
-    from services.catalog import Catalog
-    from services.embedding import load_embedder
-    from services.indexing import IndexPipeline
-    from services.store import open_store
+    from services.system.local import open_pipeline
 
-    store = open_store(settings)
-    embedder = load_embedder(settings.embedding_model, settings.embedding_batch_size, settings.torch_threads)
-    if reset:  # before IndexPipeline checks the recorded model, which a reindex means to replace
-        store.reset()
-    return IndexPipeline(settings, store, Catalog(settings.catalog_path), embedder)
+    return open_pipeline(settings, reset)
 
 
 def _day(value: str | None) -> datetime | None:
@@ -437,26 +342,8 @@ def _day(value: str | None) -> datetime | None:
         raise click.BadParameter(f"expected YYYY-MM-DD, got {value!r}") from None
 
 
-def _print_results(response: SearchResponse, explain: bool) -> None:
-    if response.since or response.until:
-        click.echo(f"dates: {response.since:%Y-%m-%d} → {response.until:%Y-%m-%d}", err=True)
-    if not response.results:
-        click.echo("no results")
-    for rank, r in enumerate(response.results, start=1):
-        heading = f" › {r.heading}" if r.heading else ""
-        click.echo(click.style(f"{rank}. {r.title}", bold=True) + f"  {r.path}{heading}  ({r.score:.4f})")
-        click.echo(f"   {r.snippet}")
-        if explain:
-            cosine = f"{r.title_similarity:.3f}" if r.title_similarity is not None else "-"
-            click.echo(
-                f"   dense rank {r.dense_rank or '-'} · sparse rank {r.sparse_rank or '-'} · "
-                f"title match {'yes' if r.title_match else 'no'} · title cosine {cosine} · "
-                f"score {r.score:.4f} · terms: {', '.join(r.matched_terms) or '-'}"
-            )
-
-
 def _print_counts(settings: Settings) -> None:
-    from workers.client import note_counts
+    from services.system.running import note_counts
 
     counts = note_counts(settings)
     click.echo(f"{counts['indexed']} indexed, {counts['skipped']} skipped, {counts['error']} failed")

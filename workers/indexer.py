@@ -10,8 +10,9 @@ from huey.signals import SIGNAL_ERROR
 from services.config import load_settings
 from services.indexing import changed_paths
 from services.rebuild import open_index
+from services.system.handlers import IndexerHandlers
+from services.system.queues import RECONCILE_PRIORITY, Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
-from workers.queues import RECONCILE_PRIORITY, Queues, bind_pipeline, record_task_outcomes
 
 log = logging.getLogger(__name__)
 
@@ -27,15 +28,9 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     pipeline.run_id = pipeline.catalog.start_run("indexer")
-    bind_pipeline(pipeline, engine, queues, configured, rebuild)
-
-    @queues.index.signal(SIGNAL_ERROR)
-    def _final_failure(signal: str, task, exc: Exception | None = None) -> None:
-        # Huey signals every failed attempt; only the last one (no retries left) marks the note.
-        if task.name == "sync_note" and task.retries == 0:
-            pipeline.mark_failed(task.args[0], f"{type(exc).__name__}: {exc}")
-
-    record_task_outcomes(queues.index, "index")
+    handlers = IndexerHandlers(pipeline, engine, queues, configured, rebuild)
+    queues.index.signal(SIGNAL_ERROR)(handlers.mark_final_failure)
+    queues.serve(handlers, "index")
 
     consumers = [
         start_consumer(queues.search, settings.search_workers),

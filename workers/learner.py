@@ -13,18 +13,15 @@ from datetime import datetime
 from typing import Any
 
 from services.catalog import Catalog
-from services.chat import ChatEngine
 from services.config import Settings, load_settings
 from services.learner import schedule
 from services.learner.cycle import Learner, LearnerDeps
 from services.learner.generation import LearnerModel
-from services.llm.client import GenerationClient
 from services.llm.models import GenerationRequest, StreamEvent
-from services.websearch import make_web_search
-from workers.client import SystemClient
-from workers.engines import SystemNotRunning
+from services.system import SystemClient, SystemNotRunning, build_chat_engine
+from services.system.handlers import LearnerHandlers
+from services.system.queues import Queues
 from workers.process import ThreadedConsumer, run_until_stopped, setup_logging, stop_on_signals
-from workers.queues import Queues, bind_learner
 
 log = logging.getLogger(__name__)
 
@@ -32,25 +29,21 @@ log = logging.getLogger(__name__)
 def build_learner(settings: Settings, stop: threading.Event, catalog: Catalog | None = None) -> Learner:
     """A learner that searches through the indexer and generates through the mlx worker (learner priority)."""
     client = SystemClient(settings)
-    generation = GenerationClient(settings)
+    generation = client.generation
 
     def stream(request: GenerationRequest) -> Iterator[StreamEvent]:
         return generation.stream(generation.submit(request, watched=True), timeout=settings.llm_timeout_seconds)
 
-    def similar(path: str, threshold: float, limit: int) -> list[tuple[str, float]]:
-        pending = client.queues.similar_notes(path, threshold, limit)
-        return [(other, score) for other, score in pending.get(blocking=True, timeout=settings.search_timeout)]
-
     catalog = catalog or Catalog(settings.catalog_path)
     model = LearnerModel(settings, generation.generate, stream, stop)
-    web = make_web_search(settings)
-    chat = ChatEngine(settings, client.search, model.stream, web, catalog, worker=generation.state)
-    return Learner(LearnerDeps(settings, catalog, model, chat, similar, stop))
+    # No running check here: the learner process starts with the system and waits for the indexer.
+    chat = build_chat_engine(settings, catalog, client=client, stream=model.stream, check=False)
+    return Learner(LearnerDeps(settings, catalog, model, chat, client.similar_notes, stop))
 
 
 def run_once(settings: Settings, note: str | None, now: datetime) -> dict[str, Any]:
     """``obsirag learn --once``: one cycle in this process (and the weekly synthesis if due, unless ``note``)."""
-    if not SystemClient(settings).indexer_alive():
+    if not SystemClient(settings).running():
         raise SystemNotRunning("ObsiRAG is not running: start it with `obsirag up` (the learner needs it)")
     learner = build_learner(settings, threading.Event())
     try:
@@ -97,7 +90,7 @@ def main() -> None:
     stop = stop_on_signals()
     queues = Queues(settings)
     learner = build_learner(settings, stop)
-    bind_learner(learner, queues)
+    queues.serve(LearnerHandlers(learner))
     learn = queues.hueys["learn"]
     consumer = ThreadedConsumer(learn, workers=1, worker_type="thread", periodic=True, check_worker_health=True)
     consumer.start()

@@ -8,18 +8,30 @@ import threading
 import redis
 
 from services.config import Settings, load_settings
-from services.llm.backends import open_backend
-from services.llm.client import WORKER_NAME
+from services.llm.backends import Backend, open_backend
 from services.llm.generation import GenerationService, Limits
+from services.system.generation import WORKER_NAME
+from services.system.handlers import GenerationHandlers
+from services.system.queues import Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
-from workers.queues import Queues, bind_generation
 
 log = logging.getLogger(__name__)
 
 
-def build_service(settings: Settings) -> GenerationService:
+def build_service(
+    settings: Settings,
+    queues: Queues,
+    stop: threading.Event,
+    backend: Backend | None = None,
+    limits: Limits | None = None,
+) -> GenerationService:
+    """The service on ``backend`` (default: the configured one) with the worker's limits; waiting chats
+    cut into learner generations, and ``stop`` ends a running generation with an error event."""
     client = redis.Redis.from_url(settings.effective_redis_url)
-    return GenerationService(open_backend(settings), client, settings.llm_idle_unload_seconds, worker_limits(settings))
+    return GenerationService(
+        backend or open_backend(settings), client, settings.llm_idle_unload_seconds,
+        limits or worker_limits(settings), chats=queues.waiting_chats(), stopping=stop,
+    )  # fmt: skip
 
 
 def worker_limits(settings: Settings) -> Limits:
@@ -31,12 +43,9 @@ def worker_limits(settings: Settings) -> Limits:
     )
 
 
-def serve(settings: Settings, stop: threading.Event, service: GenerationService | None = None) -> None:
+def serve(settings: Settings, stop: threading.Event, queues: Queues, service: GenerationService) -> None:
     """Serve generations until ``stop`` is set; the model loads on the first request."""
-    service = service or build_service(settings)
-    service.stopping = stop  # a generation running at shutdown ends its stream with an error event
-    queues = Queues(settings)
-    bind_generation(service, queues)
+    queues.serve(GenerationHandlers(service))
     consumer = start_consumer(queues.hueys["generate"], 1)  # one thread: generations never overlap
     log.info("mlx worker ready: %s backend, model %s", service.backend.name, service.backend.model)
     if settings.llm_warm_up:
@@ -57,7 +66,8 @@ def _warm_up(service: GenerationService) -> None:
 def main() -> None:
     settings = load_settings()
     setup_logging(settings, WORKER_NAME)
-    serve(settings, stop_on_signals())
+    stop, queues = stop_on_signals(), Queues(settings)
+    serve(settings, stop, queues, build_service(settings, queues, stop))
 
 
 if __name__ == "__main__":

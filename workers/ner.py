@@ -7,8 +7,9 @@ import logging
 from services.catalog import Catalog
 from services.config import load_settings
 from services.entities import EntityExtractor
+from services.system.handlers import NerHandlers
+from services.system.queues import Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
-from workers.queues import Queues, bind_ner
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +22,7 @@ def main() -> None:
     catalog = Catalog(settings.catalog_path)
     extractor = EntityExtractor(settings.ner_model)
     extractor.load()
-    bind_ner(settings, catalog, extractor, queues)
+    queues.serve(NerHandlers(settings, catalog, extractor, queues))
     consumers = [start_consumer(queues.hueys["enrich"], 1)]
     # Notes indexed while no NER worker ran (or by another model): their content hash tells.
     missing = catalog.notes_without_entities(extractor.name)

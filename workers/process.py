@@ -16,7 +16,7 @@ from huey import Huey
 from huey.consumer import Consumer
 
 from services.config import Settings
-from services.processes import clear_heartbeat, publish_heartbeat
+from services.system.processes import clear_heartbeat, publish_heartbeat
 
 log = logging.getLogger(__name__)
 

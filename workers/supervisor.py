@@ -12,13 +12,12 @@ import time
 from dataclasses import dataclass, field
 
 from services.config import Settings
+from services.system.processes import WORKERS
 from workers.process import run_until_stopped, stop_process
 from workers.redis_server import RedisProcess, start_private_redis
 
 log = logging.getLogger(__name__)
 
-# Start order; they stop in reverse order so that producers go quiet before consumers.
-WORKERS = ("indexer", "watcher", "mlx_worker", "ner", "learner", "web")
 MAX_BACKOFF = 30.0
 HEALTHY_AFTER = 60.0  # a child that ran this long gets its restart backoff reset
 

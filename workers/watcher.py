@@ -14,8 +14,8 @@ from services import vault
 from services.catalog import Catalog
 from services.config import Settings, load_settings
 from services.indexing import changed_paths
+from services.system.queues import EVENT_PRIORITY, RECONCILE_PRIORITY, Queues
 from workers.process import run_until_stopped, setup_logging, stop_on_signals
-from workers.queues import EVENT_PRIORITY, RECONCILE_PRIORITY, Queues
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 The prompt is read in pieces of about ``STEP_SECONDS`` each, with a ``progress`` event after each piece.
 Between two pieces, as between two tokens, it checks the caller's cancel flag and heartbeat and, during
-a learner request, lets waiting chat requests run first (``preempt``): nested in the same thread, so
+a learner request, lets waiting chat requests run first (``chats``): nested in the same thread, so
 there is still exactly one generation step at a time, and the learner resumes afterwards from where it
 was. It measures how fast it reads prompts and publishes the prompt budget that this rate allows within
 the target time to first token, for every caller to pack its context with.
@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import redis
 
@@ -41,6 +41,14 @@ WARM_UP_TEXT = (
     "de façon concise, uniquement à partir des extraits fournis, et cite chaque affirmation avec le numéro de son "
     "extrait entre crochets. Si les extraits ne suffisent pas, dis-le au lieu d'inventer. "
 ) * 2
+
+
+class WaitingChats(Protocol):
+    """The queue's view the service needs: its depth, and running the chats waiting in it."""
+
+    def depth(self) -> int: ...
+
+    def run(self) -> None: ...
 
 
 class Abandoned(Exception):
@@ -71,17 +79,25 @@ class Limits:
 
 class GenerationService:
     def __init__(
-        self, backend: Backend, client: redis.Redis, idle_unload_seconds: float, limits: Limits | None = None
+        self,
+        backend: Backend,
+        client: redis.Redis,
+        idle_unload_seconds: float,
+        limits: Limits | None = None,
+        *,
+        chats: WaitingChats | None = None,
+        stopping: threading.Event | None = None,
     ) -> None:
+        """``chats``: the chat requests waiting in the queue, run between two tokens of a learner request;
+        ``stopping``: set when the process stops (running requests then end with an error)."""
         self.backend = backend
         self.redis = client
         self.idle_unload_seconds = idle_unload_seconds
         self.limits = limits or Limits()
         self.prompt_rate: float | None = None  # measured prompt tokens/s (None: the backend's estimate holds)
         self.instance = uuid.uuid4().hex
-        self.stopping = threading.Event()  # set when the process stops: running requests end with an error
-        self.preempt: Callable[[], None] | None = None  # runs the chat requests waiting in the queue
-        self.queue_depth: Callable[[], int] = lambda: 0
+        self.stopping = stopping or threading.Event()
+        self.chats = chats
         self.last_tokens_per_s: float | None = None
         self.requests_served = 0
         self._lock = threading.RLock()  # one generation (or load/unload) at a time; preemption re-enters
@@ -156,8 +172,8 @@ class GenerationService:
             raise Abandoned()
         if self.stopping.is_set():
             raise RuntimeError("the generation worker is stopping")
-        if request.priority < Priority.CHAT and self.preempt is not None:
-            stats.pause(self.preempt)
+        if request.priority < Priority.CHAT and self.chats is not None:
+            stats.pause(self.chats.run)
 
     def prompt_step(self) -> int:
         """Prompt tokens per piece: about ``STEP_SECONDS`` of reading at the current rate."""
@@ -223,7 +239,7 @@ class GenerationService:
             loaded=self.backend.loaded,
             busy=bool(active),
             current_request=active[-1] if active else None,
-            queue_depth=self.queue_depth(),
+            queue_depth=self.chats.depth() if self.chats is not None else 0,
             last_tokens_per_s=self.last_tokens_per_s,
             instance=self.instance,
             requests_served=self.requests_served,

@@ -18,8 +18,8 @@ from services.store.base import (
     VectorStore,
     point_id,
 )
-from services.store.client import ClientStore
 from services.store.edge import EdgeStore
+from services.store.server import ClientStore
 
 __all__ = [
     "DENSE",

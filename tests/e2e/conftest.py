@@ -20,11 +20,11 @@ import redis
 from services.catalog import Catalog
 from services.config import Settings
 from services.models import NoteStatus
-from services.processes import read_process
 from services.search import SearchRequest
+from services.system.processes import read_process
+from services.system.queues import Queues
 from workers.cli import run_search
 from workers.process import stop_process
-from workers.queues import Queues
 
 DEADLINE = 180.0
 

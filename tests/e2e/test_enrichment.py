@@ -26,15 +26,15 @@ from services.learner.synapses import synapse_candidates
 from services.links import LinkResolver
 from services.llm import streams
 from services.llm.bundled import FOLDER
-from services.llm.client import GenerationClient
 from services.llm.models import ChatMessage, GenerationRequest, Priority
 from services.models import LearnOutcome, NoteType
 from services.search import SearchRequest
+from services.system import SystemClient
+from services.system.generation import GenerationClient
 from tests.conftest import SAMPLE_VAULT, tree_hashes
 from tests.e2e.conftest import System, system_env, wait_until
 from tests.integration.conftest import converted_model_cache
 from workers.cli import run_search
-from workers.client import SystemClient
 
 pytestmark = pytest.mark.e2e
 

@@ -11,11 +11,11 @@ import pytest
 
 from services.config import Settings
 from services.llm.bundled import FOLDER
-from services.llm.client import GenerationClient
 from services.llm.models import ChatMessage, GenerationRequest
+from services.system import SystemClient
+from services.system.generation import GenerationClient
 from tests.e2e.conftest import System, wait_until
 from tests.integration.conftest import converted_model_cache
-from workers.client import SystemClient
 
 pytestmark = pytest.mark.e2e
 

@@ -15,9 +15,10 @@ import redis
 
 from services.config import Settings
 from services.llm import bundled
-from services.llm.generation import GenerationService
-from workers.mlx_worker import serve
-from workers.queues import Queues
+from services.llm.backends import Backend
+from services.llm.generation import GenerationService, Limits
+from services.system.queues import Queues
+from workers.mlx_worker import build_service, serve
 
 
 def converted_model_cache() -> Path:
@@ -45,12 +46,16 @@ def worker_settings(redis_url: str, tmp: Path, **overrides: object) -> Settings:
 
 
 @contextlib.contextmanager
-def running_worker(settings: Settings, service: GenerationService) -> Iterator[GenerationService]:
-    """The mlx worker's real loop (one Huey consumer thread, heartbeats) in a thread of this process."""
+def running_worker(
+    settings: Settings, backend: Backend | None = None, limits: Limits | None = None
+) -> Iterator[GenerationService]:
+    """The mlx worker's real loop (one Huey consumer thread, heartbeats) in a thread of this process,
+    on ``backend`` (default: the configured one) with ``limits`` (default: ``Limits()``)."""
     queues = Queues(settings)
     queues.hueys["generate"].flush()  # nothing left over from another test module
     stop = threading.Event()
-    thread = threading.Thread(target=serve, args=(settings, stop, service), name="mlx-worker", daemon=True)
+    service = build_service(settings, queues, stop, backend, limits or Limits())
+    thread = threading.Thread(target=serve, args=(settings, stop, queues, service), name="mlx-worker", daemon=True)
     thread.start()
     try:
         yield service

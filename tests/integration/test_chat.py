@@ -15,8 +15,6 @@ from services.catalog import Catalog
 from services.chat import ChatAnswer, ChatEngine
 from services.config import BUNDLED_LLM_MODEL, Settings
 from services.indexing import IndexPipeline, changed_paths
-from services.llm.client import GenerationClient
-from services.llm.generation import GenerationService
 from services.llm.mlx_backend import MLXBackend
 from services.llm.models import GenerationRequest, StreamEvent, WorkerState
 from services.models import Provenance, Turn
@@ -24,9 +22,10 @@ from services.prompt_fit import FOLLOWUP_SHARE
 from services.prompts import NOT_IN_VAULT, WEB_STATUS
 from services.search import SearchEngine
 from services.store import EdgeStore
+from services.system.generation import GenerationClient
 from services.websearch import FakeWebSearch
 from tests.conftest import SAMPLE_VAULT, tree_hashes
-from tests.integration.conftest import redis_client, running_worker, worker_settings
+from tests.integration.conftest import running_worker, worker_settings
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 THIS_WEEK = {  # notes dated 2026-11-23 … 29 in the sample vault (examples/VAULT_GUIDE.md)
@@ -52,10 +51,7 @@ def setup(
     settings = settings.model_copy(update={"vault": vault})
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
     pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
-    service = GenerationService(
-        MLXBackend(BUNDLED_LLM_MODEL, model_cache), redis_client(settings), settings.llm_idle_unload_seconds
-    )
-    with running_worker(settings, service):
+    with running_worker(settings, MLXBackend(BUNDLED_LLM_MODEL, model_cache)):
         yield settings, SearchEngine(pipeline.store, embedder)
     pipeline.store.close()
 

@@ -168,13 +168,13 @@ def test_the_provenance_line_says_a_web_search_failed(capsys: pytest.CaptureFixt
     from services.chat import ChatAnswer
     from services.models import Provenance
     from services.prompts import NOT_IN_VAULT
-    from workers.cli import _print_sources, ask_json
+    from workers.cli_output import ask_json, print_sources
 
     answer = ChatAnswer(
         thread_id="t1", question="quelle est la capitale du Pérou ?", answer=NOT_IN_VAULT["fr"],
         provenance=Provenance.NONE, web="failed",
     )  # fmt: skip
-    _print_sources(answer)
+    print_sources(answer)
     line = capsys.readouterr().out
     assert "la recherche web a échoué" in line and "Error" not in line and "thread t1" in line
     assert ask_json(answer)["web"] == "failed"

@@ -16,11 +16,11 @@ import pytest
 
 from services.config import BUNDLED_LLM_MODEL, Settings
 from services.llm import streams
-from services.llm.client import GenerationClient
-from services.llm.generation import READ_MARGIN, GenerationService
+from services.llm.generation import READ_MARGIN
 from services.llm.mlx_backend import MLXBackend
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent
-from tests.integration.conftest import redis_client, running_worker, worker_settings
+from services.system.generation import GenerationClient
+from tests.integration.conftest import running_worker, worker_settings
 
 QUESTION = [
     ChatMessage(role="system", content="Answer in one sentence."),
@@ -41,8 +41,7 @@ LONG = [
 def worker(redis_url: str, model_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     settings = worker_settings(redis_url, tmp_path_factory.mktemp("generation"))
     backend = MLXBackend(BUNDLED_LLM_MODEL, model_cache)
-    service = GenerationService(backend, redis_client(settings), settings.llm_idle_unload_seconds)
-    with running_worker(settings, service):
+    with running_worker(settings, backend):
         yield settings
 
 

@@ -25,10 +25,10 @@ from services.learner.insight_files import render_answers
 from services.learner.insights import InsightAnswer, answer_question
 from services.learner.similarity import similar_notes
 from services.learner.synapses import synapse_candidates
-from services.llm.client import GenerationClient
 from services.models import LearnOutcome, Provenance, Source, SynapsePair
 from services.search import SearchEngine
 from services.store import EdgeStore
+from services.system.generation import GenerationClient
 from services.websearch import FakeWebSearch
 from tests.conftest import SAMPLE_VAULT
 

@@ -91,14 +91,15 @@ def test_entities_reach_the_payload_and_filter_searches(
 def test_indexing_enqueues_ner_and_the_indexer_applies_the_payload(
     pipeline: IndexPipeline, extractor: EntityExtractor, settings: Settings, redis_url: str, embedder
 ) -> None:
+    from services.system.handlers import IndexerHandlers, NerHandlers
+    from services.system.queues import Queues
     from workers.process import start_consumer
-    from workers.queues import Queues, bind_ner, bind_pipeline
 
     queues = Queues(settings.model_copy(update={"redis_url": redis_url}))
     for huey in queues.hueys.values():
         huey.flush()
-    bind_pipeline(pipeline, SearchEngine(pipeline.store, embedder), queues)
-    bind_ner(settings, pipeline.catalog, extractor, queues)
+    queues.serve(IndexerHandlers(pipeline, SearchEngine(pipeline.store, embedder), queues))
+    queues.serve(NerHandlers(settings, pipeline.catalog, extractor, queues))
     consumers = [start_consumer(queues.index, 1), start_consumer(queues.hueys["enrich"], 1)]
     try:
         queues.sync_batch([ADA])

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from services.config import Settings
-from services.llm.client import GenerationClient
 from services.llm.models import ChatMessage, GenerationError, GenerationRequest
 from services.llm.openai_backend import OpenAIBackend, OpenAIServerError, sse_chunks
+from services.system.generation import GenerationClient
 from tests.integration.conftest import running_worker, worker_settings
-from workers.mlx_worker import build_service
+from workers.mlx_worker import worker_limits
 
 ANSWER = ["The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog."]
 MESSAGES = [ChatMessage(role="system", content="Be brief."), ChatMessage(role="user", content="Say the pangram.")]
@@ -94,7 +94,7 @@ def openai_worker(
         llm_model="echo",
         llm_api_key="secret",
     )
-    with running_worker(settings, build_service(settings)) as service:
+    with running_worker(settings, limits=worker_limits(settings)) as service:
         yield settings, service
 
 

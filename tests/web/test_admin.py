@@ -13,8 +13,8 @@ from litestar.testing import TestClient
 from services.catalog import Catalog
 from services.config import Settings
 from services.models import LearnOutcome
-from services.processes import HEARTBEAT_KEY, publish_heartbeat
-from services.tasks import HISTORY_KEY, RETRIED_KEY, TaskRecord
+from services.system.history import HISTORY_KEY, RETRIED_KEY, TaskRecord
+from services.system.processes import HEARTBEAT_KEY, publish_heartbeat
 from web.app import CSRF_COOKIE, create_app
 from web.pages.admin import live_state
 from web.site import Site
@@ -44,7 +44,7 @@ def test_live_state_reads_processes_queues_history_and_learner(site: Site, web_c
     publish_heartbeat(client, "learner", time.time(), 5.0, {"enabled": True, "next_run": "2026-11-29T15:00:00+00:00"})
     web_catalog.record_learned("Accueil.md", LearnOutcome.PROCESSED, datetime.now().astimezone())
     site.client.queues.sync_batch(["Accueil.md"])
-    site.history.record(TaskRecord(id="t1", queue="index", name="sync_note", args=[["x.md"]], status="error",
+    site.client.history.record(TaskRecord(id="t1", queue="index", name="sync_note", args=[["x.md"]], status="error",
                                    error="OSError: boom", at=time.time()))  # fmt: skip
     state = live_state(site)
     alive = {p.name: p.alive for p in state["processes"]}
@@ -58,7 +58,7 @@ def test_live_state_reads_processes_queues_history_and_learner(site: Site, web_c
 
 
 def test_retry_button_enqueues_the_failed_task_again(site: Site) -> None:
-    site.history.record(TaskRecord(id="t2", queue="index", name="sync_note", args=["Accueil.md"], status="error",
+    site.client.history.record(TaskRecord(id="t2", queue="index", name="sync_note", args=["Accueil.md"], status="error",
                                    error="OSError: boom", at=time.time()))  # fmt: skip
     with TestClient(create_app(site.settings, site=site)) as client:
         page = client.get("/admin/live").text

@@ -9,7 +9,7 @@ import redis
 from huey import PriorityRedisHuey
 from huey.signals import SIGNAL_COMPLETE, SIGNAL_ERROR
 
-from services.tasks import TaskHistory, TaskRecord, describe_args, outcome_recorder, queue_state, retry
+from services.system.history import TaskHistory, TaskRecord, describe_args, outcome_recorder, queue_state, retry
 
 
 @pytest.fixture

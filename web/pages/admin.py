@@ -2,31 +2,23 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from collections import Counter
 from datetime import datetime
 from typing import Any
 
-import redis
 from litestar import Controller, post
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 
 from services.learner.schedule import learner_off_reason
-from services.llm.client import worker_state
 from services.models import NoteStatus
-from services.problems import note_problems
-from services.processes import read_process, read_processes
-from services.rebuild import read_progress
-from services.tasks import queue_state, retry
+from services.system import SystemNotRunning
 from web.handlers import page
 from web.site import Site, SiteDep
-from workers.supervisor import WORKERS
 
-RETRYABLE = ("sync_batch", "sync_note", "rebuild_index")
 FILE_RESULTS = 50
 QUEUE_PREVIEW = 4  # tasks shown per queue (the depth says how many more)
 PROBLEMS_SHOWN = 50  # notes skipped, failed or indexed with a warning (the totals say how many in all)
@@ -54,15 +46,14 @@ class AdminController(Controller):
             message = (
                 "Réindexation demandée : l'indexeur reconstruit l'index à côté de l'actuel, qui répond en attendant."
             )
-        except (redis.ConnectionError, FileNotFoundError):
+        except SystemNotRunning:
             message = "ObsiRAG ne tourne pas : lancez `obsirag up`."
         return Template("_flash.html", context={"message": message})
 
     @post("/tasks/{task_id:str}/retry", sync_to_thread=True)
     def retry_task(self, site: SiteDep, task_id: FromPath[str]) -> Template:
-        queues = site.client.queues
         try:
-            record = retry(site.history, task_id, {name: getattr(queues, name) for name in RETRYABLE})
+            record = site.client.retry(task_id)
         except KeyError:
             raise NotFoundException("no failed task with this id (or already retried)") from None
         message = f"Tâche {record.name} relancée ({record.summary})."
@@ -70,38 +61,23 @@ class AdminController(Controller):
 
 
 def live_state(site: Site) -> dict[str, Any]:
-    """Everything the auto-refreshing part of the dashboard shows."""
-    catalog = site.catalog
-    state: dict[str, Any] = {
-        "now": time.time(),
-        "counts": {status.value: count for status, count in catalog.status_counts().items()},
-        "coverage": catalog.folder_coverage(depth=1),
-        "problems": note_problems(catalog.troubled_notes(limit=PROBLEMS_SHOWN)),
-        "runs": catalog.last_runs(5),
-        "running": False,
-        "processes": [],
-        "queues": [],
-        "history": [],
-        "mlx": None,
-        "learner": None,
-        "rebuild": None if site.settings.qdrant_url else read_progress(site.settings.store_path),
-    }
-    with contextlib.suppress(redis.ConnectionError, redis.TimeoutError, FileNotFoundError):
-        state.update(_redis_state(site))  # else the system is down: the page says so
-    return state
-
-
-def _redis_state(site: Site) -> dict[str, Any]:
-    client = site.client.redis
-    processes = read_processes(client, ["supervisor", *WORKERS])
-    learner = read_process(client, "learner")
+    """Everything the auto-refreshing part of the dashboard shows: the system's status (the one that
+    ``obsirag status`` prints), the catalog's coverage and runs, the task history."""
+    status = site.client.status(lang="fr", problems=PROBLEMS_SHOWN, preview=QUEUE_PREVIEW)
+    learner = status.process("learner")
     return {
-        "running": any(p.alive for p in processes),
-        "processes": processes,
-        "queues": [queue_state(name, huey, limit=QUEUE_PREVIEW) for name, huey in site.client.queues.hueys.items()],
-        "history": site.history.recent(25),
-        "mlx": worker_state(client),
+        "now": time.time(),
+        "counts": status.notes,
+        "coverage": site.catalog.folder_coverage(depth=1),
+        "problems": status.problems,
+        "runs": site.catalog.last_runs(5),
+        "running": status.running,
+        "processes": status.processes,
+        "queues": status.queue_tasks,
+        "history": site.client.recent_tasks(25),
+        "mlx": status.generation,
         "learner": learner_progress(site, learner.details) if learner is not None else None,
+        "rebuild": status.rebuild,
     }
 
 

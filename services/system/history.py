@@ -1,4 +1,4 @@
-"""Task history for the dashboard: what the queues ran, what failed and why, and retrying a failure.
+"""Task history for the dashboard (and ``obsirag``): what the queues ran, what failed and why, and retrying a failure.
 
 The consumer process records each finished task through Huey signals (``outcome_recorder``) into a
 capped Redis list; any process (the web app) reads it back with ``TaskHistory`` and re-enqueues a

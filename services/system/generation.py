@@ -10,17 +10,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 import redis
 
 from services.config import Settings
 from services.llm import streams
 from services.llm.models import GenerationError, GenerationRequest, GenerationResult, StreamEvent, WorkerState
-from services.processes import read_process
-
-if TYPE_CHECKING:
-    from workers.queues import Queues
+from services.system.processes import read_process
+from services.system.queues import Queues
 
 WORKER_NAME = "mlx_worker"
 POLL_MS = 500  # how long one XREAD waits before the client looks at the worker's health
@@ -45,8 +42,6 @@ class GenerationClient:
 
     @cached_property
     def queues(self) -> Queues:
-        from workers.queues import Queues  # the Huey task registry lives with the processes that consume it
-
         return Queues(self.settings)
 
     def submit(self, request: GenerationRequest, watched: bool = False) -> str:

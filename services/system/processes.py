@@ -1,4 +1,4 @@
-"""Process heartbeats in Redis: each worker says it is alive; status readers list them."""
+"""The system's processes by name, and their heartbeats in Redis: each says it is alive; status readers list them."""
 
 from __future__ import annotations
 
@@ -11,6 +11,10 @@ import redis
 from pydantic import BaseModel
 
 HEARTBEAT_KEY = "obsirag:process:{name}"
+# The supervisor's children in start order (``python -m workers.<name>``); they stop in reverse order so
+# that producers go quiet before consumers.
+WORKERS = ("indexer", "watcher", "mlx_worker", "ner", "learner", "web")
+PROCESSES = ("supervisor", *WORKERS)
 
 
 class ProcessState(BaseModel):

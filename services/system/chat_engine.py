@@ -1,0 +1,44 @@
+"""The one factory of the chat engine wired to a running system (the CLI, the web app, the learner)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from services.catalog import Catalog
+from services.chat import ChatEngine
+from services.config import Settings
+from services.llm.models import GenerationRequest, StreamEvent
+from services.system.running import SystemClient, SystemNotRunning
+from services.websearch import WebSearch, make_web_search
+
+StreamFn = Callable[[GenerationRequest], Iterator[StreamEvent]]
+NOT_RUNNING = "ObsiRAG is not running: start it with `obsirag up` (or `make run`)"
+
+
+def build_chat_engine(
+    settings: Settings,
+    catalog: Catalog | None = None,
+    *,
+    client: SystemClient | None = None,
+    stream: StreamFn | None = None,
+    web_search: WebSearch | None = None,
+    not_running: str = NOT_RUNNING,
+    check: bool = True,
+) -> ChatEngine:
+    """A chat engine that searches through the indexer and generates through the mlx worker.
+
+    ``stream``: how generations are streamed (default: submit, then read the request's stream; the web
+    app records its runs, the learner paces its own); ``check``: raise ``SystemNotRunning`` with
+    ``not_running`` when the indexer does not run."""
+    client = client or SystemClient(settings)
+    if check and not client.running():
+        raise SystemNotRunning(not_running)
+    generation = client.generation
+
+    def submit_and_stream(request: GenerationRequest) -> Iterator[StreamEvent]:
+        return generation.stream(generation.submit(request, watched=True), timeout=settings.llm_timeout_seconds)
+
+    catalog = catalog or Catalog(settings.catalog_path)
+    web = web_search or make_web_search(settings)
+    # The budget comes from the running worker (its settings, its measured speed), not from this process.
+    return ChatEngine(settings, client.search, stream or submit_and_stream, web, catalog, worker=generation.state)

@@ -1,0 +1,170 @@
+"""The task bodies, one typed object per process that runs them.
+
+A worker builds its handlers with the services they use and binds them with ``Queues.serve``; the
+tasks registered in ``services.system.queues`` call their methods.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from services import vault
+from services.catalog import Catalog
+from services.config import Settings
+from services.embedding import Embedder
+from services.entities import EntityExtractor, enrich_note, payload_names
+from services.indexing import IndexPipeline
+from services.learner.cycle import Learner, LearnerBusy
+from services.learner.schedule import learner_enabled
+from services.learner.similarity import similar_notes as closest
+from services.llm.generation import GenerationService
+from services.llm.models import GenerationRequest
+from services.rebuild import Rebuild
+from services.search import SearchEngine, SearchRequest
+from services.store import EdgeStore
+from services.system.queues import RECONCILE_PRIORITY, Queues
+
+log = logging.getLogger(__name__)
+
+
+class IndexerHandlers:
+    """The indexer's tasks (``index`` and ``search`` queues): it owns the store, the catalog's writes, the vectors."""
+
+    kind: Literal["indexer"] = "indexer"
+
+    def __init__(
+        self,
+        pipeline: IndexPipeline,
+        search: SearchEngine,
+        queues: Queues,
+        configured: Embedder | None = None,
+        rebuild: Rebuild | None = None,
+    ) -> None:
+        """``configured``: the configured model when the live index was built with another; ``rebuild``: the
+        rebuild to carry on (its next step is queued here)."""
+        self.pipeline = pipeline
+        self.engine = search
+        self.queues = queues
+        self.configured = configured or pipeline.embedder
+        self.rebuild = rebuild
+        pipeline.on_indexed = queues.enqueue_entities  # NER follows every indexed note
+        if rebuild is not None:
+            rebuild.engine = search
+            queues.rebuild_step()
+
+    def sync_batch(self, paths: list[str]) -> dict[str, Any]:
+        """Bring a batch of notes in line with the disk; notes that fail are retried one by one."""
+        report = self.pipeline.sync_paths(paths)
+        if report.indexed or report.skipped or report.failed or report.deleted:  # an unchanged batch says nothing
+            log.info(
+                "batch: %d indexed (%d chunks), %d skipped, %d failed, %d removed, %d unchanged",
+                len(report.indexed), report.chunks_embedded, len(report.skipped), len(report.failed),
+                len(report.deleted), len(report.unchanged),
+            )  # fmt: skip
+        for path in report.failed:
+            self.queues.sync_note(path, priority=RECONCILE_PRIORITY)
+        return report.model_dump()
+
+    def sync_note(self, path: str) -> dict[str, Any]:
+        """One note; raises on failure so that Huey retries it with backoff."""
+        return self.pipeline.sync_paths([path], raise_errors=True).model_dump()
+
+    def rebuild_index(self) -> int:
+        """Rebuild the index with the configured model beside the live one (Edge), which keeps answering;
+        a Qdrant server's collection is emptied and refilled. Returns the notes to index."""
+        pipeline = self.pipeline
+        if isinstance(pipeline.store, EdgeStore):
+            if self.rebuild is None:
+                self.rebuild = Rebuild.start(pipeline.settings, pipeline, self.configured)
+                self.rebuild.engine = self.engine
+                self.queues.rebuild_step()
+            return self.rebuild.progress().total
+        pipeline.rebuild()
+        settings = pipeline.settings
+        paths = list(vault.iter_vault_paths(settings.vault, settings.exclude, outside_links=True))
+        self.queues.enqueue_paths(paths, settings.index_batch_notes, RECONCILE_PRIORITY)
+        return len(paths)
+
+    def rebuild_step(self) -> dict[str, Any] | None:
+        """A batch of the rebuild under way, then the next step behind the users' edits (or the switch)."""
+        rebuild = self.rebuild
+        if rebuild is None:
+            return None
+        if rebuild.step(rebuild.settings.index_batch_notes):
+            self.rebuild = None
+        else:
+            self.queues.rebuild_step()
+        return rebuild.progress().model_dump()
+
+    def search(self, request: dict[str, Any]) -> dict[str, Any]:
+        return self.engine.search(SearchRequest.model_validate(request)).model_dump(mode="json")
+
+    def apply_entities(self, path: str) -> int:
+        """Set the note's ``entities`` payload from the catalog (the indexer owns the store)."""
+        names = payload_names(self.pipeline.catalog.note_entities(path))
+        self.pipeline.store.set_note_payload(path, {"entities": names})
+        return len(names)
+
+    def similar_notes(self, path: str, threshold: float, limit: int) -> list[list[Any]]:
+        """[[path, cosine], …] of the user notes closest to ``path`` (the indexer owns the vectors)."""
+        return [[other, score] for other, score in closest(self.pipeline.store, path, threshold, limit)]
+
+    def mark_final_failure(self, signal: str, task: Any, exc: Exception | None = None) -> None:
+        """A Huey ``SIGNAL_ERROR`` receiver: only the last attempt (no retries left) marks the note failed."""
+        if task.name == "sync_note" and task.retries == 0:
+            self.pipeline.mark_failed(task.args[0], f"{type(exc).__name__}: {exc}")
+
+
+class NerHandlers:
+    """The NER worker's task (``enrich`` queue)."""
+
+    kind: Literal["ner"] = "ner"
+
+    def __init__(self, settings: Settings, catalog: Catalog, extractor: EntityExtractor, queues: Queues) -> None:
+        self.settings = settings
+        self.catalog = catalog
+        self.extractor = extractor
+        self.queues = queues
+
+    def extract_entities(self, path: str) -> str:
+        """NER for one note; when its entities changed, the indexer copies them into the note's chunks."""
+        outcome = enrich_note(self.settings, self.catalog, self.extractor, path, datetime.now(UTC))
+        if outcome == "updated":
+            self.queues.apply_entities(path)
+        return outcome
+
+
+class LearnerHandlers:
+    """The learner's periodic task (``learn`` queue)."""
+
+    kind: Literal["learner"] = "learner"
+
+    def __init__(self, learner: Learner) -> None:
+        self.learner = learner
+
+    def learn_tick(self) -> dict[str, Any]:
+        """The weekly synthesis if its slot passed, then a cycle if one is due."""
+        if not learner_enabled(self.learner.settings):
+            return {"enabled": False}
+        now = datetime.now().astimezone()
+        try:
+            synthesis = self.learner.synthesis_if_due(now)
+            report = self.learner.run_if_due(now)
+        except LearnerBusy:
+            return {"busy": True}
+        return {"synthesis": synthesis, "cycle": report.counters() if report else None}
+
+
+class GenerationHandlers:
+    """The mlx worker's task (``generate`` queue)."""
+
+    kind: Literal["generation"] = "generation"
+
+    def __init__(self, service: GenerationService) -> None:
+        self.service = service
+
+    def generate(self, request: dict[str, Any]) -> None:
+        """Stream one generation into its Redis stream; returns nothing (Huey stores no result for None)."""
+        self.service.run(GenerationRequest.model_validate(request))

@@ -1,0 +1,171 @@
+"""The Huey queues of one installation (one PriorityRedisHuey per queue) and the tasks they carry.
+
+Every process builds ``Queues(settings)`` to enqueue; the process that owns a kind of work binds its
+handlers (``services.system.handlers``) with ``serve`` before starting its consumer. A task body run in
+a process that bound no handler for it raises, naming the process that should run it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from huey import PriorityRedisHuey, crontab
+from huey.signals import SIGNAL_COMPLETE, SIGNAL_ERROR
+
+from services.config import Settings
+from services.llm.models import Priority
+from services.system.history import TaskHistory, outcome_recorder
+
+if TYPE_CHECKING:
+    from services.system.handlers import GenerationHandlers, IndexerHandlers, LearnerHandlers, NerHandlers
+
+QUEUE_NAMES = ("index", "search", "enrich", "learn", "generate")
+EVENT_PRIORITY = 10  # a user's edit goes before the bulk of a reconcile
+RECONCILE_PRIORITY = 0
+
+
+@dataclass
+class Bindings:
+    """The handlers this process serves (at most one object per kind of process)."""
+
+    indexer: IndexerHandlers | None = None
+    ner: NerHandlers | None = None
+    learner: LearnerHandlers | None = None
+    generation: GenerationHandlers | None = None
+
+
+class Queues:
+    """The Huey instances of one ObsiRAG installation and the task handles bound to them."""
+
+    def __init__(self, settings: Settings) -> None:
+        url = settings.effective_redis_url
+        self.hueys = {name: make_huey(name, url) for name in QUEUE_NAMES}
+        self.bound = Bindings()
+        retry = {"retries": settings.index_retries, "retry_delay": settings.index_retry_delay}
+        index, search, enrich = self.index, self.search, self.hueys["enrich"]
+        self.sync_batch = index.task(name="sync_batch")(lambda paths: self._indexer().sync_batch(paths))
+        self.sync_note = index.task(name="sync_note", retry_backoff=2, **retry)(
+            lambda path: self._indexer().sync_note(path)
+        )
+        self.rebuild_index = index.task(name="rebuild_index", priority=EVENT_PRIORITY + 10)(
+            lambda: self._indexer().rebuild_index()
+        )
+        self.rebuild_step = index.task(name="rebuild_step", priority=RECONCILE_PRIORITY - 1)(
+            lambda: self._indexer().rebuild_step()
+        )
+        self.apply_entities = index.task(name="apply_entities", priority=EVENT_PRIORITY)(
+            lambda path: self._indexer().apply_entities(path)
+        )
+        self.run_search = search.task(name="run_search", expires=30)(lambda request: self._indexer().search(request))
+        self.similar_notes = search.task(name="similar_notes", expires=60)(
+            lambda path, threshold, limit: self._indexer().similar_notes(path, threshold, limit)
+        )
+        self.extract_entities = enrich.task(name="extract_entities", **retry)(
+            lambda path: self._ner().extract_entities(path)
+        )
+        self.learn_tick = self.hueys["learn"].periodic_task(crontab(), name="learn_tick", expires=120)(
+            lambda: self._learner().learn_tick()
+        )
+        self.generate = self.hueys["generate"].task(name="generate", retries=0)(
+            lambda request: self._generation().generate(request)
+        )
+
+    @property
+    def index(self) -> PriorityRedisHuey:
+        return self.hueys["index"]
+
+    @property
+    def search(self) -> PriorityRedisHuey:
+        return self.hueys["search"]
+
+    def serve(
+        self, handlers: IndexerHandlers | NerHandlers | LearnerHandlers | GenerationHandlers, *queues: str
+    ) -> None:
+        """Bind ``handlers`` to their tasks in this process; ``queues``: record their outcomes in the history."""
+        setattr(self.bound, handlers.kind, handlers)
+        for name in queues:
+            record_task_outcomes(self.hueys[name], name)
+
+    def _indexer(self) -> IndexerHandlers:
+        return _required(self.bound.indexer, "index and search tasks run only in the indexer process")
+
+    def _ner(self) -> NerHandlers:
+        return _required(self.bound.ner, "enrich tasks run only in the ner process")
+
+    def _learner(self) -> LearnerHandlers:
+        return _required(self.bound.learner, "learn tasks run only in the learner process")
+
+    def _generation(self) -> GenerationHandlers:
+        return _required(self.bound.generation, "generate tasks run only in the mlx worker process")
+
+    def enqueue_paths(self, paths: list[str], batch: int, priority: int) -> int:
+        """Enqueue ``paths`` in batches; returns how many tasks were enqueued."""
+        chunks = [paths[i : i + batch] for i in range(0, len(paths), batch)]
+        for chunk in chunks:
+            self.sync_batch(chunk, priority=priority)
+        return len(chunks)
+
+    def enqueue_entities(self, paths: list[str]) -> None:
+        """Queue NER for notes just indexed (generated notes are ignored by the task itself)."""
+        for path in paths:
+            self.extract_entities(path)
+
+    def depths(self) -> dict[str, dict[str, int]]:
+        return {
+            name: {"pending": huey.pending_count(), "scheduled": huey.scheduled_count()}
+            for name, huey in self.hueys.items()
+        }
+
+    def waiting_chats(self) -> WaitingChats:
+        return WaitingChats(self.hueys["generate"])
+
+
+def _required(handlers: Any, problem: str) -> Any:
+    if handlers is None:
+        raise RuntimeError(problem)
+    return handlers
+
+
+class WaitingChats:
+    """The chat requests waiting in the generate queue, which a learner generation lets cut in.
+
+    Reads Huey's sorted set directly (scores are negated priorities): Huey has no "peek" call."""
+
+    def __init__(self, huey: PriorityRedisHuey) -> None:
+        self.huey = huey
+
+    def depth(self) -> int:
+        return self.huey.pending_count()
+
+    def waiting(self) -> bool:
+        """Whether the next task of the generate queue is a chat."""
+        top = self.huey.storage.conn.zrange(self.huey.storage.queue_key, 0, 0, withscores=True)
+        return bool(top) and -top[0][1] >= Priority.CHAT
+
+    def run(self) -> None:
+        """Run the waiting chat generations here and now (between two tokens of a learner generation)."""
+        while self.waiting():
+            task = self.huey.dequeue()
+            if task is None:
+                return
+            if (task.priority or 0) < Priority.CHAT:  # another consumer took the chat first: put this one back
+                self.huey.enqueue(task)
+                return
+            self.huey.execute(task)
+
+
+def record_task_outcomes(huey: PriorityRedisHuey, queue: str) -> None:
+    """Keep the dashboard's task history for the tasks this process runs from ``huey``."""
+    huey.signal(SIGNAL_COMPLETE, SIGNAL_ERROR)(outcome_recorder(TaskHistory(huey.storage.conn), queue))
+
+
+def make_huey(name: str, url: str) -> PriorityRedisHuey:
+    return PriorityRedisHuey(
+        f"obsirag-{name}",
+        url=url,
+        utc=True,
+        # Push-based result waits (6 ms vs 55 ms polling), and get() must not raise while retries remain.
+        notify_result=True,
+        store_intermediate_errors=False,
+    )

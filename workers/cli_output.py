@@ -1,0 +1,106 @@
+"""What the ``obsirag`` commands print: answers with their sources, search results, the guard's reasons."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from services.models import Provenance
+from services.prompts import WEB_STATUS
+
+if TYPE_CHECKING:
+    from services.search import SearchResponse
+
+
+def explain_grounding(grounding: dict[str, Any]) -> str:
+    """The guard's decision in a few lines: answered or refused, how sure, and on what evidence."""
+    verdict = "answered from the vault" if grounding["supported"] else "refused: the vault does not answer this"
+    lines = [f"guard: {verdict} (confidence {grounding['confidence']:.2f}, answers from 0.50)"]
+    lines.append("  evidence: " + ", ".join(f"{k} {v:.2f}" for k, v in grounding["evidence"].items()))
+    if grounding["main_note"]:
+        lines.append(f"  main note: {grounding['main_note']}")
+    if grounding["candidates"]:
+        lines.append("  notes of similar weight (no main note): " + ", ".join(grounding["candidates"]))
+    if grounding["missing_parts"]:
+        lines.append("  not in the vault: " + " ; ".join(grounding["missing_parts"]))
+    if grounding["missing_names"]:
+        lines.append("  names no retrieved note holds: " + ", ".join(grounding["missing_names"]))
+    return "\n".join(lines)
+
+
+class ReadingProgress:
+    """ "lecture des extraits… 40 %" on stderr while the model reads the prompt, erased by the first token."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def show(self, fraction: float) -> None:
+        click.echo(f"\rlecture des extraits… {round(fraction * 100)} %", nl=False, err=True)
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            click.echo("\r\033[K" if sys.stderr.isatty() else "", err=True, nl=not sys.stderr.isatty())
+            self.shown = False
+
+
+def ask_json(answer: Any) -> dict[str, Any]:
+    return {
+        "answer": answer.answer,
+        "sources": [
+            {"path": s.path or s.url, "title": s.title, "heading": s.heading, "primary": s.primary}
+            for s in answer.sources
+        ],
+        "provenance": answer.provenance.value,
+        "thread_id": answer.thread_id,
+        "timings": answer.timings,
+        "main_note": answer.main_note,
+        "notes": [{"path": n.path, "title": n.title, "passage": n.passage} for n in answer.notes],
+        "grounding": answer.grounding,
+        "entities": [
+            {"name": e.name, "kind": e.kind.value, "notes": [n.path for n in e.notes]} for e in answer.entities
+        ],
+        "web": answer.web or None,  # "failed" / "empty": the web search was asked for and gave nothing
+        "finish_reason": answer.finish_reason,  # "length": cut off at OBSIRAG_LLM_MAX_TOKENS
+        "cited": answer.cited,  # whether the answer cites an excerpt [n]
+    }
+
+
+def print_sources(answer: Any) -> None:
+    for source in answer.sources:
+        star = " ★" if source.primary else ""
+        where = source.url or source.path
+        heading = f" › {source.heading}" if source.heading else ""
+        click.echo(f"[{source.n}] {source.title}{star}  {where}{heading}")
+    uncited = answer.provenance == Provenance.VAULT and not answer.cited
+    line = [f"provenance: {answer.provenance.value}{' (no citation)' if uncited else ''}"]
+    if answer.web:
+        line.append(WEB_STATUS[answer.web][answer.plan.language if answer.plan else "fr"])
+    click.echo(click.style(" · ".join([*line, f"thread {answer.thread_id}"]), dim=True))
+
+
+def search_json(response: SearchResponse) -> list[dict[str, Any]]:
+    return [
+        {"path": r.path, "title": r.title, "score": r.score, "heading": r.heading, "snippet": r.snippet}
+        for r in response.results
+    ]
+
+
+def print_results(response: SearchResponse, explain: bool) -> None:
+    if response.since or response.until:
+        click.echo(f"dates: {response.since:%Y-%m-%d} → {response.until:%Y-%m-%d}", err=True)
+    if not response.results:
+        click.echo("no results")
+    for rank, r in enumerate(response.results, start=1):
+        heading = f" › {r.heading}" if r.heading else ""
+        click.echo(click.style(f"{rank}. {r.title}", bold=True) + f"  {r.path}{heading}  ({r.score:.4f})")
+        click.echo(f"   {r.snippet}")
+        if explain:
+            cosine = f"{r.title_similarity:.3f}" if r.title_similarity is not None else "-"
+            click.echo(
+                f"   dense rank {r.dense_rank or '-'} · sparse rank {r.sparse_rank or '-'} · "
+                f"title match {'yes' if r.title_match else 'no'} · title cosine {cosine} · "
+                f"score {r.score:.4f} · terms: {', '.join(r.matched_terms) or '-'}"
+            )
