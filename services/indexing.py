@@ -74,7 +74,9 @@ class IndexPipeline:
         catalog: Catalog,
         embedder: Embedder,
         cache: EmbeddingCache | None = None,
+        on_indexed: Callable[[list[str]], None] | None = None,
     ) -> None:
+        """``on_indexed``: called with the paths each sync indexed (the indexer enqueues their enrichment)."""
         self.settings = settings
         self.store = store
         self.catalog = catalog
@@ -85,8 +87,7 @@ class IndexPipeline:
         self.counter = embedder.token_counter
         self.max_tokens = min(settings.chunk_tokens, embedder.max_tokens)
         self.run_id: int | None = None
-        # Called with the paths each sync indexed (the indexer process enqueues their enrichment).
-        self.on_indexed: Callable[[list[str]], None] | None = None
+        self.on_indexed = on_indexed
         try:
             store.ensure_collection(embedder.dim, embedder.name)
         except ModelMismatchError as exc:

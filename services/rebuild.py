@@ -18,6 +18,7 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -100,7 +101,15 @@ class _NextPipeline(IndexPipeline):
 class Rebuild:
     """One rebuild of the index with ``embedder``, beside ``live``'s store."""
 
-    def __init__(self, settings: Settings, live: IndexPipeline, embedder: Embedder, state: _State) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        live: IndexPipeline,
+        embedder: Embedder,
+        state: _State,
+        engine: SearchEngine | None = None,
+    ) -> None:
+        """``engine``: the live search, switched to the new model with the store."""
         self.settings, self.live, self.embedder, self.state = settings, live, embedder, state
         self.folder = settings.store_path / NEXT_DIR  # rebuild.json (and, with Edge, the next store)
         self.store = live.store.open_next()
@@ -108,13 +117,15 @@ class Rebuild:
         self.store.ensure_collection(embedder.dim, embedder.name)
         self.pipeline = _NextPipeline(settings, self.store, live.catalog, embedder)
         self.pipeline.hashes = dict(state.hashes)
-        self.engine: SearchEngine | None = None  # switched to the new model with the store
+        self.engine = engine
         self.finished = False
 
     @classmethod
-    def start(cls, settings: Settings, live: IndexPipeline, embedder: Embedder) -> Rebuild:
+    def start(
+        cls, settings: Settings, live: IndexPipeline, embedder: Embedder, engine: SearchEngine | None = None
+    ) -> Rebuild:
         """A new rebuild (one already under way with the same model goes on)."""
-        resumed = cls.resume(settings, live, embedder)
+        resumed = cls.resume(settings, live, embedder, engine)
         if resumed is not None:
             return resumed
         stale = live.store.open_next()  # what a rebuild with another model left
@@ -122,21 +133,23 @@ class Rebuild:
         stale.close()
         now = time.time()
         state = _State(model=embedder.name, started_at=now, resumed_at=now)
-        rebuild = cls(settings, live, embedder, state)
+        rebuild = cls(settings, live, embedder, state, engine)
         rebuild.state.total = len(rebuild._vault_paths())
         rebuild._save()
         log.info("rebuilding the index with %s beside the live one (%d notes)", embedder.name, state.total)
         return rebuild
 
     @classmethod
-    def resume(cls, settings: Settings, live: IndexPipeline, embedder: Embedder) -> Rebuild | None:
+    def resume(
+        cls, settings: Settings, live: IndexPipeline, embedder: Embedder, engine: SearchEngine | None = None
+    ) -> Rebuild | None:
         """The rebuild a killed indexer left in ``next/``, if it was for ``embedder``'s model."""
         state = read_state(settings.store_path)
         if state is None or state.model != embedder.name:
             return None
         state.resumed_done, state.resumed_at = len(state.hashes), time.time()
         log.info("resuming the rebuild with %s: %d notes done", embedder.name, len(state.hashes))
-        return cls(settings, live, embedder, state)
+        return cls(settings, live, embedder, state, engine)
 
     def step(self, batch: int) -> bool:
         """Index the next ``batch`` notes into the next store; switch when all are done. True when finished."""
@@ -210,11 +223,13 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
-def open_index(settings: Settings) -> tuple[IndexPipeline, SearchEngine, Embedder, Rebuild | None]:
+def open_index(
+    settings: Settings, on_indexed: Callable[[list[str]], None] | None = None
+) -> tuple[IndexPipeline, SearchEngine, Embedder, Rebuild | None]:
     """The live pipeline and search, the configured model, and the rebuild to run (if any).
 
     An index built with another model keeps answering with that model while a rebuild with the configured
-    one runs beside it; a rebuild left by a killed indexer goes on."""
+    one runs beside it; a rebuild left by a killed indexer goes on. ``on_indexed``: see ``IndexPipeline``."""
     from services.embedding import load_embedder
     from services.store import open_store
 
@@ -222,16 +237,16 @@ def open_index(settings: Settings) -> tuple[IndexPipeline, SearchEngine, Embedde
     batch, threads = settings.embedding_batch_size, settings.torch_threads
     configured = load_embedder(settings.embedding_model, batch, threads)
     recorded = store.recorded_model()
-    if recorded is not None and recorded[:2] != (configured.name, configured.dim):
+    stale = recorded is not None and recorded[:2] != (configured.name, configured.dim)
+    if stale:
         log.warning(
             "the index was built with %s: it answers until its rebuild with %s is done", recorded.name, configured.name
         )
-        pipeline = IndexPipeline(settings, store, catalog, load_embedder(recorded.name, batch, threads))
-        rebuild: Rebuild | None = Rebuild.start(settings, pipeline, configured)
-    else:
-        pipeline = IndexPipeline(settings, store, catalog, configured)
-        rebuild = Rebuild.resume(settings, pipeline, configured)
+    live = load_embedder(recorded.name, batch, threads) if stale else configured
+    pipeline = IndexPipeline(settings, store, catalog, live, on_indexed=on_indexed)
     engine = SearchEngine(store, pipeline.embedder)
-    if rebuild is not None:
-        rebuild.engine = engine
+    if stale:
+        rebuild: Rebuild | None = Rebuild.start(settings, pipeline, configured, engine)
+    else:
+        rebuild = Rebuild.resume(settings, pipeline, configured, engine)
     return pipeline, engine, configured, rebuild

@@ -22,7 +22,7 @@ def main() -> None:
     setup_logging(settings, "indexer")
     stop = stop_on_signals()
     queues = Queues(settings)
-    pipeline, engine, configured, rebuild = open_index(settings)
+    pipeline, engine, configured, rebuild = open_index(settings, on_indexed=queues.enqueue_entities)
     # The model and libraries are loaded for good: out of the collector's sight, they no longer make
     # every full collection walk their objects (searches: -2 to -5 ms at p95, bench/search_latency.py).
     gc.collect()

@@ -43,15 +43,14 @@ class IndexerHandlers:
         rebuild: Rebuild | None = None,
     ) -> None:
         """``configured``: the configured model when the live index was built with another; ``rebuild``: the
-        rebuild to carry on (its next step is queued here)."""
+        rebuild to carry on (its next step is queued here). The pipeline was opened with
+        ``on_indexed=queues.enqueue_entities``: NER follows every indexed note."""
         self.pipeline = pipeline
         self.engine = search
         self.queues = queues
         self.configured = configured or pipeline.embedder
         self.rebuild = rebuild
-        pipeline.on_indexed = queues.enqueue_entities  # NER follows every indexed note
         if rebuild is not None:
-            rebuild.engine = search
             queues.rebuild_step()
 
     def sync_batch(self, paths: list[str]) -> dict[str, Any]:
@@ -77,8 +76,7 @@ class IndexerHandlers:
         pipeline = self.pipeline
         if isinstance(pipeline.store, EdgeStore):
             if self.rebuild is None:
-                self.rebuild = Rebuild.start(pipeline.settings, pipeline, self.configured)
-                self.rebuild.engine = self.engine
+                self.rebuild = Rebuild.start(pipeline.settings, pipeline, self.configured, self.engine)
                 self.queues.rebuild_step()
             return self.rebuild.progress().total
         pipeline.rebuild()

@@ -98,6 +98,7 @@ def test_indexing_enqueues_ner_and_the_indexer_applies_the_payload(
     queues = Queues(settings.model_copy(update={"redis_url": redis_url}))
     for huey in queues.hueys.values():
         huey.flush()
+    pipeline.on_indexed = queues.enqueue_entities  # as the indexer opens its pipeline (open_index)
     queues.serve(IndexerHandlers(pipeline, SearchEngine(pipeline.store, embedder), queues))
     queues.serve(NerHandlers(settings, pipeline.catalog, extractor, queues))
     consumers = [start_consumer(queues.index, 1), start_consumer(queues.hueys["enrich"], 1)]
