@@ -223,6 +223,29 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
+def open_pipeline(
+    settings: Settings,
+    store: VectorStore | None = None,
+    embedder: Embedder | None = None,
+    reset: bool = False,
+    on_indexed: Callable[[list[str]], None] | None = None,
+) -> IndexPipeline:
+    """The one assembly of an index pipeline: the configured store, catalog and model (unless given).
+
+    ``reset``: empty the store first (before the pipeline checks the recorded model, which a reindex
+    means to replace); ``on_indexed``: see ``IndexPipeline``."""
+    from services.embedding import load_embedder
+    from services.store import open_store
+
+    store = store or open_store(settings)
+    embedder = embedder or load_embedder(
+        settings.embedding_model, settings.embedding_batch_size, settings.torch_threads
+    )
+    if reset:
+        store.reset()
+    return IndexPipeline(settings, store, Catalog(settings.catalog_path), embedder, on_indexed=on_indexed)
+
+
 def open_index(
     settings: Settings, on_indexed: Callable[[list[str]], None] | None = None
 ) -> tuple[IndexPipeline, SearchEngine, Embedder, Rebuild | None]:
@@ -233,7 +256,7 @@ def open_index(
     from services.embedding import load_embedder
     from services.store import open_store
 
-    store, catalog = open_store(settings), Catalog(settings.catalog_path)
+    store = open_store(settings)
     batch, threads = settings.embedding_batch_size, settings.torch_threads
     configured = load_embedder(settings.embedding_model, batch, threads)
     recorded = store.recorded_model()
@@ -243,7 +266,7 @@ def open_index(
             "the index was built with %s: it answers until its rebuild with %s is done", recorded.name, configured.name
         )
     live = load_embedder(recorded.name, batch, threads) if stale else configured
-    pipeline = IndexPipeline(settings, store, catalog, live, on_indexed=on_indexed)
+    pipeline = open_pipeline(settings, store, live, on_indexed=on_indexed)
     engine = SearchEngine(store, pipeline.embedder)
     if stale:
         rebuild: Rebuild | None = Rebuild.start(settings, pipeline, configured, engine)

@@ -328,9 +328,9 @@ def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:
 
 
 def _open_pipeline(settings: Settings, reset: bool = False) -> IndexPipeline:
-    from services.system.local import open_pipeline
+    from services.rebuild import open_pipeline
 
-    return open_pipeline(settings, reset)
+    return open_pipeline(settings, reset=reset)
 
 
 def _day(value: str | None) -> datetime | None:
