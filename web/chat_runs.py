@@ -17,8 +17,6 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 
-from huey.exceptions import ResultTimeout
-
 from services.chat import ChatEngine, ChatEvent
 from services.llm.models import GenerationRequest, StreamEvent
 from services.prompts import QUESTION_FAILED
@@ -130,7 +128,7 @@ def failure_message(exc: Exception) -> str:
     """What the UI says of a question that failed: in French, with the next step; the details are in the log."""
     if isinstance(exc, SystemNotRunning):  # its message is the next step already
         return str(exc)
-    timed_out = isinstance(exc, TimeoutError | ResultTimeout)  # a search the indexer did not answer in time
+    timed_out = isinstance(exc, TimeoutError)  # a search the indexer did not answer in time
     detail = "délai dépassé" if timed_out else type(exc).__name__
     return QUESTION_FAILED.format(detail=detail)
 

@@ -10,7 +10,7 @@ from huey.signals import SIGNAL_ERROR
 from services.config import load_settings
 from services.indexing import changed_paths
 from services.rebuild import open_index
-from services.system.handlers import IndexerHandlers
+from services.system.handlers.indexer import IndexerHandlers
 from services.system.queues import RECONCILE_PRIORITY, Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 

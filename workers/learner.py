@@ -19,7 +19,7 @@ from services.learner.cycle import Learner, LearnerDeps
 from services.learner.generation import LearnerModel
 from services.llm.models import GenerationRequest, StreamEvent
 from services.system import SystemClient, SystemNotRunning, build_chat_engine
-from services.system.handlers import LearnerHandlers
+from services.system.handlers.learner import LearnerHandlers
 from services.system.queues import Queues
 from workers.process import ThreadedConsumer, run_until_stopped, setup_logging, stop_on_signals
 

@@ -11,7 +11,7 @@ from services.config import Settings, load_settings
 from services.llm.backends import Backend, open_backend
 from services.llm.generation import GenerationService, Limits
 from services.system.generation import WORKER_NAME
-from services.system.handlers import GenerationHandlers
+from services.system.handlers.generation import GenerationHandlers
 from services.system.queues import Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 

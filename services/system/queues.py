@@ -18,7 +18,10 @@ from services.llm.models import Priority
 from services.system.history import TaskHistory, outcome_recorder
 
 if TYPE_CHECKING:
-    from services.system.handlers import GenerationHandlers, IndexerHandlers, LearnerHandlers, NerHandlers
+    from services.system.handlers.generation import GenerationHandlers
+    from services.system.handlers.indexer import IndexerHandlers
+    from services.system.handlers.learner import LearnerHandlers
+    from services.system.handlers.ner import NerHandlers
 
 QUEUE_NAMES = ("index", "search", "enrich", "learn", "generate")
 EVENT_PRIORITY = 10  # a user's edit goes before the bulk of a reconcile

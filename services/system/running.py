@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import Any
 
 import redis
+from huey.exceptions import ResultTimeout
 from pydantic import BaseModel, Field
 
 from services.catalog import Catalog
@@ -77,14 +78,20 @@ class SystemClient:
             return False
 
     def search(self, request: SearchRequest) -> SearchResponse:
-        """Search through the indexer process, which owns the embedded store."""
-        result = self.queues.run_search(request.model_dump(mode="json"))
-        return SearchResponse.model_validate(result.get(blocking=True, timeout=self.settings.search_timeout))
+        """Search through the indexer process, which owns the embedded store; ``TimeoutError`` past
+        ``search_timeout``."""
+        result = self._wait(self.queues.run_search(request.model_dump(mode="json")))
+        return SearchResponse.model_validate(result)
 
     def similar_notes(self, path: str, threshold: float, limit: int) -> list[tuple[str, float]]:
         """The user notes closest to ``path`` (cosine at least ``threshold``), served by the indexer."""
-        pending = self.queues.similar_notes(path, threshold, limit)
-        return [(other, score) for other, score in pending.get(blocking=True, timeout=self.settings.search_timeout)]
+        return [(other, score) for other, score in self._wait(self.queues.similar_notes(path, threshold, limit))]
+
+    def _wait(self, pending: Any) -> Any:
+        try:
+            return pending.get(blocking=True, timeout=self.settings.search_timeout)
+        except ResultTimeout as exc:  # callers need not know Huey
+            raise TimeoutError(f"the indexer did not answer in {self.settings.search_timeout:.0f} s") from exc
 
     def reindex(self) -> None:
         """Queue a rebuild of the index; raises ``SystemNotRunning`` when Redis cannot be reached."""

@@ -91,7 +91,8 @@ def test_entities_reach_the_payload_and_filter_searches(
 def test_indexing_enqueues_ner_and_the_indexer_applies_the_payload(
     pipeline: IndexPipeline, extractor: EntityExtractor, settings: Settings, redis_url: str, embedder
 ) -> None:
-    from services.system.handlers import IndexerHandlers, NerHandlers
+    from services.system.handlers.indexer import IndexerHandlers
+    from services.system.handlers.ner import NerHandlers
     from services.system.queues import Queues
     from workers.process import start_consumer
 

@@ -1,26 +1,15 @@
-"""The task bodies, one typed object per process that runs them.
-
-A worker builds its handlers with the services they use and binds them with ``Queues.serve``; the
-tasks registered in ``services.system.queues`` call their methods.
-"""
+"""The indexer's task bodies (``index`` and ``search`` queues)."""
 
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from services import vault
-from services.catalog import Catalog
-from services.config import Settings
 from services.embedding import Embedder
-from services.entities import EntityExtractor, enrich_note, payload_names
+from services.entities import payload_names
 from services.indexing import IndexPipeline
-from services.learner.cycle import Learner, LearnerBusy
-from services.learner.schedule import learner_enabled
 from services.learner.similarity import similar_notes as closest
-from services.llm.generation import GenerationService
-from services.llm.models import GenerationRequest
 from services.rebuild import Rebuild
 from services.search import SearchEngine, SearchRequest
 from services.store import EdgeStore
@@ -113,56 +102,3 @@ class IndexerHandlers:
         """A Huey ``SIGNAL_ERROR`` receiver: only the last attempt (no retries left) marks the note failed."""
         if task.name == "sync_note" and task.retries == 0:
             self.pipeline.mark_failed(task.args[0], f"{type(exc).__name__}: {exc}")
-
-
-class NerHandlers:
-    """The NER worker's task (``enrich`` queue)."""
-
-    kind: Literal["ner"] = "ner"
-
-    def __init__(self, settings: Settings, catalog: Catalog, extractor: EntityExtractor, queues: Queues) -> None:
-        self.settings = settings
-        self.catalog = catalog
-        self.extractor = extractor
-        self.queues = queues
-
-    def extract_entities(self, path: str) -> str:
-        """NER for one note; when its entities changed, the indexer copies them into the note's chunks."""
-        outcome = enrich_note(self.settings, self.catalog, self.extractor, path, datetime.now(UTC))
-        if outcome == "updated":
-            self.queues.apply_entities(path)
-        return outcome
-
-
-class LearnerHandlers:
-    """The learner's periodic task (``learn`` queue)."""
-
-    kind: Literal["learner"] = "learner"
-
-    def __init__(self, learner: Learner) -> None:
-        self.learner = learner
-
-    def learn_tick(self) -> dict[str, Any]:
-        """The weekly synthesis if its slot passed, then a cycle if one is due."""
-        if not learner_enabled(self.learner.settings):
-            return {"enabled": False}
-        now = datetime.now().astimezone()
-        try:
-            synthesis = self.learner.synthesis_if_due(now)
-            report = self.learner.run_if_due(now)
-        except LearnerBusy:
-            return {"busy": True}
-        return {"synthesis": synthesis, "cycle": report.counters() if report else None}
-
-
-class GenerationHandlers:
-    """The mlx worker's task (``generate`` queue)."""
-
-    kind: Literal["generation"] = "generation"
-
-    def __init__(self, service: GenerationService) -> None:
-        self.service = service
-
-    def generate(self, request: dict[str, Any]) -> None:
-        """Stream one generation into its Redis stream; returns nothing (Huey stores no result for None)."""
-        self.service.run(GenerationRequest.model_validate(request))
