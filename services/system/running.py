@@ -148,8 +148,3 @@ def _catalog_state(settings: Settings, lang: Lang, limit: int | None) -> tuple[d
 
 def note_counts(settings: Settings) -> dict[str, int]:
     return _catalog_state(settings, "en", 0)[0]
-
-
-def learner_details(status: SystemStatus) -> dict[str, Any] | None:
-    learner = status.process("learner")
-    return learner.details if learner is not None else None
