@@ -14,8 +14,8 @@ from services.indexing import IndexPipeline, changed_paths
 from services.rebuild import Rebuild, open_index, read_progress
 from services.search import SearchEngine, SearchRequest
 from services.store import EdgeStore, ModelRecord
-from services.store.client import ClientStore
 from services.store.edge import NEXT_DIR, SWITCH_FILE, recorded_model_at
+from services.store.server import ClientStore
 
 NOTES = {
     "Cuisine/Pain.md": "# Pain au levain\n\nLe levain nourri la veille donne une mie alvéolée.",
