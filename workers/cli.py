@@ -111,12 +111,6 @@ def reindex(settings: Settings) -> None:
         client.reindex()
         click.echo("reindex queued: the running indexer rebuilds the index beside the live one, which keeps answering")
         return
-    if settings.qdrant_url:
-        pipeline = _open_pipeline(settings, reset=True)
-        pipeline.rebuild()
-        click.echo("index cleared; indexing the vault again")
-        index_in_foreground(settings, pipeline)
-        return
     rebuild_in_foreground(settings)
 
 
@@ -327,10 +321,10 @@ def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:
     return search_anywhere(settings, request)
 
 
-def _open_pipeline(settings: Settings, reset: bool = False) -> IndexPipeline:
+def _open_pipeline(settings: Settings) -> IndexPipeline:
     from services.rebuild import open_pipeline
 
-    return open_pipeline(settings, reset=reset)
+    return open_pipeline(settings)
 
 
 def _day(value: str | None) -> datetime | None:

@@ -20,7 +20,7 @@ def search_anywhere(settings: Settings, request: SearchRequest) -> SearchRespons
     store = open_store(settings)
     try:
         recorded = store.recorded_model()  # the index answers with the model that built it
-        model = recorded.name if recorded is not None and not settings.qdrant_url else settings.embedding_model
+        model = recorded.name if recorded is not None else settings.embedding_model
         embedder = load_embedder(model, threads=settings.torch_threads)
         store.ensure_collection(embedder.dim, embedder.name)
         return SearchEngine(store, embedder).search(request)

@@ -114,7 +114,7 @@ class SystemClient:
         """Notes, problems (the first ``problems`` of them), rebuild, processes, queues (with their first
         ``preview`` tasks), the generation worker: gathered once for every surface."""
         notes, troubled = _catalog_state(self.settings, lang, problems)
-        rebuild = None if self.settings.qdrant_url else read_progress(self.settings.store_path)
+        rebuild = read_progress(self.settings.store_path)
         down = SystemStatus(running=False, notes=notes, queues={}, processes=[], problems=troubled, rebuild=rebuild)
         try:
             processes = read_processes(self.redis, list(PROCESSES))

@@ -5,14 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal
 
-from services import vault
 from services.embedding import Embedder
 from services.entities import payload_names
 from services.indexing import IndexPipeline
 from services.learner.similarity import similar_notes as closest
 from services.rebuild import Rebuild
 from services.search import SearchEngine, SearchRequest
-from services.store import EdgeStore
 from services.system.queues import RECONCILE_PRIORITY, Queues
 
 log = logging.getLogger(__name__)
@@ -60,19 +58,12 @@ class IndexerHandlers:
         return self.pipeline.sync_paths([path], raise_errors=True).model_dump()
 
     def rebuild_index(self) -> int:
-        """Rebuild the index with the configured model beside the live one (Edge), which keeps answering;
-        a Qdrant server's collection is emptied and refilled. Returns the notes to index."""
-        pipeline = self.pipeline
-        if isinstance(pipeline.store, EdgeStore):
-            if self.rebuild is None:
-                self.rebuild = Rebuild.start(pipeline.settings, pipeline, self.configured, self.engine)
-                self.queues.rebuild_step()
-            return self.rebuild.progress().total
-        pipeline.rebuild()
-        settings = pipeline.settings
-        paths = list(vault.iter_vault_paths(settings.vault, settings.exclude, outside_links=True))
-        self.queues.enqueue_paths(paths, settings.index_batch_notes, RECONCILE_PRIORITY)
-        return len(paths)
+        """Rebuild the index with the configured model beside the live one (an Edge folder or a second
+        server collection), which keeps answering. Returns the notes to index."""
+        if self.rebuild is None:
+            self.rebuild = Rebuild.start(self.pipeline.settings, self.pipeline, self.configured, self.engine)
+            self.queues.rebuild_step()
+        return self.rebuild.progress().total
 
     def rebuild_step(self) -> dict[str, Any] | None:
         """A batch of the rebuild under way, then the next step behind the users' edits (or the switch)."""
