@@ -1,7 +1,8 @@
 """Heading-path chunks sized in the embedding model's tokens.
 
-A note body is cut into heading sections (ATX ``#`` headings outside fenced code), each section into
-paragraphs (blank-line separated; a fenced code block is never cut by its blank lines), and paragraphs
+A note body is cut into heading sections (``services.reader``: top-level ATX ``#`` headings outside code,
+block ids left out), each section into paragraphs (blank-line separated; a code block is never cut by
+its blank lines), and paragraphs
 are packed greedily into chunks. A paragraph larger than the budget is cut into overlapping windows on
 token boundaries, ending at a sentence or line end when one lies in the window's last fifth.
 
@@ -12,12 +13,11 @@ is checked with one real count before it is emitted (and split again if joins co
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from services.models import Chunk, ParsedNote
+from services.reader import MarkdownDoc, Section, read_markdown
 
 PREFIX_SEPARATOR = " > "
 PREFIX_MAX_CHARS = 120  # a runaway heading must not eat the whole budget
@@ -25,8 +25,6 @@ SENTENCE_TAIL = 0.2  # look for a sentence end in the last 20% of a window
 WORD_BACKOFF = 8  # tokens a window start may move back to begin on a word
 PARAGRAPH_JOIN = "\n\n"
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SENTENCE_END = frozenset(".!?…;:")
 
 
@@ -84,63 +82,15 @@ def embedding_text(note_title: str, chunk: Chunk) -> str:
     return embedding_prefix(note_title, chunk.heading_path) + chunk.text
 
 
-@dataclass
-class _Section:
-    heading_path: list[str]
-    lines: list[str]
+def split_sections(body: str | MarkdownDoc) -> list[Section]:
+    """Heading sections of a body, in order (``services.reader``); heading lines themselves are dropped."""
+    return (read_markdown(body) if isinstance(body, str) else body).sections()
 
 
-def _heading(line: str) -> tuple[int, str] | None:
-    match = _HEADING.match(line)
-    if match is None:
-        return None
-    return len(match.group(1)), (match.group(2) or "").strip()
-
-
-class _FenceTracker:
-    """Follows fenced code blocks line by line (a closing fence: same character, at least as long)."""
-
-    def __init__(self) -> None:
-        self.open: str | None = None
-
-    def feed(self, line: str) -> bool:
-        """Take one line; return True when it is inside a fence or is a fence line."""
-        match = _FENCE.match(line)
-        if self.open is None:
-            if match:
-                self.open = match.group(1)
-            return match is not None
-        fence = match.group(1) if match else ""
-        if fence[:1] == self.open[0] and len(fence) >= len(self.open) and not line.strip().strip(fence[0]):
-            self.open = None
-        return True
-
-
-def split_sections(body: str) -> list[_Section]:
-    """Heading sections of a body, in order; heading lines themselves are dropped."""
-    sections = [_Section([], [])]
-    stack: list[tuple[int, str]] = []
-    fence = _FenceTracker()
-    for line in body.splitlines():
-        in_code = fence.feed(line)
-        found = None if in_code else _heading(line)
-        if found is None:
-            sections[-1].lines.append(line)
-            continue
-        level, text = found
-        stack = [(lvl, txt) for lvl, txt in stack if lvl < level]
-        if text:
-            stack.append((level, text))
-        sections.append(_Section([txt for _, txt in stack], []))
-    return sections
-
-
-def split_paragraphs(lines: list[str]) -> list[str]:
-    """Blank-line separated blocks; blank lines inside a fenced code block do not split it."""
+def split_paragraphs(lines: list[str], code: list[bool] | None = None) -> list[str]:
+    """Blank-line separated blocks; blank lines inside a code block (``code`` flags) do not split it."""
     blocks: list[list[str]] = [[]]
-    fence = _FenceTracker()
-    for line in lines:
-        in_code = fence.feed(line)
+    for line, in_code in zip(lines, code or [False] * len(lines), strict=True):
         if not in_code and not line.strip():
             blocks.append([])
         else:
@@ -192,8 +142,8 @@ class _Packer:
         self.max_tokens, self.overlap = max_tokens, overlap
         self.chunks: list[Chunk] = []
 
-    def add_section(self, section: _Section) -> None:
-        paragraphs = split_paragraphs(section.lines)
+    def add_section(self, section: Section) -> None:
+        paragraphs = split_paragraphs(section.lines, section.code)
         if not paragraphs:
             return
         prefix = embedding_prefix(self.title, section.heading_path)
@@ -261,6 +211,6 @@ def chunk_note(note: ParsedNote, counter: TokenCounter, max_tokens: int, overlap
     if max_tokens < 1:
         raise ValueError("max_tokens must be positive")
     packer = _Packer(note.title, counter, max_tokens, overlap)
-    for section in split_sections(note.body):
+    for section in note.markdown.sections():
         packer.add_section(section)
     return packer.chunks

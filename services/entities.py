@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from services import vault
 from services.models import AnswerEntity, EntityKind, NoteEntity, NoteStatus, NoteType, ParsedNote, Source
 from services.query import detect_language
+from services.reader import MarkdownDoc, read_markdown
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -52,10 +53,7 @@ _CALENDAR = frozenset(
     "novembre décembre lundi mardi mercredi jeudi vendredi samedi dimanche".split()
 )
 _ELISION = re.compile(r"^[ldLD]['’]")
-_WIKILINK = re.compile(r"!?\[\[([^\]|#^]*)(?:[#^][^\]|]*)?(?:\|([^\]]*))?\]\]")
-_MDLINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_NOISE = re.compile(r"https?://\S+|(?<!\w)#[\w/-]+|\^[A-Za-z0-9-]+$|<[^>]+>|\[![\w-]+\][+-]?|[*_~=`]{1,3}")
-_LINE_PREFIX = re.compile(r"^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+]\s+(?:\[.\]\s+)?|\d+[.)]\s+)?")
+_NOISE = re.compile(r"https?://\S+|[*_~=`]{1,3}")  # bare URLs, markup the parser left as text (==highlight==)
 
 
 def normalize_name(name: str) -> str:
@@ -81,14 +79,14 @@ def payload_names(entities: Iterable[NoteEntity]) -> list[str]:
     return [name for name in names if name]
 
 
-def note_segments(body: str) -> list[str]:
-    """Plain-text lines of a Markdown body: code, links' targets, tags, markup and table pipes removed."""
+def note_segments(body: str | MarkdownDoc) -> list[str]:
+    """Plain-text lines of a Markdown body (``MarkdownDoc.text_lines``: no code, no markup, links read as
+    their label, no tags or block ids), bare URLs and emphasis the parser left as text removed."""
+    doc = read_markdown(body) if isinstance(body, str) else body
     segments: list[str] = []
-    for line in vault.mask_code(body).split("\n"):
-        line = _WIKILINK.sub(lambda m: m[2] or m[1].rsplit("/", 1)[-1], line)
-        line = _NOISE.sub(" ", _MDLINK.sub(r"\1", line))
-        for cell in line.split("|"):
-            text = " ".join(_LINE_PREFIX.sub("", cell).split())
+    for line in doc.text_lines():
+        for cell in _NOISE.sub(" ", line).split("|"):  # also rows of a table without its "---" line
+            text = " ".join(cell.split())
             if len(text) > 1:
                 segments.append(text)
     return segments
@@ -287,7 +285,7 @@ class EntityExtractor:
         language = detect_language(note.body[:5000])
         nlp, strict = self._pipeline(language)
         stops = _stop_words()
-        segments = note_segments(note.body)
+        segments = note_segments(note.markdown)
         docs = nlp.pipe(segments, batch_size=64)
         mentions = [m for doc in docs for span in doc.ents for m in span_mentions(span, stops, strict)]
         return language, merge_mentions(mentions, "\n".join(segments))

@@ -6,13 +6,14 @@ markdown-it (CommonMark + tables, strikethrough, task lists, footnotes) plus Obs
 note is allowed through markdown-it, then everything goes through ``nh3``: no script, no event handler
 attribute, no ``javascript:`` URL, no image from outside ObsiRAG, whatever the note contains.
 
-Where links point is the caller's business: ``LinkUrls`` turns vault paths into URLs and a resolver turns
-a link target into a vault path (``CatalogLinks`` uses the catalog's resolved links).
+The Obsidian syntax is read by ``services.reader``'s plugin, the same rules the index uses. Where links
+point is the caller's business: a ``LinkUrls`` given by the web app (``web.urls.WebUrls``) turns vault
+paths into URLs and a resolver turns a link target into a vault path (``CatalogLinks`` uses the catalog's
+resolved links, else the files ``vault.walk_vault`` lists).
 """
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 import unicodedata
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 import nh3
 from markdown_it import MarkdownIt
@@ -29,18 +30,13 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
-from mdit_py_plugins.footnote import footnote_plugin
-from mdit_py_plugins.tasklists import tasklists_plugin
 
-from services import vault
+from services import reader, vault
 from services.links import LinkResolver
-from services.models import Source
+from services.models import Source, WikiLink
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif")
 MAX_EMBED_DEPTH = 2  # an embed inside an embed is rendered, one level deeper is a link (no cycles)
-_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
-_CALLOUT = re.compile(r"^\[!(?P<kind>[\w-]+)\](?P<fold>[+-]?)[ \t]*(?P<title>[^\n]*)\n?")
-_BLOCK_ID = re.compile(r"[ \t]+\^[A-Za-z0-9-]+$", re.M)
 _CITATION = re.compile(r"\[(\d{1,2})\](?!\()")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _SAFE_ID = re.compile(r"^[\w-]{1,80}$")
@@ -56,9 +52,15 @@ _ATTRIBUTES: dict[str, set[str]] = {
 
 
 class LinkUrls(Protocol):
+    """Where the app shows a note (``heading``: its anchor) and serves a vault file."""
+
     def note(self, path: str, heading: str | None = None) -> str: ...
 
     def file(self, path: str) -> str: ...
+
+    def is_file(self, url: str) -> bool:
+        """Whether ``url`` is one of ``file``'s: the only images a page may load."""
+        ...
 
 
 Resolver = Callable[[str, str], str | None]  # (link target as written, source note path) -> vault path
@@ -93,20 +95,18 @@ class MarkdownRenderer:
     def render_note(self, body: str, path: str, depth: int = 0) -> str:
         """Sanitised HTML of a note body (frontmatter already removed)."""
         html = self._md.render(body, _Env(source=path, depth=depth).__dict__)
-        return sanitize(html)
+        return sanitize(html, local_file=self.urls.is_file)
 
     def render_answer(self, text: str, sources: Sequence[Source] = ()) -> str:
         """Sanitised HTML of a chat answer; ``[n]`` citations link to their source."""
         env = _Env(source="", depth=MAX_EMBED_DEPTH, sources={s.n: s for s in sources})
-        return sanitize(self._md.render(text, env.__dict__), keep_ids=False)
+        return sanitize(self._md.render(text, env.__dict__), keep_ids=False, local_file=self.urls.is_file)
 
     # --- pieces used by the markdown-it rules ---------------------------------------------------
 
-    def wikilink_html(self, inner: str, embed: bool, env: dict[str, Any]) -> str:
-        links = vault.extract_links(f"{'!' if embed else ''}[[{inner}]]")
-        if not links:
+    def wikilink_html(self, link: WikiLink | None, inner: str, embed: bool, env: dict[str, Any]) -> str:
+        if link is None:
             return escape(f"[[{inner}]]")
-        link = links[0]
         source = env["source"]
         target = self.resolve(link.target, source) if link.target else source or None
         label = link.alias or (f"{link.target} › {link.heading}" if link.heading and link.target else None)
@@ -167,7 +167,7 @@ def section(body: str, heading: str) -> str:
     """The lines under ``heading`` (matched case-insensitively, or by slug) up to the next heading as high."""
     wanted = heading_slug(heading)
     lines = body.split("\n")
-    headings = vault.extract_headings(body)
+    headings = reader.read_markdown(body).headings
     for i, found in enumerate(headings):
         if heading_slug(found.text) != wanted:
             continue
@@ -176,13 +176,14 @@ def section(body: str, heading: str) -> str:
     return body
 
 
-def sanitize(html: str, keep_ids: bool = True) -> str:
-    """Only harmless tags and attributes, ``http(s)``/``mailto``/``obsidian`` links, local images only."""
+def sanitize(html: str, keep_ids: bool = True, local_file: Callable[[str], bool] = lambda _url: False) -> str:
+    """Only harmless tags and attributes, ``http(s)``/``mailto``/``obsidian`` links, and images only where
+    ``local_file`` says the URL is the vault's own (none by default)."""
 
     def keep(tag: str, attribute: str, value: str) -> str | None:
         if attribute == "id" and not (keep_ids and _SAFE_ID.match(value)):
             return None
-        if tag == "img" and attribute == "src" and not value.startswith("/vault-files/"):
+        if tag == "img" and attribute == "src" and not local_file(value):
             return None  # only the vault's own files: remote images would leak reads and break the CSP
         if tag == "input" and attribute == "type" and value != "checkbox":
             return None
@@ -203,31 +204,18 @@ def sanitize(html: str, keep_ids: bool = True) -> str:
 
 
 def _parser(renderer: MarkdownRenderer) -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": True, "linkify": False, "typographer": False})
-    md.enable(["table", "strikethrough"])
-    md.use(tasklists_plugin).use(footnote_plugin)
-    md.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    md = reader.obsidian_parser()
     md.inline.ruler.before("link", "citation", _citation_rule(renderer))
-    md.core.ruler.before("inline", "callouts", _callout_rule)
-    md.core.ruler.after("inline", "obsidian_blocks", _block_rule)
+    md.core.ruler.after("heading_text", "obsidian_blocks", _block_rule)
     md.add_render_rule("wikilink", lambda _r, tokens, i, _o, env: renderer.wikilink_html(**tokens[i].meta, env=env))
     md.add_render_rule("citation", lambda _r, tokens, i, _o, _env: tokens[i].content)
+    md.add_render_rule("tag", lambda _r, tokens, i, _o, _env: escape(f"#{tokens[i].content}"))
+    md.add_render_rule("block_id", lambda *_args: "")
     md.add_render_rule("callout_title", _render_callout_title)
     md.add_render_rule("fence", _render_fence)
     md.add_render_rule("link_open", _url_rule(renderer, "href", image=False))
     md.add_render_rule("image", _url_rule(renderer, "src", image=True))
     return md
-
-
-def _wikilink_rule(state: StateInline, silent: bool) -> bool:
-    match = _WIKILINK.match(state.src, state.pos)
-    if match is None:
-        return False
-    if not silent:
-        token = state.push("wikilink", "", 0)
-        token.meta = {"inner": match[2], "embed": bool(match[1])}
-    state.pos = match.end()
-    return True
 
 
 def _citation_rule(renderer: MarkdownRenderer) -> Callable[[StateInline, bool], bool]:
@@ -244,40 +232,16 @@ def _citation_rule(renderer: MarkdownRenderer) -> Callable[[StateInline, bool], 
     return rule
 
 
-def _callout_rule(state: StateCore) -> None:
-    """``> [!kind] Title`` blockquotes become ``<blockquote class="callout callout-kind">`` with a title."""
-    tokens = state.tokens
-    for i, token in enumerate(tokens[:-2]):
-        if token.type != "blockquote_open" or tokens[i + 1].type != "paragraph_open":
-            continue
-        inline = tokens[i + 2]
-        match = _CALLOUT.match(inline.content)
-        if match is None:
-            continue
-        kind = match["kind"].lower()
-        token.attrSet("class", f"callout callout-{kind}")
-        token.attrSet("data-callout", kind)
-        inline.content = inline.content[match.end() :]
-        title = Token("callout_title", "", 0)
-        title.content = match["title"].strip() or kind.capitalize()
-        tokens.insert(i + 1, title)
-        if not inline.content.strip():
-            tokens[i + 2].hidden = tokens[i + 4].hidden = True  # a callout with only a title: no empty <p>
-
-
 def _block_rule(state: StateCore) -> None:
-    """Heading ids, ``^block-id`` markers removed, and a paragraph holding only an embed loses its ``<p>``."""
+    """Heading ids (from the text without its block id), and a paragraph holding only an embed loses its ``<p>``."""
     seen: dict[str, int] = {}
     tokens = state.tokens
     for i, token in enumerate(tokens):
         if token.type == "heading_open":
-            slug = heading_slug(tokens[i + 1].content)
+            slug = heading_slug(token.meta["text"])
             seen[slug] = seen.get(slug, 0) + 1
             token.attrSet("id", slug if seen[slug] == 1 else f"{slug}-{seen[slug]}")
         elif token.type == "inline" and token.children:
-            for child in token.children:
-                if child.type == "text":
-                    child.content = _BLOCK_ID.sub("", child.content)
             kids = [c for c in token.children if not (c.type == "text" and not c.content.strip())]
             lone_embed = len(kids) == 1 and kids[0].type == "wikilink" and kids[0].meta["embed"]
             if lone_embed and i and tokens[i - 1].type == "paragraph_open":
@@ -312,11 +276,12 @@ def _url_rule(renderer: MarkdownRenderer, attribute: str, image: bool) -> Callab
 
 class CatalogLinks:
     """Resolves a note's links as the indexer did (the catalog's ``target_path``), else with Obsidian's
-    rules over the files on disk (a note not indexed yet, an embed in a fresh note)."""
+    rules over the files ``vault.walk_vault`` lists (a note not indexed yet, an embed in a fresh note)."""
 
-    def __init__(self, outlinks: Callable[[str], Sequence[Any]], vault_root: Path) -> None:
+    def __init__(self, outlinks: Callable[[str], Sequence[Any]], vault_root: Path, exclude: Sequence[str] = ()) -> None:
         self._outlinks = outlinks
         self._vault = vault_root
+        self._exclude = list(exclude)
         self._known: dict[str, dict[str, str | None]] = {}
         self._disk: LinkResolver | None = None
 
@@ -328,29 +293,7 @@ class CatalogLinks:
 
     def _on_disk(self) -> LinkResolver:
         if self._disk is None:
-            notes: list[str] = []
-            files: list[str] = []
-            root = self._vault.resolve()
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-                folder = Path(dirpath).relative_to(root).as_posix().removeprefix(".").lstrip("/")
-                for name in filenames:
-                    (notes if name.lower().endswith(".md") else files).append(posixpath.join(folder, name))
-            self._disk = LinkResolver(notes, {}, files)
+            paths = list(vault.walk_vault(self._vault, self._exclude))
+            notes = [p for p in paths if p.lower().endswith(vault.NOTE_SUFFIX)]
+            self._disk = LinkResolver(notes, {}, [p for p in paths if not p.lower().endswith(vault.NOTE_SUFFIX)])
         return self._disk
-
-
-def note_url(path: str, heading: str | None = None) -> str:
-    """``/notes/<path>`` with each segment percent-encoded, plus ``#slug`` for a heading."""
-    return f"/notes/{quote(path)}" + (f"#{heading_slug(heading)}" if heading else "")
-
-
-def file_url(path: str) -> str:
-    return f"/vault-files/{quote(path)}"
-
-
-class WebUrls:
-    """The URLs of ObsiRAG's web pages (the default ``LinkUrls``)."""
-
-    note = staticmethod(note_url)
-    file = staticmethod(file_url)

@@ -7,7 +7,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
+
+if TYPE_CHECKING:
+    from services.reader import MarkdownDoc
 
 CITATION = re.compile(r"\[\d+\]")
 
@@ -65,10 +68,20 @@ class ParsedNote(BaseModel):
     size: int
     mtime: float
     encoding: str = "utf-8"
+    _markdown: Any = PrivateAttr(default=None)
 
     @property
     def folder(self) -> str:
         return self.path.rsplit("/", 1)[0] if "/" in self.path else ""
+
+    @property
+    def markdown(self) -> MarkdownDoc:
+        """The body parsed once by ``services.reader`` (``read_note`` hands its parse over)."""
+        if self._markdown is None or self._markdown.body != self.body:
+            from services.reader import read_markdown  # models stay import-free of the parser
+
+            self._markdown = read_markdown(self.body)
+        return self._markdown
 
 
 class Chunk(BaseModel):

@@ -1,9 +1,11 @@
 """Reading an Obsidian vault: which files are notes, and what one note says. Nothing here writes.
 
-Exclusion globs (``OBSIRAG_EXCLUDE``) follow gitignore habits: ``*`` and ``?`` stay inside one path
-segment, ``**`` spans folders, a pattern without ``/`` matches a file or folder name at any depth
-(``Templates``, ``*.excalidraw.md``), a pattern with ``/`` matches from the vault root
-(``/Templates``, ``Daily/2023/**``), and a pattern matching a folder excludes everything below it.
+Exclusion globs (``OBSIRAG_EXCLUDE``) are gitignore lines, read by ``pathspec``: ``*`` and ``?`` stay
+inside one path segment, ``**`` spans folders, a pattern without ``/`` (or with a trailing one only)
+matches a file or folder name at any depth (``Templates``, ``*.excalidraw.md``), a pattern with a ``/``
+matches from the vault root (``/Templates``, ``Daily/2023/**``), a trailing ``/`` matches folders only,
+``!pattern`` keeps again what an earlier pattern excluded (not inside an excluded folder), and a pattern
+matching a folder excludes everything below it.
 """
 
 from __future__ import annotations
@@ -15,18 +17,18 @@ import os
 import posixpath
 import re
 import stat
-import unicodedata
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 from functools import lru_cache
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
-from urllib.parse import unquote
 
+import pathspec
 import yaml
 
 from services.dates import to_datetime
 from services.models import Heading, NoteType, ParsedNote, WikiLink
+from services.reader import MarkdownDoc, read_markdown
 
 NOTE_SUFFIX = ".md"
 SNIFF_BYTES = 8192
@@ -51,53 +53,46 @@ class NoteSkipped(Exception):
 # --- which files are notes ------------------------------------------------------------------
 
 
-# A compiled exclusion glob, and whether it matches a name at any depth (no "/" in the pattern).
-_Exclude = tuple[re.Pattern[str], bool]
-_GLOB_TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|\[[^\]]+\]|.", re.S)
-_GLOB_REGEX = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
+def walk_vault(vault: Path, exclude: list[str], outside_links: bool = False) -> Iterator[str]:
+    """Vault-relative POSIX paths of every file the exclusion globs keep (notes and attachments), sorted.
+
+    Dot-folders and dot-files are skipped, symlinked folders are not entered (they lead out of the vault or
+    duplicate notes), symlinked files count only if they stay inside, or with ``outside_links`` (the
+    reconcile, which records them as skipped, with the reason, never reading them). This is the one walk:
+    the index and the web renderer's link resolution both list the vault through it."""
+    root = vault.resolve()
+    spec = _exclusion_spec(tuple(exclude))
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        folder = Path(dirpath).relative_to(root).as_posix().removeprefix(".").lstrip("/")
+        dirnames[:] = [d for d in dirnames if _keeps_folder(posixpath.join(folder, d), spec)]
+        paths = (posixpath.join(folder, name) for name in filenames if not name.startswith("."))
+        found.extend(p for p in paths if not spec.match_file(p) and (outside_links or _stays_inside(root, p)))
+    yield from sorted(found)
 
 
 def iter_vault_paths(vault: Path, exclude: list[str], outside_links: bool = False) -> Iterator[str]:
-    """Vault-relative POSIX paths of every indexable note, sorted. Symlinked folders are not entered
-    (they lead out of the vault or duplicate notes); symlinked files count only if they stay inside, or
-    with ``outside_links`` (the reconcile, which records them as skipped, with the reason, never reading them)."""
-    root = vault.resolve()
-    excludes = _compile_excludes(tuple(exclude))
-    found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        folder = Path(dirpath).relative_to(root).as_posix().removeprefix(".")
-        dirnames[:] = [d for d in dirnames if _keeps_folder(posixpath.join(folder, d), excludes)]
-        paths = (posixpath.join(folder, name) for name in filenames)
-        found.extend(p for p in paths if _is_note_path(p, excludes) and (outside_links or _stays_inside(root, p)))
-    yield from sorted(found)
+    """The notes (``.md`` files) among ``walk_vault``'s paths."""
+    return (p for p in walk_vault(vault, exclude, outside_links) if p.lower().endswith(NOTE_SUFFIX))
 
 
 def is_indexable(rel_path: str, exclude: list[str]) -> bool:
     """Whether ``iter_vault_paths`` would list ``rel_path`` (the file itself is not looked at)."""
-    return _is_note_path(rel_path.replace("\\", "/"), _compile_excludes(tuple(exclude)))
+    return _is_note_path(rel_path.replace("\\", "/"), _exclusion_spec(tuple(exclude)))
 
 
-def _is_note_path(rel_path: str, excludes: tuple[_Exclude, ...]) -> bool:
+def _is_note_path(rel_path: str, spec: pathspec.PathSpec) -> bool:
     parts = rel_path.split("/")
     if not rel_path.lower().endswith(NOTE_SUFFIX) or any(p in ("", "..") or p.startswith(".") for p in parts):
         return False
     folders = ["/".join(parts[:i]) for i in range(1, len(parts))]
-    return not _matches(rel_path, excludes) and all(_keeps_folder(f, excludes) for f in folders)
+    return not spec.match_file(rel_path) and all(_keeps_folder(f, spec) for f in folders)
 
 
-def _keeps_folder(folder: str, excludes: tuple[_Exclude, ...]) -> bool:
+def _keeps_folder(folder: str, spec: pathspec.PathSpec) -> bool:
     """Dot-folders (``.obsidian``, ``.trash``…) and excluded folders are skipped with all they hold."""
     name = folder.rsplit("/", 1)[-1]
-    return not name.startswith(".") and not _matches(folder, excludes, is_folder=True)
-
-
-def _matches(path: str, excludes: tuple[_Exclude, ...], is_folder: bool = False) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    for regex, anywhere in excludes:
-        subject = name if anywhere else path
-        if regex.fullmatch(subject) or (is_folder and regex.fullmatch(subject + "/")):
-            return True
-    return False
+    return not name.startswith(".") and not spec.match_file(folder + "/")
 
 
 def _stays_inside(root: Path, rel_path: str) -> bool:
@@ -109,27 +104,10 @@ def _stays_inside(root: Path, rel_path: str) -> bool:
 
 
 @lru_cache(maxsize=32)
-def _compile_excludes(patterns: tuple[str, ...]) -> tuple[_Exclude, ...]:
-    excludes = []
-    for raw in patterns:
-        pattern = raw.strip().replace("\\", "/")
-        if pattern.strip("/"):
-            anywhere = "/" not in pattern.rstrip("/")
-            excludes.append((_glob_regex(pattern.strip("/")), anywhere))
-    return tuple(excludes)
-
-
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    parts = []
-    for token in _GLOB_TOKEN.findall(pattern):
-        if token in _GLOB_REGEX:
-            parts.append(_GLOB_REGEX[token])
-        elif len(token) > 2 and token[0] == "[":  # [abc], [!abc]
-            members = token[1:-1].replace("\\", "\\\\")
-            parts.append("[" + ("^" + members[1:] if members[0] == "!" and len(members) > 1 else members) + "]")
-        else:
-            parts.append(re.escape(token))
-    return re.compile("".join(parts), re.S)
+def _exclusion_spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
+    """``OBSIRAG_EXCLUDE`` as gitignore lines (Windows separators accepted)."""
+    lines = [raw.strip().replace("\\", "/") for raw in patterns]
+    return pathspec.GitIgnoreSpec.from_lines(line for line in lines if line.strip("/"))
 
 
 def resolve_in_vault(vault: Path, rel_path: str) -> Path:
@@ -160,14 +138,15 @@ def read_note(vault: Path, rel_path: str, max_bytes: int, now: datetime | None =
     raw, st = _read_bytes(resolve_in_vault(vault, rel_path), max_bytes)
     text, encoding = decode_note(raw)
     frontmatter, frontmatter_error, body = split_frontmatter(text)
-    headings = extract_headings(body)
+    doc = read_markdown(body)  # the one parse: headings, links, tags here, then chunks and entities
+    headings = doc.headings
     created, modified = _note_dates(frontmatter, st)
-    return ParsedNote(
+    note = ParsedNote(
         path=posixpath.normpath(rel_path),
         title=_title(frontmatter, headings, rel_path),
         aliases=_aliases(frontmatter),
-        tags=extract_tags(body, frontmatter),
-        links=extract_links(body),
+        tags=extract_tags(doc, frontmatter),
+        links=doc.links,
         headings=headings,
         frontmatter=frontmatter,
         frontmatter_error=frontmatter_error,
@@ -180,6 +159,8 @@ def read_note(vault: Path, rel_path: str, max_bytes: int, now: datetime | None =
         mtime=st.st_mtime,
         encoding=encoding,
     )
+    note._markdown = doc
+    return note
 
 
 def read_note_if_readable(vault: Path, rel_path: str, max_bytes: int) -> ParsedNote | None:
@@ -365,116 +346,30 @@ def _note_type(rel_path: str, frontmatter: dict[str, Any]) -> NoteType:
     return NoteType(declared) if declared in {t.value for t in NoteType} else NoteType.NOTE
 
 
-# --- Markdown body: code, headings, links, tags ----------------------------------------------
+# --- Markdown body: headings, links, tags (read by services.reader) ------------------------------
 
 _COMMAS = re.compile(r",")
 _TAG_SEPARATORS = re.compile(r"[,\s]+")
-_FENCE = re.compile(r"^[ \t]*(?:>[ \t]*)*(?:[-*+][ \t]+|\d+[.)][ \t]+)?(`{3,}|~{3,})(.*)$")  # also in quotes, lists
-_INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)")
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
-_BLOCK_ID = re.compile(r"(?:^|\s+)\^[A-Za-z0-9-]+$")
-_LINK = re.compile(
-    r"(?P<embed>!?)(?:\[\[(?P<wiki>[^\[\]\n]+)\]\]"
-    r"|\[(?P<text>[^\[\]\n]*)\]\((?P<dest><[^<>\n]+>|[^()\s]+)(?:[ \t]+\"[^\"\n]*\")?\))"
-)
-_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_NOT_TAG_CONTEXT = re.compile(r"\[\[[^\]\n]*\]\]|\]\([^)\n]*\)|[A-Za-z][\w+.-]*://\S+")
-# Obsidian: a tag starts after whitespace, line start or some punctuation (not "/" or "&", so URLs
-# and HTML entities stay out) and holds letters, digits, "_", "-" and "/".
-_INLINE_TAG = re.compile(r"(?:^|(?<=[\s(\[{,;:!?«“‘>*~|]))#([\w/-]+)", re.M)
 
 
-def _code_lines(lines: list[str]) -> list[bool]:
-    """Which lines belong to fenced code blocks, fences included (an unclosed fence runs to the end)."""
-    flags, fence = [], ""
-    for line in lines:
-        match = _FENCE.match(line)
-        if not fence:
-            if match and not (match[1][0] == "`" and "`" in match[2]):  # a ``` info string has no backtick
-                fence = match[1]
-            flags.append(bool(fence))
-            continue
-        flags.append(True)
-        if match and match[1][0] == fence[0] and len(match[1]) >= len(fence) and not match[2].strip():
-            fence = ""
-    return flags
+def extract_headings(body: str | MarkdownDoc) -> list[Heading]:
+    """Top-level ATX headings outside code, block ids left out; ``line`` is 0-based within ``body``."""
+    return _doc(body).headings
 
 
-def _blank(match: re.Match[str]) -> str:
-    return re.sub(r"[^\n]", " ", match.group())
-
-
-def mask_code(body: str) -> str:
-    """``body`` with fenced blocks and inline code blanked out, line numbers and offsets preserved."""
-    lines = body.split("\n")
-    flags = _code_lines(lines)
-    masked = (
-        " " * len(line) if code else _INLINE_CODE.sub(_blank, line) for line, code in zip(lines, flags, strict=True)
-    )
-    return "\n".join(masked)
-
-
-def extract_headings(body: str) -> list[Heading]:
-    """ATX headings outside code blocks; ``line`` is 0-based within ``body``."""
-    lines = body.split("\n")
-    headings = []
-    for number, (line, code) in enumerate(zip(lines, _code_lines(lines), strict=True)):
-        match = None if code else _ATX.match(line)
-        text = _BLOCK_ID.sub("", _CLOSING_HASHES.sub("", (match[2] or "") if match else "")).strip()
-        if match and text:
-            headings.append(Heading(level=len(match[1]), text=text, line=number))
-    return headings
-
-
-def extract_links(body: str) -> list[WikiLink]:
+def extract_links(body: str | MarkdownDoc) -> list[WikiLink]:
     """Wikilinks, embeds and Markdown links to ``.md`` files, in order, outside code."""
-    links = []
-    for match in _LINK.finditer(mask_code(body)):
-        embed = bool(match["embed"])
-        if match["wiki"] is not None:
-            link = _wikilink(match["wiki"], embed)
-        else:
-            link = _markdown_link(match["text"], match["dest"], embed)
-        if link is not None:
-            links.append(link)
-    return links
+    return _doc(body).links
 
 
-def _wikilink(inner: str, embed: bool) -> WikiLink | None:
-    target, _, alias = inner.partition("|")
-    target, _, subpath = target.rstrip("\\").partition("#")  # tables escape the pipe: [[a\|b]]
-    return _link(target, subpath, alias, embed)
-
-
-def _markdown_link(text: str, dest: str, embed: bool) -> WikiLink | None:
-    dest = dest.removeprefix("<").removesuffix(">")
-    path, _, fragment = dest.partition("#")
-    path = unquote(path)
-    if _URL_SCHEME.match(dest) or not path.lower().endswith(NOTE_SUFFIX):
-        return None
-    return _link(path, unquote(fragment), text, embed)
-
-
-def _link(target: str, subpath: str, alias: str, embed: bool) -> WikiLink | None:
-    target, subpath = target.strip(), subpath.strip()
-    if target.lower().endswith(NOTE_SUFFIX):
-        target = target[: -len(NOTE_SUFFIX)]
-    if not target and not subpath:
-        return None
-    block = subpath[1:] if subpath.startswith("^") else None
-    heading = None if block is not None else subpath
-    return WikiLink(
-        target=target, heading=heading or None, block=block or None, alias=alias.strip() or None, embed=embed
-    )
-
-
-def extract_tags(body: str, frontmatter: dict[str, Any]) -> list[str]:
+def extract_tags(body: str | MarkdownDoc, frontmatter: dict[str, Any]) -> list[str]:
     """Frontmatter ``tags``/``tag`` then inline ``#tags``, without ``#``, deduplicated ignoring case."""
     declared = [t for name in ("tags", "tag") for t in _strings(_field(frontmatter, name), _TAG_SEPARATORS)]
-    scanned = _NOT_TAG_CONTEXT.sub(_blank, mask_code(body))
-    inline = [m[1] for m in _INLINE_TAG.finditer(unicodedata.normalize("NFC", scanned))]
-    return _dedupe_tags(tag.strip().lstrip("#").rstrip("/") for tag in [*declared, *inline])
+    return _dedupe_tags(tag.strip().lstrip("#").rstrip("/") for tag in [*declared, *_doc(body).tags])
+
+
+def _doc(body: str | MarkdownDoc) -> MarkdownDoc:
+    return read_markdown(body) if isinstance(body, str) else body
 
 
 def _dedupe_tags(tags: Iterable[str]) -> list[str]:

@@ -23,7 +23,7 @@ from litestar.template.config import TemplateConfig
 
 from services import prompts
 from services.config import Settings
-from services.markdown import file_url, heading_slug, note_url
+from services.markdown import heading_slug
 from web import filters
 from web.pages.admin import AdminController
 from web.pages.artifacts import ArtifactsController
@@ -34,6 +34,7 @@ from web.pages.graph import GraphController
 from web.pages.notes import NotesController, VaultFilesController
 from web.security import TokenAuthMiddleware, add_security_headers, check_bind, web_secret
 from web.site import Site
+from web.urls import file_url, note_url
 
 WEB = Path(__file__).resolve().parent
 ROUTES = [

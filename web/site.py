@@ -20,11 +20,12 @@ from services.catalog import Catalog
 from services.chat import ChatEngine
 from services.config import Settings
 from services.graph import GraphCache
-from services.markdown import CatalogLinks, MarkdownRenderer, WebUrls
+from services.markdown import CatalogLinks, MarkdownRenderer
 from services.models import Provenance, Turn
 from services.system import SystemClient, build_chat_engine
 from services.websearch import WebSearch, make_web_search
 from web.chat_runs import ChatRun, ChatRuns, recording_stream
+from web.urls import WebUrls
 
 T = TypeVar("T")
 
@@ -86,7 +87,8 @@ class Site:
 
     def renderer(self) -> MarkdownRenderer:
         """A renderer for one request (it memoises the links of the notes it renders)."""
-        return MarkdownRenderer(WebUrls(), CatalogLinks(self.catalog.outlinks, self.settings.vault), self.read_body)
+        links = CatalogLinks(self.catalog.outlinks, self.settings.vault, self.settings.exclude)
+        return MarkdownRenderer(WebUrls(), links, self.read_body)
 
     def read_body(self, path: str) -> str | None:
         try:

@@ -71,7 +71,7 @@ class Questions:
 
 def note_excerpt(note: ParsedNote, chars: int = NOTE_CHARS) -> str:
     """The note's prose as one line: no title heading, code, tags, link targets or markup."""
-    segments = note_segments(note.body)
+    segments = note_segments(note.markdown)
     if segments and segments[0] == note.title:
         segments = segments[1:]
     return " ".join(" ".join(segments).split())[:chars]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.markdown import CatalogLinks, MarkdownRenderer, WebUrls, heading_slug, sanitize, section
+from services.markdown import CatalogLinks, MarkdownRenderer, heading_slug, sanitize, section
 from services.models import Source
+from web.urls import WebUrls
 
 NOTES = {
     "A.md": "# A\n\n## Part one\n\ntext one\n\n### Deeper\n\ndeep\n\n## Part two\n\ntext two\n",
