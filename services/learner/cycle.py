@@ -8,14 +8,14 @@ A file lock in the data dir keeps two cycles (the learner process and ``obsirag 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
-import os
 import random
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+
+from filelock import FileLock, Timeout
 
 from services import vault
 from services.catalog import Catalog
@@ -287,12 +287,12 @@ class Learner:
     @contextlib.contextmanager
     def _lock(self) -> Iterator[None]:
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.settings.data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        lock = FileLock(self.settings.data_dir / LOCK_FILE, mode=0o600)
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise LearnerBusy("a learner cycle is already running") from None
+            lock.acquire(blocking=False)
+        except Timeout:
+            raise LearnerBusy("a learner cycle is already running") from None
+        try:
             yield
         finally:
-            os.close(fd)
+            lock.release()

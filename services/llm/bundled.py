@@ -8,8 +8,6 @@ appears only when complete (convert into a temporary folder, then rename).
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import importlib.util
 import logging
 import os
@@ -18,8 +16,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
+
+from filelock import FileLock
 
 from services.config import BUNDLED_LLM_MODEL, Settings
 
@@ -62,7 +61,7 @@ def ensure_converted(cache: Path) -> Path:
         return target
     cache.mkdir(parents=True, exist_ok=True)
     source = gguf_path()
-    with _locked(cache / f"{FOLDER}.lock"):
+    with FileLock(cache / f"{FOLDER}.lock", mode=0o600):  # waits for a converter in another process
         if target.is_dir():  # another process converted it while we waited for the lock
             return target
         work = Path(tempfile.mkdtemp(prefix=f".{FOLDER}-", dir=cache))
@@ -78,16 +77,6 @@ def ensure_converted(cache: Path) -> Path:
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return target
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def convert(source: Path, target: Path) -> None:

@@ -1,10 +1,10 @@
 """The embedded backend: a Qdrant Edge shard on disk, owned by one process.
 
 Folder layout: ``shard/`` (the Edge shard: segments, WAL), ``model.json`` (the recorded embedding
-model) and ``obsirag.lock`` (an flock held while an EdgeStore is open, so a second opener fails
-fast with StoreLockedError instead of fighting over the WAL). A rebuild builds another EdgeStore in
-``next/`` beside the live shard; ``swap_in`` moves it in place (``switch.json`` marks the two renames,
-so a crash between them is finished at the next open).
+model) and ``obsirag.lock`` (a ``filelock`` lock holding the owner's pid, taken while an EdgeStore is
+open, so a second opener fails fast with StoreLockedError instead of fighting over the WAL). A rebuild
+builds another EdgeStore in ``next/`` beside the live shard; ``swap_in`` moves it in place
+(``switch.json`` marks the two renames, so a crash between them is finished at the next open).
 
 Threads: searches run concurrently with each other and with writes (Edge releases the GIL while
 it queries); writes are serialized by a mutex; ensure_collection/reset/close wait for in-flight
@@ -14,7 +14,6 @@ calls and block new ones while they swap the shard. ``optimize()`` holds the GIL
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -22,8 +21,9 @@ import threading
 import uuid
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from filelock import FileLock, Timeout
 from qdrant_edge import (
     CountRequest,
     Distance,
@@ -85,7 +85,7 @@ class EdgeStore(VectorStore):
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
-        self._lock_handle: IO[str] | None = _lock_folder(self.path)
+        self._lock_handle: FileLock | None = _lock_folder(self.path)
         self._guard = _ReadWriteLock()
         self._write_mutex = threading.Lock()
         try:
@@ -284,8 +284,7 @@ class EdgeStore(VectorStore):
 
     def _release_folder(self) -> None:
         if self._lock_handle is not None:
-            fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
-            self._lock_handle.close()
+            self._lock_handle.release()
             self._lock_handle = None
 
 
@@ -325,19 +324,20 @@ class _ReadWriteLock:
                 self._cond.notify_all()
 
 
-def _lock_folder(path: Path) -> IO[str]:
-    handle = (path / LOCK_FILE).open("a+")
+def _lock_folder(path: Path) -> FileLock:
+    # Shared across threads: the store may be closed by another thread than the one that opened it.
+    lock = FileLock(path / LOCK_FILE, thread_local=False, on_acquired=_write_pid)
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        handle.seek(0)
-        owner = handle.read().strip()
-        handle.close()
-        raise StoreLockedError(path, owner) from None
-    handle.truncate(0)
-    handle.write(str(os.getpid()))
-    handle.flush()
-    return handle
+        lock.acquire(blocking=False)
+    except Timeout:
+        raise StoreLockedError(path, (path / LOCK_FILE).read_text(errors="replace").strip()) from None
+    return lock
+
+
+def _write_pid(fd: int) -> None:
+    """The holder's pid in the lock file, for the message a second opener shows."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
 
 
 def _has_shard(shard_dir: Path) -> bool:
