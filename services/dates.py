@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 
+from services.text import fold
+
 Days = tuple[date, date]  # first day, day after the last one
 
 _MONTHS = {
@@ -237,10 +239,9 @@ def _fold(text: str) -> tuple[str, list[int]]:
     chars: list[str] = []
     origin: list[int] = []
     for index, char in enumerate(text):
-        for part in unicodedata.normalize("NFKD", char.lower()).translate(_APOSTROPHES):
-            if not unicodedata.combining(part):
-                chars.append(part)
-                origin.append(index)
+        for part in fold(char).translate(_APOSTROPHES):  # one character at a time: each keeps its origin
+            chars.append(part)
+            origin.append(index)
     return "".join(chars), origin
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from services import vault
 from services.models import AnswerEntity, EntityKind, NoteEntity, NoteStatus, NoteType, ParsedNote, Source
 from services.query import detect_language
 from services.reader import MarkdownDoc, read_markdown
+from services.text import fold
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -58,8 +58,7 @@ _NOISE = re.compile(r"https?://\S+|[*_~=`]{1,3}")  # bare URLs, markup the parse
 
 def normalize_name(name: str) -> str:
     """The form names are compared and filtered in: no accents, casefolded, punctuation and hyphens to spaces."""
-    text = unicodedata.normalize("NFKD", name.replace("’", "'"))
-    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    text = fold(name.replace("’", "'"))
     return " ".join(re.sub(r"[^\w'&]+", " ", text).replace("_", " ").split())
 
 

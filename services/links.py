@@ -25,7 +25,9 @@ NOTE_SUFFIX = ".md"
 
 
 def link_key(text: str) -> str:
-    """The form Obsidian compares names in: NFC, lowercase, without surrounding spaces or slashes."""
+    """The form Obsidian compares names in: NFC, lowercase, without surrounding spaces or slashes.
+
+    Not ``services.text.fold``: Obsidian keeps accents apart (``[[cafe]]`` never opens ``café.md``)."""
     return unicodedata.normalize("NFC", text).strip().strip("/").lower()
 
 

@@ -68,7 +68,9 @@ Reader = Callable[[str], str | None]  # vault path -> note body (without frontma
 
 
 def heading_slug(text: str) -> str:
-    """The anchor id of a heading (``"Durée et planning"`` → ``durée-et-planning``); stable across pages."""
+    """The anchor id of a heading (``"Durée et planning"`` → ``durée-et-planning``); stable across pages.
+
+    Not ``services.text.fold``: an anchor keeps the heading's accents, as the browser shows it."""
     text = unicodedata.normalize("NFC", text).strip().casefold()
     text = re.sub(r"[^\w\s-]", "", text)
     return re.sub(r"[\s-]+", "-", text).strip("-") or "section"

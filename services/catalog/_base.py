@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +17,7 @@ from types import TracebackType
 from typing import Self
 
 from services.catalog._schema import MIGRATIONS, SCHEMA_VERSION_KEY
+from services.text import fold as fold_text
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +29,8 @@ class SchemaTooNewError(RuntimeError):
 
 
 def fold(text: str | None) -> str:
-    """Case- and normalisation-insensitive form of a string, for substring search (SQL ``fold``)."""
-    return unicodedata.normalize("NFC", text or "").casefold()
+    """Case- and accent-blind form of a string (``services.text.fold``), for substring search (SQL ``fold``)."""
+    return fold_text(text or "")
 
 
 class CatalogBase:

@@ -47,7 +47,7 @@ class NotesTable(CatalogBase):
         query: str | None = None,
         limit: int | None = None,
     ) -> list[NoteRecord]:
-        """Rows ordered by path. ``folder`` includes its subfolders; ``query`` is a case-insensitive
+        """Rows ordered by path. ``folder`` includes its subfolders; ``query`` is a case- and accent-blind
         substring of the path or the title."""
         clauses: list[str] = []
         params: list[object] = []

@@ -182,6 +182,7 @@ def test_list_notes_filters(catalog: Catalog) -> None:
     assert paths(catalog.list_notes(query="ATLAS")) == ["Work/Atlas.md"]
     assert paths(catalog.list_notes(query="été")) == ["Perso/Vacances.md"]  # title match
     assert paths(catalog.list_notes(query="ÉTÉ À")) == ["Perso/Vacances.md"]
+    assert paths(catalog.list_notes(query="ete a")) == ["Perso/Vacances.md"]  # accents ignored too (services.text.fold)
     assert paths(catalog.list_notes(query="%")) == []  # no LIKE wildcards
     assert paths(catalog.list_notes(status=NoteStatus.INDEXED, folder="Work", query="a")) == ["Work/Atlas.md"]
     assert paths(catalog.list_notes(limit=2)) == ["Perso/Vacances.md", "Root.md"]

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from services import lexical
+from services import text as folding
 from services.lexical import (
     SUBWORD_FIELD,
     TITLE_FIELD,
@@ -270,4 +271,11 @@ def test_matched_terms() -> None:
 )
 def test_fold_accents_removes_diacritics_and_expands_ligatures(text: str, folded: str) -> None:
     assert fold_accents(text) == folded
-    assert fold_accents(text) == lexical._fold_slowly(text)  # the per-character table = decomposing it all
+    assert fold_accents(text) == folding._fold_slowly(text)  # the per-character table = decomposing it all
+
+
+def test_one_fold_for_case_and_accent_blind_comparisons() -> None:
+    from services.entities import normalize_name
+
+    assert folding.fold("Œuvres Complètes, É\u0301TÉ") == "oeuvres completes, ete"
+    assert normalize_name("Jean-Luc Mélenchon") == folding.fold("jean luc melenchon")

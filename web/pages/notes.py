@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import mimetypes
-import unicodedata
 from collections import Counter
 from itertools import groupby
 from typing import Any
@@ -16,6 +15,7 @@ from litestar.response import File, Template
 
 from services import vault
 from services.models import NoteRecord, ParsedNote
+from services.text import fold
 from web.handlers import page
 from web.site import Site, SiteDep
 
@@ -127,8 +127,7 @@ def _sorted_notes(site: Site) -> list[NoteRecord]:
 
 
 def _sort_key(title: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", title.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    return fold(title)
 
 
 def _initial(title: str) -> str:
