@@ -27,13 +27,13 @@ from urllib.parse import unquote
 import nh3
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
-from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 from services import reader, vault
 from services.links import LinkResolver
 from services.models import Source, WikiLink
+from services.reader import MarkdownDoc
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif")
 MAX_EMBED_DEPTH = 2  # an embed inside an embed is rendered, one level deeper is a link (no cycles)
@@ -64,7 +64,7 @@ class LinkUrls(Protocol):
 
 
 Resolver = Callable[[str, str], str | None]  # (link target as written, source note path) -> vault path
-Reader = Callable[[str], str | None]  # vault path -> note body (without frontmatter), None when unreadable
+Reader = Callable[[str], str | MarkdownDoc | None]  # vault path -> body (parsed or not), None when unreadable
 
 
 def heading_slug(text: str) -> str:
@@ -94,10 +94,17 @@ class MarkdownRenderer:
         self.read_body = read_body
         self._md = _parser(self)
 
-    def render_note(self, body: str, path: str, depth: int = 0) -> str:
-        """Sanitised HTML of a note body (frontmatter already removed)."""
-        html = self._md.render(body, _Env(source=path, depth=depth).__dict__)
-        return sanitize(html, local_file=self.urls.is_file)
+    def render_note(self, body: str | MarkdownDoc, path: str, depth: int = 0) -> str:
+        """Sanitised HTML of a note body (frontmatter already removed); a ``MarkdownDoc`` (``note.markdown``)
+        is rendered from its tokens, without parsing the note again."""
+        return sanitize(self._html(body, path, depth), local_file=self.urls.is_file)
+
+    def _html(self, body: str | MarkdownDoc, path: str, depth: int) -> str:
+        env = _Env(source=path, depth=depth).__dict__
+        if isinstance(body, str):
+            return self._md.render(body, env)
+        _mark_blocks(body.tokens)
+        return self._md.renderer.render(body.tokens, self._md.options, env)
 
     def render_answer(self, text: str, sources: Sequence[Source] = ()) -> str:
         """Sanitised HTML of a chat answer; ``[n]`` citations link to their source."""
@@ -136,7 +143,7 @@ class MarkdownRenderer:
             return f'<span class="wikilink dangling">{escape(path)}</span>'
         if heading:
             body = section(body, heading)
-        inner = self._md.render(body, _Env(source=path, depth=depth).__dict__)
+        inner = self._html(body, path, depth)
         title = posixpath.basename(path).removesuffix(".md") + (f" › {heading}" if heading else "")
         href = escape(self.urls.note(path, heading))
         return (
@@ -165,17 +172,17 @@ class MarkdownRenderer:
         return f'<a class="cite" href="{escape(href)}" title="{escape(source.title)}">[{n}]</a>'
 
 
-def section(body: str, heading: str) -> str:
+def section(body: str | MarkdownDoc, heading: str) -> str:
     """The lines under ``heading`` (matched case-insensitively, or by slug) up to the next heading as high."""
     wanted = heading_slug(heading)
-    lines = body.split("\n")
-    headings = reader.read_markdown(body).headings
+    doc = reader.read_markdown(body) if isinstance(body, str) else body
+    lines, headings = doc.lines, doc.headings
     for i, found in enumerate(headings):
         if heading_slug(found.text) != wanted:
             continue
         end = next((h.line for h in headings[i + 1 :] if h.level <= found.level), len(lines))
         return "\n".join(lines[found.line + 1 : end])
-    return body
+    return doc.body
 
 
 def sanitize(html: str, keep_ids: bool = True, local_file: Callable[[str], bool] = lambda _url: False) -> str:
@@ -208,7 +215,7 @@ def sanitize(html: str, keep_ids: bool = True, local_file: Callable[[str], bool]
 def _parser(renderer: MarkdownRenderer) -> MarkdownIt:
     md = reader.obsidian_parser()
     md.inline.ruler.before("link", "citation", _citation_rule(renderer))
-    md.core.ruler.after("heading_text", "obsidian_blocks", _block_rule)
+    md.core.ruler.after("heading_text", "obsidian_blocks", lambda state: _mark_blocks(state.tokens))
     md.add_render_rule("wikilink", lambda _r, tokens, i, _o, env: renderer.wikilink_html(**tokens[i].meta, env=env))
     md.add_render_rule("citation", lambda _r, tokens, i, _o, _env: tokens[i].content)
     md.add_render_rule("tag", lambda _r, tokens, i, _o, _env: escape(f"#{tokens[i].content}"))
@@ -234,10 +241,9 @@ def _citation_rule(renderer: MarkdownRenderer) -> Callable[[StateInline, bool], 
     return rule
 
 
-def _block_rule(state: StateCore) -> None:
+def _mark_blocks(tokens: Sequence[Token]) -> None:
     """Heading ids (from the text without its block id), and a paragraph holding only an embed loses its ``<p>``."""
     seen: dict[str, int] = {}
-    tokens = state.tokens
     for i, token in enumerate(tokens):
         if token.type == "heading_open":
             slug = heading_slug(token.meta["text"])

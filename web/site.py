@@ -22,6 +22,7 @@ from services.config import Settings
 from services.graph import GraphCache
 from services.markdown import CatalogLinks, MarkdownRenderer
 from services.models import Provenance, Turn
+from services.reader import MarkdownDoc
 from services.system import SystemClient, build_chat_engine
 from services.websearch import WebSearch, make_web_search
 from web.chat_runs import ChatRun, ChatRuns, recording_stream
@@ -90,9 +91,9 @@ class Site:
         links = CatalogLinks(self.catalog.outlinks, self.settings.vault, self.settings.exclude)
         return MarkdownRenderer(WebUrls(), links, self.read_body)
 
-    def read_body(self, path: str) -> str | None:
+    def read_body(self, path: str) -> MarkdownDoc | None:
         try:
-            return vault.read_note(self.settings.vault, path, self.settings.max_file_bytes).body
+            return vault.read_note(self.settings.vault, path, self.settings.max_file_bytes).markdown
         except (OSError, vault.NoteSkipped, vault.PathOutsideVault):
             return None
 

@@ -120,3 +120,11 @@ def test_the_renderer_takes_its_urls_from_the_caller(tmp_path: Path) -> None:
     assert "example.org" not in html  # an image outside the caller's files is dropped
     source = inspect.getsource(markdown)
     assert "/notes/" not in source and "/vault-files/" not in source
+
+
+def test_the_page_renders_the_parse_the_index_made(tmp_path: Path) -> None:
+    (tmp_path / "n.md").write_text(HIDDEN + BLOCK_IDS + "\nNote[^1] ![[n#Real]]\n\n[^1]: pied\n", encoding="utf-8")
+    note = read_note(tmp_path, "n.md", MB)
+    pages = renderer(tmp_path)
+    assert pages.render_note(note.markdown, note.path) == pages.render_note(note.body, note.path)
+    assert pages.render_note(note.markdown, note.path) == pages.render_note(note.markdown, note.path)  # no drift

@@ -540,3 +540,9 @@ def test_symlink_loops_neither_list_nor_hang(tmp_path: Path) -> None:
     assert "ok.md" in list(iter_vault_paths(tmp_path, []))
     with pytest.raises((PathOutsideVault, OSError)):
         read_note(tmp_path, "a.md", MB)
+
+
+def test_exclusions_are_gitignore_lines(tree: Path) -> None:
+    found = set(iter_vault_paths(tree, ["Daily/", "!Daily/top.md", "Sub/*", "!Sub/deep/"]))
+    assert "Daily/top.md" not in found and "Daily/2024/d.md" not in found  # nothing comes back from an excluded folder
+    assert "Sub/deep/n.md" in found and "Sub/draft-1.md" not in found  # a later "!" line keeps a folder again

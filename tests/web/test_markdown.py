@@ -59,3 +59,16 @@ def test_sanitize_and_helpers() -> None:
     assert sanitize(dirty) == '<img><a rel="noopener noreferrer">l</a>'
     assert heading_slug("Durée et planning !") == "durée-et-planning"
     assert section("# T\n## X\nx\n## Y\ny", "x").strip() == "x"
+
+
+def test_links_on_disk_follow_the_vault_walk(tmp_path: Path) -> None:
+    for rel in ("Templates/Modèle.md", "Notes/Modèle.md", ".trash/Vieux.md", "Notes/Vieux.md"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x", encoding="utf-8")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.md"
+    outside.write_text("secret", encoding="utf-8")
+    (tmp_path / "Dehors.md").symlink_to(outside)
+    links = CatalogLinks(lambda _source: [], tmp_path, exclude=["Templates/"])
+    assert links("Modèle", "Ailleurs/x.md") == "Notes/Modèle.md"  # the excluded copy is not a candidate
+    assert links("Vieux", "Ailleurs/x.md") == "Notes/Vieux.md"  # nor a dot-folder's
+    assert links("Dehors", "x.md") is None  # nor a symlink leading out of the vault

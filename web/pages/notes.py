@@ -42,7 +42,7 @@ class NotesController(Controller):
         context: dict[str, Any] = {
             "active": "notes",
             "note": note,
-            "html": renderer.render_note(note.body, note.path),
+            "html": renderer.render_note(note.markdown, note.path),
             "record": site.catalog.get_note(note.path),
             "backlinks": _backlinks(site, note.path),
             "obsidian_uri": obsidian_uri(site.settings.vault.name, note.path),
