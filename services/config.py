@@ -66,7 +66,7 @@ class Settings(BaseSettings):
     chunk_overlap_tokens: int = Field(32, description="Overlap between sliding-window chunks, in tokens.")
     exclude: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Comma-separated globs (vault-relative) to skip, e.g. `Templates/**,*.excalidraw.md`.",
+        description="Comma-separated gitignore lines (vault-relative) to skip, e.g. `Templates/,*.excalidraw.md`.",
     )
     max_file_mb: float = Field(5.0, description="Notes larger than this are recorded as skipped.")
     debounce_seconds: float = Field(1.0, description="Quiet time before the watcher emits a file event.")

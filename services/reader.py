@@ -92,7 +92,7 @@ def _link(target: str, subpath: str, alias: str, embed: bool) -> WikiLink | None
 
 
 def _wikilink_rule(state: StateInline, silent: bool) -> bool:
-    match = _WIKILINK.match(state.src, state.pos)
+    match = _WIKILINK.match(state.src, state.pos) if state.src[state.pos] in "![" else None
     if match is None:
         return False
     if not silent:
