@@ -53,27 +53,29 @@ class NoteSkipped(Exception):
 # --- which files are notes ------------------------------------------------------------------
 
 
-def walk_vault(vault: Path, exclude: list[str], outside_links: bool = False) -> Iterator[str]:
+def walk_vault(vault: Path, exclude: list[str], outside_links: bool = False, suffix: str = "") -> Iterator[str]:
     """Vault-relative POSIX paths of every file the exclusion globs keep (notes and attachments), sorted.
 
     Dot-folders and dot-files are skipped, symlinked folders are not entered (they lead out of the vault or
     duplicate notes), symlinked files count only if they stay inside, or with ``outside_links`` (the
-    reconcile, which records them as skipped, with the reason, never reading them). This is the one walk:
-    the index and the web renderer's link resolution both list the vault through it."""
+    reconcile, which records them as skipped, with the reason, never reading them); only names ending with
+    ``suffix`` (any case) when given. This is the one walk: the index and the web renderer's link
+    resolution both list the vault through it."""
     root = vault.resolve()
     spec = _exclusion_spec(tuple(exclude))
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         folder = Path(dirpath).relative_to(root).as_posix().removeprefix(".").lstrip("/")
         dirnames[:] = [d for d in dirnames if _keeps_folder(posixpath.join(folder, d), spec)]
-        paths = (posixpath.join(folder, name) for name in filenames if not name.startswith("."))
+        names = (n for n in filenames if not n.startswith(".") and n.lower().endswith(suffix))
+        paths = (posixpath.join(folder, name) for name in names)
         found.extend(p for p in paths if not spec.match_file(p) and (outside_links or _stays_inside(root, p)))
     yield from sorted(found)
 
 
 def iter_vault_paths(vault: Path, exclude: list[str], outside_links: bool = False) -> Iterator[str]:
     """The notes (``.md`` files) among ``walk_vault``'s paths."""
-    return (p for p in walk_vault(vault, exclude, outside_links) if p.lower().endswith(NOTE_SUFFIX))
+    return walk_vault(vault, exclude, outside_links, suffix=NOTE_SUFFIX)
 
 
 def is_indexable(rel_path: str, exclude: list[str]) -> bool:
