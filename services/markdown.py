@@ -220,7 +220,8 @@ def _parser(renderer: MarkdownRenderer) -> MarkdownIt:
     md.add_render_rule("citation", lambda _r, tokens, i, _o, _env: tokens[i].content)
     md.add_render_rule("tag", lambda _r, tokens, i, _o, _env: escape(f"#{tokens[i].content}"))
     md.add_render_rule("block_id", lambda *_args: "")
-    md.add_render_rule("callout_title", _render_callout_title)
+    md.add_render_rule("callout_title_open", lambda *_args: '<div class="callout-title">')
+    md.add_render_rule("callout_title_close", lambda *_args: "</div>\n")
     md.add_render_rule("fence", _render_fence)
     md.add_render_rule("link_open", _url_rule(renderer, "href", image=False))
     md.add_render_rule("image", _url_rule(renderer, "src", image=True))
@@ -254,10 +255,6 @@ def _mark_blocks(tokens: Sequence[Token]) -> None:
             lone_embed = len(kids) == 1 and kids[0].type == "wikilink" and kids[0].meta["embed"]
             if lone_embed and i and tokens[i - 1].type == "paragraph_open":
                 tokens[i - 1].hidden = tokens[i + 1].hidden = True
-
-
-def _render_callout_title(_self: RendererHTML, tokens: Sequence[Token], idx: int, *_args: Any) -> str:
-    return f'<div class="callout-title">{escape(tokens[idx].content)}</div>\n'
 
 
 def _render_fence(_self: RendererHTML, tokens: Sequence[Token], idx: int, *_args: Any) -> str:

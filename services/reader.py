@@ -2,9 +2,10 @@
 
 The parser is CommonMark (tables, strikethrough, task lists, footnotes, raw HTML) plus one plugin for
 Obsidian's own syntax, shared by everyone who reads Markdown: ``[[wikilinks]]`` and ``![[embeds]]``
-(token ``wikilink``, its ``WikiLink`` in ``meta["link"]``), ``#tags`` (token ``tag``), ``^block-ids`` at a
-line end (token ``block_id``, the text before it trimmed) and ``> [!kind] Title`` callouts (a
-``callout_title`` token). Code spans, fenced and indented code blocks and raw HTML hide what they hold.
+(token ``wikilink``, its ``WikiLink`` in ``meta["link"]``, also in a table cell with an unescaped ``|``),
+``#tags`` (token ``tag``), ``^block-ids`` at a line end (token ``block_id``, the text before it trimmed)
+and ``> [!kind] Title`` callouts (the title an inline token between ``callout_title_open``/``_close``).
+Code spans, fenced and indented code blocks and raw HTML hide what they hold.
 
 ``MarkdownDoc`` gives the vault parser its headings, links, tags and block ids, the chunker its sections
 and code lines, and entity cleaning its plain text; the web renderer builds on ``obsidian_parser()``.
@@ -18,10 +19,11 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock, table
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
@@ -38,6 +40,8 @@ _TAG = re.compile(r"#((?:[\w/-]|[\u0300-\u036f])+)")
 _TAG_AFTER = frozenset("([{,;:!?«“‘>*~|")
 _BLOCK_ID = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*(?=\n|$)")
 _CALLOUT = re.compile(r"^\[!(?P<kind>[\w-]+)\](?P<fold>[+-]?)[ \t]*(?P<title>[^\n]*)\n?")
+_WIKILINK_WITH_PIPE = re.compile(r"\[\[[^\[\]\n]*\|[^\[\]\n]*\]\]")
+_PIPE_STAND_IN = "\ue000"  # a private-use character: same length as "|", never a cell separator
 _URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _CODE_BLOCKS = ("fence", "code_block")
 
@@ -47,6 +51,7 @@ _CODE_BLOCKS = ("fence", "code_block")
 
 def obsidian_plugin(md: MarkdownIt) -> None:
     """Wikilinks, embeds, tags, block ids and callouts (see the module docstring)."""
+    md.block.ruler.at("table", _table_rule, {"alt": ["paragraph", "reference"]})
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
     md.inline.ruler.before("link", "tag", _tag_rule)
     md.inline.ruler.before("link", "block_id", _block_id_rule)
@@ -103,6 +108,32 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     return True
 
 
+@lru_cache(maxsize=8)
+def _hide_wikilink_pipes(src: str) -> str | None:
+    """``src`` with the ``|`` of every ``[[target|alias]]`` stood in for; None when there is none."""
+    if "[[" not in src:
+        return None
+    hidden, count = _WIKILINK_WITH_PIPE.subn(lambda m: m[0].replace("|", _PIPE_STAND_IN), src)
+    return hidden if count else None
+
+
+def _table_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    """CommonMark's table, except that ``[[target|alias]]`` in a cell is one link, as Obsidian reads it."""
+    src, hidden = state.src, _hide_wikilink_pipes(state.src)
+    if hidden is None:
+        return table(state, start, end, silent)
+    first = len(state.tokens)
+    state.src = hidden  # same length: every offset and line mark stays true
+    try:
+        found = table(state, start, end, silent)
+    finally:
+        state.src = src
+    for token in state.tokens[first:]:
+        if token.type == "inline":
+            token.content = token.content.replace(_PIPE_STAND_IN, "|")
+    return found
+
+
 def _starts_word(state: StateInline) -> bool:
     before = state.src[state.pos - 1] if state.pos else " "
     return before.isspace() or before in _TAG_AFTER
@@ -137,7 +168,8 @@ def _block_id_rule(state: StateInline, silent: bool) -> bool:
 
 
 def _callout_rule(state: StateCore) -> None:
-    """``> [!kind] Title``: the quote gets ``callout`` classes and a ``callout_title`` token; the marker goes."""
+    """``> [!kind] Title``: the quote gets ``callout`` classes, the title its own inline token (links and
+    tags in it count), and the marker goes. A callout without a title shows its kind (``meta["kind_only"]``)."""
     tokens, i = state.tokens, 0
     while i < len(tokens) - 2:
         token, inline = tokens[i], tokens[i + 2]
@@ -145,16 +177,19 @@ def _callout_rule(state: StateCore) -> None:
         if match is None or tokens[i + 1].type != "paragraph_open":
             i += 1
             continue
-        kind = match["kind"].lower()
+        kind, written = match["kind"].lower(), match["title"].strip()
         token.attrSet("class", f"callout callout-{kind}")
         token.attrSet("data-callout", kind)
         inline.content = inline.content[match.end() :]
-        title = Token("callout_title", "", 0, content=match["title"].strip() or kind.capitalize())
-        title.meta = {"kind": kind, "written": bool(match["title"].strip())}
-        tokens.insert(i + 1, title)
+        line = inline.map[0] if inline.map else 0
+        if inline.map and match[0].endswith("\n"):
+            inline.map = [line + 1, inline.map[1]]  # the body starts on the next line
+        title = Token("inline", "", 0, content=written or kind.capitalize(), map=[line, line + 1], children=[])
+        title.meta = {"kind_only": not written}
+        tokens[i + 1 : i + 1] = [Token("callout_title_open", "div", 1), title, Token("callout_title_close", "div", -1)]
         if not inline.content.strip():
-            tokens[i + 2].hidden = tokens[i + 4].hidden = True  # only a title: no empty <p>
-        i += 3
+            tokens[i + 4].hidden = tokens[i + 6].hidden = True  # only a title: no empty <p>
+        i += 5
 
 
 def _heading_text_rule(state: StateCore) -> None:
@@ -275,9 +310,7 @@ class MarkdownDoc:
         """Plain text outside code, one item per line and per table cell: a link reads as its label (an
         alias, else the target's name), tags, block ids, inline code and HTML are left out."""
         for token in self.tokens:
-            if token.type == "callout_title" and token.meta.get("written"):
-                yield from _plain_lines(_PARSER.parseInline(token.content)[0].children or [])
-            elif token.type == "inline":
+            if token.type == "inline" and not token.meta.get("kind_only"):
                 yield from _plain_lines(token.children or [])
 
 

@@ -126,3 +126,16 @@ def test_the_page_renders_the_parse_the_index_made(tmp_path: Path) -> None:
     pages = renderer(tmp_path)
     assert pages.render_note(note.markdown, note.path) == pages.render_note(note.body, note.path)
     assert pages.render_note(note.markdown, note.path) == pages.render_note(note.markdown, note.path)  # no drift
+
+
+def test_callout_titles_and_table_cells_keep_their_links(tmp_path: Path) -> None:
+    body = "> [!tip] Voir [[Sync|Obsidian Sync]] #astuce\n> corps\n\n"
+    body += "| Vue | Sens |\n|---|---|\n| [[Tableau]] | des [[Propriétés|propriétés]] |\n"  # Obsidian's help writes so
+    doc = read_markdown(body)
+    assert [(link.target, link.alias) for link in doc.links] == [
+        ("Sync", "Obsidian Sync"), ("Tableau", None), ("Propriétés", "propriétés"),
+    ]  # fmt: skip
+    assert doc.tags == ["astuce"] and "Voir Obsidian Sync" in note_segments(doc)
+    html = renderer(tmp_path).render_note(doc, "x.md")
+    assert '<div class="callout-title">Voir <span class="wikilink dangling"' in html
+    assert html.count("<td>") == 2 and "propriétés</span></td>" in html  # the alias's "|" cuts no cell
