@@ -275,8 +275,9 @@ class MarkdownDoc:
             for child in token.children or []:
                 if child.type == "block_id":  # inline content keeps the block's line breaks
                     number = token.map[0] + token.content[: child.meta["start"]].count("\n")
-                    marker = lines[number].rstrip().rfind("^" + child.content)
-                    lines[number] = lines[number][:marker].rstrip() if marker >= 0 else lines[number]
+                    line = lines[number].rstrip()
+                    if line.endswith("^" + child.content):  # not in a table row: "| a ^id |" stays whole
+                        lines[number] = line[: -len(child.content) - 1].rstrip()
         return lines
 
     @cached_property
