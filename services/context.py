@@ -129,7 +129,7 @@ def main_note_text(
     note = vault.read_note_if_readable(settings.vault, main.path, settings.max_file_bytes)
     if note is None or first != main.text:
         return first  # the note changed under us (the indexed chunk is still faithful), or no room left
-    for section in split_sections(note.body):
+    for section in split_sections(note.markdown):  # the parse read_note made
         text = "\n".join(section.lines).strip()
         if not text or text in main.text or main.text in text:
             continue
