@@ -1,12 +1,12 @@
 """Indexing throughput: the real pipeline against a bare ``embedder.encode`` of the same chunks.
 
-The pipeline (``IndexPipeline.sync_paths`` in batches of ``index_batch_notes`` notes, into a fresh
-Edge store and catalog) and a raw encode of exactly the texts it embeds (``embedding_text`` of every
-chunk and each note's title, each distinct text once: the embedding cache spares the pipeline the
-repeats, so the raw side gets none either; one ``encode`` call, same batch size) run in the same
-process, on the same warm model and torch threads, alternating which goes first. The figure is
-pipeline chunks/s ÷ raw chunks/s (target ≥ 0.85), in wall time and in CPU time (steadier on a shared machine), with where the pipeline's
-non-embedding time goes.
+The pipeline (``IndexPipeline.sync_paths`` in batches of ``index_batch_notes`` notes, into a fresh Edge
+store and catalog) and a raw encode of exactly the texts it embeds (``embedding_text`` of every chunk and
+each note's title, each distinct text once: the embedding cache spares the pipeline the repeats, so the raw
+side gets none either; one ``encode`` call, same batch size) run in the same process, on the same warm model
+and torch threads, alternating which goes first. The figure is pipeline chunks/s ÷ raw chunks/s (target ≥
+0.85), in wall time and in CPU time (steadier on a shared machine), with where the pipeline's non-embedding
+time goes.
 
     .venv/bin/python bench/index_throughput.py                  # 240 notes, 2 repeats (~4 min on 2 cores)
     .venv/bin/python bench/index_throughput.py --notes 400 --repeats 3
