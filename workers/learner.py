@@ -21,7 +21,7 @@ from services.llm.models import GenerationRequest, StreamEvent
 from services.system import SystemClient, SystemNotRunning, build_chat_engine
 from services.system.handlers.learner import LearnerHandlers
 from services.system.queues import Queues
-from workers.process import ThreadedConsumer, run_until_stopped, setup_logging, stop_on_signals
+from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +92,7 @@ def main() -> None:
     learner = build_learner(settings, stop)
     queues.serve(LearnerHandlers(learner))
     learn = queues.hueys["learn"]
-    consumer = ThreadedConsumer(learn, workers=1, worker_type="thread", periodic=True, check_worker_health=True)
-    consumer.start()
+    consumer = start_consumer(learn, 1, periodic=True)
     queues.learn_tick()  # now, not at the next minute: catches up after a sleep
     off = schedule.learner_off_reason(settings)
     log.info("learner ready (%s)", f"disabled by {off}" if off else "enabled")

@@ -48,6 +48,7 @@ def setup_logging(settings: Settings, name: str) -> None:
     )
     for handler in logging.getLogger().handlers:
         handler.addFilter(quiet_chatter)
+        handler.addFilter(redis_outage)
 
 
 CHATTY_LOGGERS = ("huey", "uvicorn")
@@ -60,6 +61,41 @@ def quiet_chatter(record: logging.LogRecord) -> bool:
     if record.name.startswith(CHATTY_LOGGERS) and record.levelno == logging.INFO:
         record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return logging.getLogger().isEnabledFor(logging.DEBUG)
+    return True
+
+
+class RedisLink:
+    """Whether this process reaches Redis. While Redis restarts, every thread's retry fails: the log says
+    so once when the link is lost and once when it is back, never once per retry."""
+
+    def __init__(self) -> None:
+        self.down = False
+        self._lock = threading.Lock()
+
+    def lost(self, exc: BaseException) -> None:
+        with self._lock:
+            was_down, self.down = self.down, True
+        if not was_down:
+            log.warning("Redis injoignable, nouvelle tentative… (%s)", exc)
+
+    def back(self) -> None:
+        with self._lock:
+            was_down, self.down = self.down, False
+        if was_down:
+            log.info("Redis de retour")
+
+
+LINK = RedisLink()
+
+
+def redis_outage(record: logging.LogRecord) -> bool:
+    """Huey's consumer loops (each worker thread's dequeue, the scheduler's read every second) log a whole
+    traceback per failed try: while Redis is away these become ``LINK``'s one line. Errors raised by a
+    task's own code are logged by ``huey.api`` and stay as they are."""
+    error = record.exc_info[1] if record.exc_info else None
+    if record.name.startswith("huey.consumer") and isinstance(error, redis.ConnectionError):
+        LINK.lost(error)
+        return False
     return True
 
 
@@ -76,8 +112,12 @@ def stop_on_signals() -> threading.Event:
     return stop
 
 
-def start_consumer(huey: Huey, workers: int) -> ThreadedConsumer:
-    consumer = ThreadedConsumer(huey, workers=workers, worker_type="thread", periodic=False, check_worker_health=True)
+def start_consumer(huey: Huey, workers: int, periodic: bool = False) -> ThreadedConsumer:
+    # A worker thread that failed to dequeue waits longer after each failure (x1.15): capped at 1 s, it
+    # takes the queued tasks again within a second of Redis coming back (Huey's own cap is 10 s).
+    consumer = ThreadedConsumer(
+        huey, workers=workers, worker_type="thread", periodic=periodic, check_worker_health=True, max_delay=1.0
+    )
     consumer.start()
     return consumer
 
@@ -89,21 +129,36 @@ def run_until_stopped(
     consumers: list[ThreadedConsumer] = (),  # type: ignore[assignment]
     details: Callable[[], dict[str, Any]] | None = None,
     tick: Callable[[], None] | None = None,
+    tick_seconds: float | None = None,
 ) -> None:
-    """Publish heartbeats (and run ``tick``) until ``stop`` is set, then stop the consumers gracefully."""
+    """Publish heartbeats and run ``tick`` (every ``tick_seconds``, default the heartbeat's period) until
+    ``stop`` is set, then stop the consumers gracefully. ``tick`` runs whether Redis answers or not."""
     client = redis.Redis.from_url(settings.effective_redis_url)
     started = time.time()
+    every = min(tick_seconds or settings.heartbeat_seconds, settings.heartbeat_seconds)
+    next_beat = 0.0
     try:
         while not stop.is_set():
-            try:
-                publish_heartbeat(client, name, started, settings.heartbeat_seconds, details() if details else None)
-                if tick is not None:
-                    tick()
-            except redis.ConnectionError as exc:  # Redis restarting: keep working, beat again later
-                log.warning("heartbeat failed: %s", exc)
-            stop.wait(settings.heartbeat_seconds)
+            if time.monotonic() >= next_beat:
+                beat(client, name, started, settings.heartbeat_seconds, details)
+                next_beat = time.monotonic() + settings.heartbeat_seconds
+            if tick is not None:
+                tick()
+            stop.wait(every)
     finally:
         for consumer in consumers:
             consumer.stop(graceful=True)
         with contextlib.suppress(redis.ConnectionError):
             clear_heartbeat(client, name)
+
+
+def beat(
+    client: redis.Redis, name: str, started: float, interval: float, details: Callable[[], dict[str, Any]] | None
+) -> None:
+    """One heartbeat; a failure is Redis restarting (the process keeps working and beats again later)."""
+    try:
+        publish_heartbeat(client, name, started, interval, details() if details else None)
+    except redis.ConnectionError as exc:
+        LINK.lost(exc)
+    else:
+        LINK.back()

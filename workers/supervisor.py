@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import subprocess
@@ -11,15 +10,19 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from filelock import FileLock, Timeout
+
 from services.config import Settings
+from services.supervision import supervisor_lock
 from services.system.processes import WORKERS
 from workers.process import run_until_stopped, stop_process
-from workers.redis_server import RedisProcess, start_private_redis
+from workers.redis_server import redis_command, wait_for_redis
 
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF = 30.0
 HEALTHY_AFTER = 60.0  # a child that ran this long gets its restart backoff reset
+TICK_SECONDS = 0.25  # how often the supervisor looks for a dead child (Redis first)
 
 
 @dataclass
@@ -34,9 +37,11 @@ class Child:
     history: list[int] = field(default_factory=list)
     failing: bool = False  # it died and has not yet run HEALTHY_AFTER seconds since: a retry loop
     first_backoff: float = 1.0
+    command: list[str] = field(default_factory=list)  # default: python -m workers.<name>
+    hint: str = ""  # where to read why it died, added to the warning
 
     def start(self, quiet: bool = False) -> None:
-        command = [sys.executable, "-m", f"workers.{self.name}"]
+        command = self.command or [sys.executable, "-m", f"workers.{self.name}"]
         # Own session: Ctrl-C reaches the supervisor only, which then stops children in order.
         self.process = subprocess.Popen(command, env=self.env, stdin=subprocess.DEVNULL, start_new_session=True)
         self.started_at = time.monotonic()
@@ -59,7 +64,8 @@ class Child:
             self.failing = True
             self.restart_at = now + self.backoff
             level = logging.DEBUG if repeated else logging.WARNING
-            log.log(level, "%s exited with %s; restarting it (backoff up to %.0fs)", self.name, code, MAX_BACKOFF)
+            how = f"restarting it (backoff up to {MAX_BACKOFF:.0f}s){self.hint}"
+            log.log(level, "%s exited with %s; %s", self.name, code, how)
             self.backoff = min(self.backoff * 2, MAX_BACKOFF)
         elif now >= self.restart_at:
             self.restarts += 1
@@ -74,21 +80,27 @@ class AlreadyRunning(RuntimeError):
     """Another supervisor holds the data dir."""
 
 
-def acquire_lock(settings: Settings) -> int:
+def acquire_lock(settings: Settings) -> FileLock:
     """One supervisor per data dir: a second ``obsirag up`` fails instead of fighting over the store."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(settings.data_dir / "supervisor.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    lock = supervisor_lock(settings)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
+        lock.acquire()
+    except Timeout:
         raise AlreadyRunning(
             f"ObsiRAG is already running on {settings.data_dir} (see `obsirag status`; "
             "or set OBSIRAG_DATA_DIR to another folder for a second instance)"
         ) from None
-    os.ftruncate(fd, 0)
-    os.write(fd, str(os.getpid()).encode())
-    return fd
+    return lock
+
+
+def redis_child(settings: Settings, env: dict[str, str]) -> Child:
+    """The private redis-server, supervised like the workers: restarted at once when it dies (its
+    append-only file keeps the queued tasks), then with backoff if it keeps dying."""
+    settings.redis_dir.mkdir(parents=True, exist_ok=True)
+    settings.redis_socket.unlink(missing_ok=True)
+    hint = f" (why: {settings.redis_dir / 'redis.log'})"
+    return Child("redis", env, command=redis_command(settings), backoff=0.1, first_backoff=0.1, hint=hint)
 
 
 def child_env(settings: Settings, redis_url: str) -> dict[str, str]:
@@ -105,25 +117,29 @@ def child_env(settings: Settings, redis_url: str) -> dict[str, str]:
 
 
 def supervise(
-    settings: Settings, stop: threading.Event, workers: tuple[str, ...] = WORKERS, lock: int | None = None
+    settings: Settings, stop: threading.Event, workers: tuple[str, ...] = WORKERS, lock: FileLock | None = None
 ) -> None:
     """Run the whole system until ``stop`` is set (``lock``: the data dir's lock, when the caller took it)."""
     lock = acquire_lock(settings) if lock is None else lock
-    redis_process: RedisProcess | None = None
-    if settings.redis_url is None:
-        redis_process = start_private_redis(settings)
+    private = settings.redis_url is None
     redis_url = settings.effective_redis_url
     settings = settings.model_copy(update={"redis_url": redis_url})
     env = child_env(settings, redis_url)
-    children = [Child(name, env) for name in workers]
-    for child in children:
+    worker_children = [Child(name, env) for name in workers]
+    redis = redis_child(settings, env) if private else None
+    if redis is not None:
+        redis.start()
+        wait_for_redis(redis_url, 10.0, redis.process)
+        log.info("private redis-server ready on %s", settings.redis_socket)
+    for child in worker_children:
         child.start()
+    children = [redis, *worker_children] if redis is not None else worker_children  # Redis checked first, stopped last
     try:
-        run_until_stopped(settings, "supervisor", stop, tick=lambda: [c.check() for c in children], details=None)
+        run_until_stopped(
+            settings, "supervisor", stop, tick=lambda: [c.check() for c in children], tick_seconds=TICK_SECONDS
+        )
     finally:
-        for child in reversed(children):
+        for child in reversed(children):  # producers go quiet before consumers; Redis goes last
             child.stop()
-        if redis_process is not None:
-            redis_process.stop()
-        os.close(lock)
+        lock.release()
         log.info("stopped")

@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 
+import redis
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
@@ -15,7 +16,7 @@ from services.catalog import Catalog
 from services.config import Settings, load_settings
 from services.indexing import changed_paths
 from services.system.queues import EVENT_PRIORITY, RECONCILE_PRIORITY, Queues
-from workers.process import run_until_stopped, setup_logging, stop_on_signals
+from workers.process import LINK, run_until_stopped, setup_logging, stop_on_signals
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,10 @@ def _flush_loop(watcher: Watcher, stop: threading.Event) -> None:
     while not stop.is_set():
         try:
             watcher.flush()
-        except Exception:  # Redis restarting, catalog busy: the next tick or reconcile catches up
+        except redis.ConnectionError as exc:  # Redis restarting: the reconcile after its return finds these edits
+            watcher.debouncer.rescan.set()
+            LINK.lost(exc)
+        except Exception:  # catalog busy: the next tick or reconcile catches up
             log.exception("flush failed")
         stop.wait(tick)
 

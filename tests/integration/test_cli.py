@@ -115,7 +115,7 @@ def test_up_refuses_a_bad_configuration_before_starting_anything(small_vault: Pa
     try:
         busy = up_refused(small_vault, settings.data_dir)
     finally:
-        os.close(lock)
+        lock.release()
     assert busy.returncode == 1 and "already running" in busy.stderr and busy.stderr.count("\n") == 1
     assert not settings.redis_dir.exists()
 

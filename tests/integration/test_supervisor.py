@@ -1,14 +1,22 @@
-"""The supervisor's restart loop: a child that keeps dying is restarted, and said so once, not at each turn."""
+"""The supervisor's restart loop: a child that keeps dying is restarted, and said so once, not at each turn;
+the private Redis is one of its children."""
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
+from pathlib import Path
 
 import pytest
+import redis
 
+from services.config import Settings
+from services.supervision import RedisState, redis_state, supervisor_alive
 from tests.e2e.conftest import wait_until
-from workers.supervisor import Child
+from workers import process
+from workers.supervisor import Child, supervise
 
 
 def test_a_crash_loop_logs_once_per_state_change(caplog: pytest.LogCaptureFixture) -> None:
@@ -27,3 +35,66 @@ def test_a_crash_loop_logs_once_per_state_change(caplog: pytest.LogCaptureFixtur
     assert child.history[:3] == [1, 1, 1] and child.restarts >= 2
     assert len(warnings) == 1 and "no_such_worker exited with 1" in warnings[0].getMessage()
     assert len(starts) == 2  # the first start and the first restart; the loop's next turns are DEBUG
+
+
+def test_redis_killed_is_restarted_with_its_queue_and_stopped_last(tmp_path: Path) -> None:
+    settings = Settings(vault=tmp_path, data_dir=tmp_path / "data", heartbeat_seconds=0.2)
+    stop = threading.Event()
+    supervisor = threading.Thread(target=supervise, args=(settings, stop, ()), daemon=True)
+    supervisor.start()
+    client = redis.Redis.from_url(settings.effective_redis_url)
+    wait_until(lambda: answers(client), "the private Redis up", timeout=30)
+    assert supervisor_alive(settings)
+    client.rpush("queued", "task")  # acknowledged: on disk in the append-only file before the reply
+    victim = client.info("server")["process_id"]
+    os.kill(victim, signal.SIGKILL)
+    assert redis_state(settings, answers(client)) is RedisState.RESTARTING  # the lock held, Redis silent
+
+    restarted = lambda: answers(client) and client.info("server")["process_id"] != victim  # noqa: E731
+    wait_until(restarted, "Redis restarted by the supervisor", timeout=30)
+    assert client.lrange("queued", 0, -1) == [b"task"]
+    assert os.getpgid(client.info("server")["process_id"]) != os.getpgid(0)  # its own session: no Ctrl-C
+    assert not [line for line in Path("/proc").glob("[0-9]*/stat") if zombie_of(line, victim)]
+    stop.set()
+    supervisor.join(30)
+    assert not supervisor.is_alive() and not answers(client)
+    assert not supervisor_alive(settings) and redis_state(settings, False) is RedisState.STOPPED
+
+
+def answers(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.ConnectionError:
+        return False
+
+
+def zombie_of(stat: Path, pid: int) -> bool:
+    """Whether ``stat`` (/proc/N/stat) is the unreaped corpse of ``pid``."""
+    try:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return stat.parent.name == str(pid) and fields[0] == "Z"
+
+
+def test_a_redis_outage_is_one_line_per_state_change(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    link = process.RedisLink()
+    monkeypatch.setattr(process, "LINK", link)
+    lost = redis.ConnectionError("Error 111 connecting to redis.sock. Connection refused.")
+    for name in ("huey.consumer.Worker", "huey.consumer.Scheduler", "huey.api"):
+        for _ in range(50):  # each retry of each consumer loop
+            record = logging.LogRecord(name, logging.ERROR, __file__, 1, "Error reading from queue", (), None)
+            record.exc_info = (type(lost), lost, None)
+            if process.redis_outage(record):
+                logging.getLogger(name).handle(record)
+    link.back()
+    link.back()
+    messages = [(r.name, r.getMessage()) for r in caplog.records]
+    assert messages.count(("workers.process", f"Redis injoignable, nouvelle tentative… ({lost})")) == 1
+    assert messages.count(("workers.process", "Redis de retour")) == 1
+    # A task's own error (huey.api) is never swallowed, even a connection error.
+    assert messages.count(("huey.api", "Error reading from queue")) == 50
+    assert not [m for m in messages if m[0].startswith("huey.consumer")]
