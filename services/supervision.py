@@ -36,6 +36,11 @@ REDIS_MESSAGES = {
     },
 }
 
+STARTING = {
+    "fr": "ObsiRAG démarre… l'indexeur n'est pas encore prêt ; réessayez dans quelques secondes.",
+    "en": "ObsiRAG is starting… the indexer is not ready yet; try again in a few seconds.",
+}
+
 
 def supervisor_lock(settings: Settings) -> FileLock:
     """The data dir's lock, taken by ``obsirag up`` for its whole run; the file says which pid holds it."""

@@ -114,7 +114,10 @@ class ChatRuns:
             for event in engine.ask(run.question, thread_id=run.thread_id, use_web=run.use_web):
                 put(event)
         except Exception as exc:  # shown in the page instead of a silent, never-ending stream
-            log.exception("chat run %s failed", run.id)
+            if isinstance(exc, SystemNotRunning):  # a state of the system (stopped, Redis restarting), not a bug
+                log.info("chat run %s: %s", run.id, exc)
+            else:
+                log.exception("chat run %s failed", run.id)
             message = failure_message(exc)
             if self.record_failure is not None:
                 with contextlib.suppress(Exception):  # the catalog itself may be what failed

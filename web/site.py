@@ -74,7 +74,7 @@ class Site:
         )
         return build_chat_engine(
             self.settings, self.catalog, client=self.client, stream=stream, web_search=self.web_search,
-            not_running="ObsiRAG ne tourne pas : lancez `obsirag up` (ou `make run`).",
+            not_running="ObsiRAG ne tourne pas : lancez `obsirag up` (ou `make run`).", lang="fr",
         )  # fmt: skip
 
     def cached(self, name: str, build: Callable[[], T]) -> T:

@@ -277,6 +277,9 @@ def status(settings: Settings, as_json: bool) -> None:
         click.echo(f"  {label}: {problem.path}: {problem.reason} → {problem.fix}")
     if state.web_url:
         click.echo(f"web UI: {state.web_url}")
+    if message := state.redis_message():
+        click.echo(f"system: running; {message}")
+        return
     if not state.running:
         click.echo("system: not running (start it with `obsirag up`)")
         return
@@ -316,9 +319,14 @@ def _rebuild_notice(settings: Settings) -> str | None:
 
 def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:
     """Through the running indexer when there is one, else on the store opened here."""
+    from services.store.base import StoreLockedError
+    from services.system import SystemNotRunning
     from services.system.local import search_anywhere
 
-    return search_anywhere(settings, request)
+    try:
+        return search_anywhere(settings, request)
+    except (SystemNotRunning, StoreLockedError) as exc:  # Redis restarting; `obsirag index` holding the store
+        raise click.ClickException(str(exc)) from None
 
 
 def _open_pipeline(settings: Settings) -> IndexPipeline:

@@ -8,6 +8,7 @@ from services.catalog import Catalog
 from services.chat import ChatEngine
 from services.config import Settings
 from services.llm.models import GenerationRequest, StreamEvent
+from services.problems import Lang
 from services.system.running import SystemClient, SystemNotRunning
 from services.websearch import WebSearch, make_web_search
 
@@ -24,15 +25,17 @@ def build_chat_engine(
     web_search: WebSearch | None = None,
     not_running: str = NOT_RUNNING,
     check: bool = True,
+    lang: Lang = "en",
 ) -> ChatEngine:
     """A chat engine that searches through the indexer and generates through the mlx worker.
 
     ``stream``: how generations are streamed (default: submit, then read the request's stream; the web
     app records its runs, the learner paces its own); ``check``: raise ``SystemNotRunning`` with
-    ``not_running`` when the indexer does not run."""
+    ``not_running`` when the indexer does not run, or with why in ``lang`` when the system runs but cannot
+    serve yet (Redis or the indexer restarting: waited for ``search_timeout`` first)."""
     client = client or SystemClient(settings)
-    if check and not client.running():
-        raise SystemNotRunning(not_running)
+    if check and not client.wait_running(settings.search_timeout):
+        raise SystemNotRunning(client.unavailable(lang) or not_running)
     generation = client.generation
 
     def submit_and_stream(request: GenerationRequest) -> Iterator[StreamEvent]:

@@ -9,14 +9,21 @@ from services.config import Settings
 from services.embedding import load_embedder
 from services.search import SearchEngine, SearchRequest, SearchResponse
 from services.store import open_store
-from services.system.running import SystemClient
+from services.system.running import DOWN, SystemClient, SystemNotRunning
 
 
 def search_anywhere(settings: Settings, request: SearchRequest) -> SearchResponse:
-    """Through the running indexer when there is one, else on the store opened here."""
+    """Through the running indexer when there is one (waited for while Redis or the indexer restart: it
+    owns the store), else on the store opened here. ``SystemNotRunning`` says why the running system
+    cannot answer; ``StoreLockedError``, that another process (``obsirag index``) holds the store."""
     client = SystemClient(settings)
-    if client.running():
-        return client.search(request)
+    if client.wait_running(settings.search_timeout):
+        try:
+            return client.search(request)
+        except DOWN:  # Redis went away during the search
+            raise SystemNotRunning(client.unavailable() or "Redis went away during the search") from None
+    if message := client.unavailable():
+        raise SystemNotRunning(message)
     store = open_store(settings)
     try:
         recorded = store.recorded_model()  # the index answers with the model that built it

@@ -6,6 +6,7 @@ index, beats); ``status()`` gathers what ``obsirag status`` and the dashboard bo
 
 from __future__ import annotations
 
+import time
 from functools import cached_property
 from typing import Any
 
@@ -20,6 +21,7 @@ from services.models import NoteStatus
 from services.problems import Lang, NoteProblem, note_problems
 from services.rebuild import RebuildProgress, read_progress
 from services.search import SearchRequest, SearchResponse
+from services.supervision import STARTING, RedisState, redis_message, redis_state, supervisor_alive
 from services.system.generation import GenerationClient, worker_state
 from services.system.history import QueueState, TaskHistory, TaskRecord, queue_state, retry
 from services.system.processes import PROCESSES, ProcessState, read_process, read_processes
@@ -34,7 +36,7 @@ class SystemNotRunning(RuntimeError):
 
 
 class SystemStatus(BaseModel):
-    running: bool  # some process of the system beats (the supervisor, a worker)
+    running: bool  # some process of the system beats, or the supervisor holds the data dir (Redis restarting)
     notes: dict[str, int]
     queues: dict[str, dict[str, int]]
     processes: list[ProcessState]
@@ -43,6 +45,11 @@ class SystemStatus(BaseModel):
     problems: list[NoteProblem] = Field(default_factory=list)  # skipped, failed, indexed with a warning
     web_url: str | None = None  # where the web UI listens (a free port when the configured one was busy)
     queue_tasks: list[QueueState] = Field(default_factory=list)  # the first tasks of each queue, when asked
+    redis: RedisState = RedisState.READY  # "restarting": the supervisor runs, its Redis is coming back
+
+    def redis_message(self, lang: Lang = "en") -> str | None:
+        """The line every surface shows while Redis does not answer (None when it does or nothing runs)."""
+        return redis_message(self.redis, lang)
 
     def process(self, name: str) -> ProcessState | None:
         """``name``'s heartbeat, when it is alive."""
@@ -74,6 +81,30 @@ class SystemClient:
         """Whether the indexer beats: searches, similar notes and reindexing go through it."""
         try:
             return read_process(self.redis, "indexer") is not None
+        except DOWN:
+            return False
+
+    def wait_running(self, timeout: float) -> bool:
+        """``running()``, waiting up to ``timeout`` seconds while the supervisor runs (Redis or the indexer
+        restarting): a caller then goes through the system, never around it."""
+        deadline = time.monotonic() + timeout
+        while not self.running():
+            if time.monotonic() > deadline or not supervisor_alive(self.settings):
+                return False
+            time.sleep(0.1)  # polling the heartbeat: Redis publishes no event while it is away
+        return True
+
+    def unavailable(self, lang: Lang = "en") -> str | None:
+        """Why the system cannot serve now although it runs (Redis restarting, the indexer starting); None
+        when it serves, or when nothing runs (the caller says how to start it)."""
+        if self.running() or not supervisor_alive(self.settings):
+            return None
+        return redis_message(redis_state(self.settings, self.answers()), lang) or STARTING[lang]
+
+    def answers(self) -> bool:
+        """Whether Redis answers a ping."""
+        try:
+            return bool(self.redis.ping())
         except DOWN:
             return False
 
@@ -121,8 +152,9 @@ class SystemClient:
             depths = self.queues.depths()
             generation = worker_state(self.redis)
             tasks = [queue_state(name, huey, preview) for name, huey in self.queues.hueys.items()] if preview else []
-        except DOWN:
-            return down
+        except DOWN:  # nothing runs, or the supervisor is restarting its Redis
+            state = redis_state(self.settings, answers=False)
+            return down.model_copy(update={"running": state is not RedisState.STOPPED, "redis": state})
         status = down.model_copy(
             update={
                 "running": any(p.alive for p in processes), "queues": depths, "processes": processes,

@@ -48,10 +48,14 @@ class System:
     log_path: Path | None = None  # the supervisor's and its children's output, when captured
 
     def log_lines(self, level: str = "INFO") -> list[str]:
-        """The lines logged at ``level`` so far, whatever their format (a library's own one included)."""
+        """The lines logged at ``level`` so far (every line for ``""``), whatever their format (a library's
+        own one included)."""
         assert self.log_path is not None, "this system's output is not captured"
         lines = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
-        return [line for line in lines if re.search(rf"\b{level}\b", line)]
+        return [line for line in lines if not level or re.search(rf"\b{level}\b", line)]
+
+    def log_lines_with(self, text: str) -> list[str]:
+        return [line for line in self.log_lines("") if text in line]
 
     @property
     def env(self) -> dict[str, str]:
@@ -74,9 +78,12 @@ class System:
         finally:
             catalog.close()
 
+    @property
+    def queues(self) -> Queues:
+        return Queues(self.settings.model_copy(update={"redis_url": self.settings.effective_redis_url}))
+
     def index_idle(self) -> bool:
-        queues = Queues(self.settings.model_copy(update={"redis_url": self.settings.effective_redis_url}))
-        return queues.index.pending_count() == 0
+        return self.queues.index.pending_count() == 0
 
     def search(self, query: str, **kwargs: Any) -> list[str]:
         settings = self.settings.model_copy(update={"redis_url": self.settings.effective_redis_url})
@@ -115,8 +122,12 @@ def system_env(settings: Settings) -> dict[str, str]:
         OBSIRAG_INDEX_RETRY_DELAY=str(settings.index_retry_delay),
         OBSIRAG_RECONCILE_MINUTES=str(settings.reconcile_minutes),
         OBSIRAG_INDEX_BATCH_NOTES=str(settings.index_batch_notes),
+        OBSIRAG_LLM_WARM_UP=str(settings.llm_warm_up),
+        OBSIRAG_SEARCH_TIMEOUT=str(settings.search_timeout),
         PYTHONUNBUFFERED="1",
     )
+    if settings.learn_enabled is not None:
+        env["OBSIRAG_LEARN_ENABLED"] = str(settings.learn_enabled)
     return env
 
 

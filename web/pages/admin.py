@@ -47,7 +47,7 @@ class AdminController(Controller):
                 "Réindexation demandée : l'indexeur reconstruit l'index à côté de l'actuel, qui répond en attendant."
             )
         except SystemNotRunning:
-            message = "ObsiRAG ne tourne pas : lancez `obsirag up`."
+            message = site.client.unavailable("fr") or "ObsiRAG ne tourne pas : lancez `obsirag up`."
         return Template("_flash.html", context={"message": message})
 
     @post("/tasks/{task_id:str}/retry", sync_to_thread=True)
@@ -72,6 +72,7 @@ def live_state(site: Site) -> dict[str, Any]:
         "problems": status.problems,
         "runs": site.catalog.last_runs(5),
         "running": status.running,
+        "redis_message": status.redis_message("fr"),  # Redis restarting: said instead of "not running"
         "processes": status.processes,
         "queues": status.queue_tasks,
         "history": site.client.recent_tasks(25),
