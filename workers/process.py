@@ -91,7 +91,7 @@ LINK = RedisLink()
 def redis_outage(record: logging.LogRecord) -> bool:
     """Huey's consumer loops (each worker thread's dequeue, the scheduler's read every second) log a whole
     traceback per failed try: while Redis is away these become ``LINK``'s one line. Errors raised by a
-    task's own code are logged by ``huey.api`` and stay as they are."""
+    task's own code are logged by ``huey`` itself and stay as they are."""
     error = record.exc_info[1] if record.exc_info else None
     if record.name.startswith("huey.consumer") and isinstance(error, redis.ConnectionError):
         LINK.lost(error)
