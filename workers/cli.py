@@ -57,12 +57,12 @@ def up(settings: Settings) -> None:
     from workers.process import setup_logging, stop_on_signals
     from workers.supervisor import AlreadyRunning, acquire_lock, supervise
 
-    if line := _rebuild_notice(settings):
-        click.echo(line)
-    try:
+    try:  # before the rebuild notice, whose store import takes seconds on a loaded machine
         lock = acquire_lock(settings)
     except AlreadyRunning as exc:
         raise click.ClickException(str(exc)) from None
+    if line := _rebuild_notice(settings):
+        click.echo(line)
     setup_logging(settings, "supervisor")
     click.echo(f"ObsiRAG: vault {settings.vault}, data {settings.data_dir}. Ctrl-C to stop.")
     where = (
@@ -107,10 +107,12 @@ def reindex(settings: Settings) -> None:
     from services.system import SystemClient
 
     client = SystemClient(settings)
-    if client.running():
+    if client.wait_running(settings.search_timeout):  # Redis or the indexer restarting: wait for them
         client.reindex()
         click.echo("reindex queued: the running indexer rebuilds the index beside the live one, which keeps answering")
         return
+    if message := client.unavailable():  # the system runs: never open the store its indexer owns
+        raise click.ClickException(message)
     rebuild_in_foreground(settings)
 
 
