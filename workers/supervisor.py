@@ -94,13 +94,21 @@ def acquire_lock(settings: Settings) -> FileLock:
     return lock
 
 
-def redis_child(settings: Settings, env: dict[str, str]) -> Child:
-    """The private redis-server, supervised like the workers: restarted at once when it dies (its
-    append-only file keeps the queued tasks), then with backoff if it keeps dying."""
+def start_redis(settings: Settings, env: dict[str, str]) -> Child:
+    """The private redis-server, started and answering, then supervised like the workers: restarted at
+    once when it dies (its append-only file keeps the queued tasks), with backoff if it keeps dying."""
     settings.redis_dir.mkdir(parents=True, exist_ok=True)
     settings.redis_socket.unlink(missing_ok=True)
     hint = f" (why: {settings.redis_dir / 'redis.log'})"
-    return Child("redis", env, command=redis_command(settings), backoff=0.1, first_backoff=0.1, hint=hint)
+    redis = Child("redis", env, command=redis_command(settings), backoff=0.1, first_backoff=0.1, hint=hint)
+    redis.start()
+    try:
+        wait_for_redis(settings.effective_redis_url, 10.0, redis.process)
+    except BaseException:
+        redis.stop()
+        raise
+    log.info("private redis-server ready on %s", settings.redis_socket)
+    return redis
 
 
 def child_env(settings: Settings, redis_url: str) -> dict[str, str]:
@@ -125,16 +133,13 @@ def supervise(
     redis_url = settings.effective_redis_url
     settings = settings.model_copy(update={"redis_url": redis_url})
     env = child_env(settings, redis_url)
-    worker_children = [Child(name, env) for name in workers]
-    redis = redis_child(settings, env) if private else None
-    if redis is not None:
-        redis.start()
-        wait_for_redis(redis_url, 10.0, redis.process)
-        log.info("private redis-server ready on %s", settings.redis_socket)
-    for child in worker_children:
-        child.start()
-    children = [redis, *worker_children] if redis is not None else worker_children  # Redis checked first, stopped last
+    children: list[Child] = []  # Redis first: checked first at each tick, stopped last
     try:
+        if private:
+            children.append(start_redis(settings, env))
+        for name in workers:
+            children.append(Child(name, env))
+            children[-1].start()
         run_until_stopped(
             settings, "supervisor", stop, tick=lambda: [c.check() for c in children], tick_seconds=TICK_SECONDS
         )
