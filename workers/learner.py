@@ -43,8 +43,11 @@ def build_learner(settings: Settings, stop: threading.Event, catalog: Catalog | 
 
 def run_once(settings: Settings, note: str | None, now: datetime) -> dict[str, Any]:
     """``obsirag learn --once``: one cycle in this process (and the weekly synthesis if due, unless ``note``)."""
-    if not SystemClient(settings).running():
-        raise SystemNotRunning("ObsiRAG is not running: start it with `obsirag up` (the learner needs it)")
+    client = SystemClient(settings)
+    if not client.wait_running(settings.search_timeout):  # Redis or the indexer restarting: wait for them
+        raise SystemNotRunning(
+            client.unavailable() or "ObsiRAG is not running: start it with `obsirag up` (the learner needs it)"
+        )
     learner = build_learner(settings, threading.Event())
     try:
         synthesis = None if note else learner.synthesis_if_due(now)
