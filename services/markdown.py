@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import nh3
 from markdown_it import MarkdownIt
@@ -302,3 +302,8 @@ class CatalogLinks:
             notes = [p for p in paths if p.lower().endswith(vault.NOTE_SUFFIX)]
             self._disk = LinkResolver(notes, {}, [p for p in paths if not p.lower().endswith(vault.NOTE_SUFFIX)])
         return self._disk
+
+
+def obsidian_uri(vault_name: str, path: str) -> str:
+    """``obsidian://open?vault=…&file=…``: opens the note in the Obsidian app."""
+    return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(path.removesuffix('.md'), safe='')}"

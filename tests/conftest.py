@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from services.config import Settings
+from tests.live import base_url, live  # noqa: F401 (one running system for the browser and MCP tests)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_VAULT = ROOT / "examples" / "vault"

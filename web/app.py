@@ -25,6 +25,7 @@ from services import prompts
 from services.config import Settings
 from services.markdown import heading_slug
 from web import filters
+from web.mcp import MCP_PATH, mcp_mount
 from web.pages.admin import AdminController
 from web.pages.artifacts import ArtifactsController
 from web.pages.auth import LoginController
@@ -60,19 +61,25 @@ def create_app(settings: Settings, site: Site | None = None) -> Litestar:
         token = settings.web_token.get_secret_value()
         middleware.append(DefineMiddleware(TokenAuthMiddleware, token=token, secret=secret))
     static = create_static_files_router(path="/static", directories=[WEB / "static"], name="static")
+    mcp_route, mcp_lifespan, mcp_tools = mcp_mount(settings, site)  # /mcp: the MCP server, Streamable HTTP
     return Litestar(
-        route_handlers=[*ROUTES, static],
+        route_handlers=[*ROUTES, static, mcp_route],
         dependencies={"site": Provide(lambda: site, use_cache=True, sync_to_thread=False)},
         template_config=TemplateConfig(
             directory=WEB / "templates", engine=JinjaTemplateEngine, engine_callback=_configure_jinja
         ),
         csrf_config=CSRFConfig(
-            secret=secret, cookie_name=CSRF_COOKIE, header_name="x-csrftoken", cookie_samesite="strict"
+            secret=secret,
+            cookie_name=CSRF_COOKIE,
+            header_name="x-csrftoken",
+            cookie_samesite="strict",
+            exclude=[MCP_PATH],  # no cookie there: a bearer token and the Origin check (web.mcp)
         ),
         middleware=middleware,
         before_send=[add_security_headers],
         exception_handlers={HTTPException: _error_page},
-        on_shutdown=[site.close],
+        lifespan=[mcp_lifespan],
+        on_shutdown=[site.close, mcp_tools.close],
         state={"site": site},
         debug=False,
         logging_config=None,  # the web process's own logging (workers.process.setup_logging) stays in place

@@ -33,7 +33,7 @@ SECURITY_HEADERS = {
     "cross-origin-opener-policy": "same-origin",
     "permissions-policy": "camera=(), microphone=(), geolocation=()",
 }
-PUBLIC_PREFIXES = ("/login", "/static/")
+PUBLIC_PREFIXES = ("/login", "/static/", "/mcp")  # /mcp checks its own bearer token (web.mcp), never the cookie
 
 
 class UnsafeBind(RuntimeError):

@@ -16,6 +16,7 @@ from services.config import Settings, load_settings
 from services.models import NoteType, SetupError
 from services.prompts import TRUNCATED
 from workers.cli_output import ReadingProgress, ask_json, explain_grounding, print_results, print_sources, search_json
+from workers.mcp_server import mcp
 
 if TYPE_CHECKING:
     from services.indexing import IndexPipeline
@@ -352,6 +353,8 @@ def _print_counts(settings: Settings) -> None:
     counts = note_counts(settings)
     click.echo(f"{counts['indexed']} indexed, {counts['skipped']} skipped, {counts['error']} failed")
 
+
+main.add_command(mcp)  # in its own module: this one is long enough
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING)

@@ -38,6 +38,7 @@ class TaskRecord(BaseModel):
     error: str | None = None
     at: float  # epoch seconds
     retried: bool = False
+    duration_ms: float | None = None  # MCP tool calls (queue "mcp") carry how long they took
 
     @property
     def summary(self) -> str:

@@ -6,7 +6,6 @@ import mimetypes
 from collections import Counter
 from itertools import groupby
 from typing import Any
-from urllib.parse import quote
 
 from litestar import Controller
 from litestar.exceptions import NotFoundException
@@ -14,6 +13,7 @@ from litestar.params import FromPath, FromQuery
 from litestar.response import File, Template
 
 from services import vault
+from services.markdown import obsidian_uri
 from services.models import NoteRecord, ParsedNote
 from services.text import fold
 from web.handlers import page
@@ -86,10 +86,6 @@ def _backlinks(site: Site, path: str) -> list[NoteRecord]:
     sources = dict.fromkeys(link.source for link in site.catalog.backlinks(path))
     records = [site.catalog.get_note(source) for source in sources]
     return sorted((r for r in records if r is not None), key=lambda r: r.title.casefold())
-
-
-def obsidian_uri(vault_name: str, path: FromPath[str]) -> str:
-    return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(path.removesuffix('.md'), safe='')}"
 
 
 def _show(value: Any) -> str:

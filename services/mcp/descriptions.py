@@ -1,0 +1,63 @@
+"""What the MCP server tells a model about itself and each tool, in English then French: when to use it."""
+
+from __future__ import annotations
+
+INSTRUCTIONS = (
+    "ObsiRAG serves the user's Obsidian vault (a personal second brain, mostly in French) read-only: "
+    "hybrid semantic + keyword search, notes with their links and backlinks, similar notes, the knowledge "
+    "graph, named entities, and grounded answers that cite their sources. Cite notes by their path or "
+    "`uri`. ObsiRAG sert le coffre Obsidian de l'utilisateur en lecture seule : recherche hybride, notes, "
+    "liens, notes proches, graphe, entités et réponses sourcées. Citez les notes par leur chemin ou `uri`."
+)
+
+SEARCH = (
+    "Search the user's notes by meaning and keywords (French and English, paraphrases included). Use it "
+    "first for any question about what the user wrote, knows or planned. Date words in the query filter by "
+    "note date ('cette semaine', 'le mois dernier', 'en mars 2026', 'last week'); tags, folders, note types "
+    "and since/until filter too. Returns notes best first, each with its best passage, heading and score. "
+    "— Recherche dans les notes par le sens et les mots (paraphrases comprises) ; les expressions de date "
+    "de la requête filtrent par date de note. À utiliser en premier pour toute question sur le coffre."
+)
+READ_NOTE = (
+    "Read one note by vault-relative path (e.g. 'Projets/Projet Atlas.md') or by title/alias: its "
+    "frontmatter, tags, body, outgoing links and backlinks. Give `heading` to get only that section. Use it "
+    "after search to read a result in full. Paths outside the vault are refused. — Lit une note (chemin ou "
+    "titre) : propriétés, étiquettes, texte (ou une seule section avec `heading`), liens et rétroliens."
+)
+LIST_NOTES = (
+    "List notes page by page, filtered by folder, tag, note type and modification date, sorted by path, "
+    "title, modified or created (newest first). Use it to browse or count notes, not to find a topic (use "
+    "search). Pass `next_cursor` back as `cursor` for the next page. — Liste les notes par page, filtrées "
+    "par dossier, étiquette, type et date ; pour parcourir, pas pour chercher un sujet."
+)
+SIMILAR_NOTES = (
+    "Notes semantically closest to one note, each flagged `linked` when a wikilink already joins them. "
+    "Use it to suggest related notes or missing links (close but unlinked notes are what synapses are made "
+    "of). — Les notes les plus proches par le sens d'une note donnée, marquées `linked` si un lien existe "
+    "déjà ; pour suggérer des notes liées ou des liens manquants."
+)
+GRAPH_NEIGHBORS = (
+    "Notes linked to a note in the knowledge graph, both ways (wikilinks and learner synapses, marked), at "
+    "depth 1 or 2. Use it to explore the context around a note. — Les voisines d'une note dans le graphe "
+    "(liens dans les deux sens et synapses), à profondeur 1 ou 2."
+)
+ENTITIES = (
+    "People, organisations, places and works named in the notes (spaCy NER), with the notes that mention "
+    "them; filter by a name (part of it, accents ignored) or a kind. Use it for 'who is X', 'where do I "
+    "mention Y'. — Personnes, organisations, lieux et œuvres cités dans les notes, avec les notes qui les "
+    "mentionnent ; filtre par nom ou par type."
+)
+ASK = (
+    "Ask ObsiRAG's own grounded chat: it retrieves the notes, answers with the local model and cites its "
+    "sources [n]; when the vault does not hold the answer it says so (`refused`: true) instead of "
+    "inventing. Slow on small machines (tens of seconds); prefer search + read_note when you can answer "
+    "yourself. Pass `thread_id` back for a follow-up. — Pose la question au chat sourcé d'ObsiRAG ; s'il "
+    "ne trouve pas la réponse dans le coffre, il le dit (`refused`)."
+)
+RECENT_CHANGES = (
+    "Notes modified in the last `days` days, newest first. Use it for 'what did I work on lately'. — "
+    "Les notes modifiées ces derniers jours, les plus récentes d'abord."
+)
+NOTE_RESOURCE = "One note of the vault as Markdown (read-only). — Une note du coffre en Markdown."
+SUMMARIZE_PROMPT = "Résume cette note / Summarize this note"
+RELATED_PROMPT = "Trouve les notes liées / Find the related notes"

@@ -1,0 +1,109 @@
+"""What the MCP tools return: compact, citeable results (vault-relative path, title, heading, URI)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class NoteRef(BaseModel):
+    """A note one can cite: its vault-relative path, title and ``obsidian://`` URI."""
+
+    path: str
+    title: str
+    uri: str = Field(description="obsidian://open?vault=…&file=… (opens the note in Obsidian)")
+
+
+class SearchHit(NoteRef):
+    heading: str = Field("", description="heading path of the best chunk (`A > B`), empty at the top")
+    score: float
+    snippet: str
+
+
+class SearchResults(BaseModel):
+    query: str
+    since: datetime | None = Field(None, description="date range read from the query or given, when any")
+    until: datetime | None = None
+    results: list[SearchHit]
+
+
+class Link(BaseModel):
+    target: str = Field(description="the link as written ([[target]])")
+    path: str | None = Field(None, description="the vault file it resolves to; null when dangling")
+    heading: str | None = None
+
+
+class NoteView(NoteRef):
+    heading: str | None = Field(None, description="the section returned, when one was asked for")
+    frontmatter: dict[str, Any]
+    tags: list[str]
+    type: str
+    created: datetime | None = None
+    modified: datetime | None = None
+    headings: list[str]
+    body: str = Field(description="the Markdown body, or only the asked section")
+    links: list[Link] = Field(description="outgoing wikilinks and embeds, in order")
+    backlinks: list[NoteRef] = Field(description="notes that link here")
+
+
+class ListedNote(NoteRef):
+    folder: str
+    tags: list[str]
+    type: str
+    created: datetime | None = None
+    modified: datetime | None = None
+
+
+class NotePage(BaseModel):
+    total: int = Field(description="notes matching the filters")
+    notes: list[ListedNote]
+    next_cursor: str | None = Field(None, description="pass it as `cursor` for the next page; null at the end")
+
+
+class SimilarNote(NoteRef):
+    similarity: float = Field(description="cosine of the two notes' mean chunk vectors")
+    linked: bool = Field(description="a wikilink joins the two notes (either way); unlinked close pairs make synapses")
+
+
+class Neighbor(NoteRef):
+    depth: int = Field(description="1: linked to the note; 2: linked to a neighbour")
+    relation: str = Field(description="`link` (a wikilink, either way) or `synapse` (a learner's synapse note)")
+    via: str | None = Field(None, description="at depth 2, the neighbour it is reached through")
+
+
+class Neighbors(BaseModel):
+    note: NoteRef
+    neighbors: list[Neighbor]
+
+
+class EntityNotes(BaseModel):
+    name: str
+    kind: str
+    notes_count: int
+    mentions: int
+    notes: list[NoteRef]
+
+
+class Source(NoteRef):
+    n: int = Field(description="the [n] the answer cites")
+    heading: str = ""
+    primary: bool = Field(False, description="the main note of the answer")
+    url: str | None = Field(None, description="a web page's address (web answers only)")
+
+
+class Answer(BaseModel):
+    answer: str
+    refused: bool = Field(description="true when the vault does not hold the answer (nothing invented)")
+    provenance: str = Field(description="vault, web, vault+web or none")
+    sources: list[Source]
+    main_note: str | None = None
+    thread_id: str = Field(description="pass it back as `thread_id` for a follow-up question")
+    truncated: bool = Field(False, description="the answer stopped at the length cap")
+
+
+class Change(NoteRef):
+    folder: str
+    type: str
+    modified: datetime | None = None

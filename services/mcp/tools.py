@@ -1,0 +1,101 @@
+"""What each MCP tool does, behind the signatures ``services.mcp.server`` publishes.
+
+Search, similar notes and answers go to the running system through ``services.mcp.system``; notes,
+links, graph and entities are read from the catalog and the vault by ``NoteReader``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from services.catalog import Catalog
+from services.config import Settings
+from services.markdown import obsidian_uri
+from services.mcp import system
+from services.mcp.notes import NoteError, NoteReader
+from services.mcp.schemas import Answer, SearchHit, SearchResults, SimilarNote, Source
+from services.models import NoteType, Provenance
+from services.search import SearchRequest
+
+SIMILAR_THRESHOLD = 0.0  # the k closest notes, however close: the caller reads the similarity
+
+
+class VaultTools:
+    def __init__(self, settings: Settings, client: system.SystemClient | None = None) -> None:
+        self.settings = settings
+        self.client = client or system.SystemClient(settings)
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self.catalog = Catalog(settings.catalog_path)
+        self.notes = NoteReader(settings, self.catalog)
+
+    def uri(self, path: str) -> str:
+        return obsidian_uri(self.settings.vault.name, path)
+
+    def require_running(self) -> None:
+        """One clear line when the system is down: what the tool's error says."""
+        if not system.running(self.client):
+            raise system.SystemNotRunning("ObsiRAG is not running: start it with `obsirag up` (or `make run`)")
+
+    def search(
+        self, query: str, k: int = 8, tags: list[str] | None = None, folders: list[str] | None = None,
+        types: list[NoteType] | None = None, since: datetime | None = None, until: datetime | None = None,
+    ) -> SearchResults:  # fmt: skip
+        """Hybrid search through the indexer; a date expression in ``query`` filters as in the chat."""
+        self.require_running()
+        request = SearchRequest(
+            query=query, k=k, tags=tags or [], folders=folders or [], types=types or [], since=since, until=until
+        )
+        response = self.client.search(request)
+        hits = [
+            SearchHit(
+                path=r.path,
+                title=r.title,
+                uri=self.uri(r.path),
+                heading=r.heading,
+                score=round(r.score, 4),
+                snippet=r.snippet,
+            )
+            for r in response.results
+        ]
+        return SearchResults(query=response.query, since=response.since, until=response.until, results=hits)
+
+    def similar_notes(self, name: str, k: int = 8) -> list[SimilarNote]:
+        path = self.notes.resolve(name)
+        self.require_running()
+        close = system.similar_notes(self.client, path, SIMILAR_THRESHOLD, k)
+        return [
+            SimilarNote(**self.notes.ref(other).model_dump(), similarity=score, linked=self.catalog.linked(path, other))
+            for other, score in close
+        ]
+
+    def ask(self, question: str, thread_id: str | None = None) -> Answer:
+        """The chat's grounded answer, generated at chat priority; the not-in-vault refusal as in the chat."""
+        self.require_running()
+        engine = system.build_chat_engine(self.settings, self.catalog)
+        final = None
+        for event in engine.ask(question, thread_id=thread_id):
+            if event.kind == "error":
+                raise NoteError(event.text)
+            if event.kind == "done":
+                final = event.answer
+        if final is None:
+            raise NoteError("no answer came back from the generation worker")
+        sources = [
+            Source(
+                n=s.n,
+                path=s.path or "",
+                title=s.title,
+                uri=self.uri(s.path) if s.path else (s.url or ""),
+                heading=s.heading,
+                primary=s.primary,
+                url=s.url,
+            )
+            for s in final.sources
+        ]
+        return Answer(
+            answer=final.answer, refused=final.provenance == Provenance.NONE, provenance=final.provenance.value,
+            sources=sources, main_note=final.main_note, thread_id=final.thread_id, truncated=final.truncated,
+        )  # fmt: skip
+
+    def close(self) -> None:
+        self.catalog.close()

@@ -1,0 +1,17 @@
+"""``obsirag mcp``: the MCP server on stdin/stdout, which desktop AI clients launch (``services.mcp``)."""
+
+from __future__ import annotations
+
+import click
+
+from services.config import load_settings
+
+
+@click.command()
+@click.option("--vault", type=click.Path(file_okay=False), help="Vault folder (default: OBSIRAG_VAULT).")
+@click.option("--data", type=click.Path(file_okay=False), help="Data folder (default: OBSIRAG_DATA_DIR).")
+def mcp(vault: str | None, data: str | None) -> None:
+    """MCP server over stdio for AI clients (Claude Desktop, Claude Code, Cursor…); talks to `obsirag up`."""
+    from services.mcp.server import run_stdio
+
+    run_stdio(load_settings(vault=vault, data_dir=data))
