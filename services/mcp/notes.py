@@ -59,11 +59,9 @@ class NoteReader:
             ):
                 return candidate
         key = name.removesuffix(".md").casefold()
-        matches = [
-            r.path
-            for r in self.catalog.list_notes(status=NoteStatus.INDEXED, query=name.removesuffix(".md"))
-            if key in {r.title.casefold(), PurePosixPath(r.path).stem.casefold(), *(a.casefold() for a in r.aliases)}
-        ]
+        # Titles and file names first (a substring query); aliases need every note's row.
+        matches = _named(self.catalog.list_notes(status=NoteStatus.INDEXED, query=key), key)
+        matches = matches or _named(self.catalog.list_notes(status=NoteStatus.INDEXED), key)
         if len(matches) > 1:
             raise NoteError(f"{len(matches)} notes are called {name!r}: give one of their paths: {', '.join(matches)}")
         if not matches:
@@ -188,6 +186,11 @@ class NoteReader:
             )
             for s in summaries[:limit]
         ]
+
+
+def _named(records: list[NoteRecord], key: str) -> list[str]:
+    names = lambda r: {r.title.casefold(), PurePosixPath(r.path).stem.casefold(), *(a.casefold() for a in r.aliases)}  # noqa: E731
+    return [r.path for r in records if key in names(r)]
 
 
 def _leaves(name: str) -> bool:
