@@ -78,6 +78,7 @@ def mcp_mount(
     server.streamable_http_app(
         transport_security=transport_security(settings),
         max_request_body_size=settings.mcp_max_request_kb * 1024,
+        json_response=True,  # one JSON body per call: no tool streams, and an SSE stream per POST costs more
         host=settings.host,
     )
     endpoint = McpEndpoint(server.session_manager, mcp_tokens(settings))

@@ -182,13 +182,15 @@ def test_ask_answers_with_sources_and_refuses_what_the_vault_lacks(mcp: McpSessi
     assert refusal["answer"].startswith(NOT_IN_VAULT["fr"])
 
 
-def test_every_call_is_in_the_task_history(mcp: McpSession, system: System) -> None:
+def test_every_call_is_in_the_task_history_and_on_the_dashboard(mcp: McpSession, system: System, base_url: str) -> None:
     mcp.error("read_note", path="Nulle part.md")
     records = [r for r in TaskHistory(system.redis).recent(200) if r.queue == "mcp"]
     failed = next(r for r in records if r.name == "read_note" and r.status == "error")
     assert failed.kwargs == {"path": "Nulle part.md"} and "no note" in failed.error
     searched = next(r for r in records if r.name == "search" and r.status == "complete")
     assert searched.duration_ms is not None and searched.duration_ms > 0 and "query" in searched.kwargs
+    dashboard = httpx.get(base_url.rstrip("/") + "/admin/live", headers={"accept": "text/html"}).text
+    assert "<td>mcp</td><td>read_note</td><td>path=Nulle part.md</td>" in dashboard
 
 
 def test_http_refuses_a_missing_token_and_a_foreign_origin(system: System, base_url: str) -> None:
