@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 from _common import ROOT, SAMPLE_VAULT, french_sentences, hermetic_environment, machine, percentiles, print_table
 from _common import write_results as save
 from _system import start_system, stop_system, wait_until_ready
@@ -128,8 +129,9 @@ def _time_client_validation() -> None:
 
 
 def _sync(fn: Callable[[], Any]) -> Callable[[], Awaitable[Any]]:
+    # In a worker thread, as the MCP server runs its (sync) tools: the loop keeps serving the clients' tasks.
     async def call() -> Any:
-        return fn()
+        return await anyio.to_thread.run_sync(fn)
 
     return call
 
