@@ -74,7 +74,7 @@ def mcp_mount(
 ) -> tuple[ASGIRouteHandler, Callable[[Litestar], AbstractAsyncContextManager[None]], VaultTools]:
     """The ``/mcp`` route, the lifespan that runs its session manager, and the tools (closed on shutdown)."""
     tools = VaultTools(settings, site.client)
-    server = build_server(tools, CallLog(site.history))
+    server = build_server(tools, CallLog(site.client.history))
     server.streamable_http_app(
         transport_security=transport_security(settings),
         max_request_body_size=settings.mcp_max_request_kb * 1024,

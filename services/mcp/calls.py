@@ -13,7 +13,7 @@ from typing import Any
 
 import redis
 
-from services.tasks import TaskHistory, TaskRecord
+from services.system.history import TaskHistory, TaskRecord
 
 log = logging.getLogger(__name__)
 QUEUE = "mcp"

@@ -34,10 +34,9 @@ from services.mcp.schemas import (
     SearchResults,
     SimilarNote,
 )
-from services.mcp.system import SystemNotRunning
 from services.mcp.tools import VaultTools
 from services.models import EntityKind, NoteStatus, NoteType
-from services.tasks import TaskHistory
+from services.system import SystemNotRunning
 
 F = TypeVar("F", bound=Callable[..., Any])
 NOTE_URI = "obsirag://note/"
@@ -86,7 +85,7 @@ def build_server(tools: VaultTools, calls: CallLog | None = None) -> VaultServer
     configure_logging("WARNING")
     logging.getLogger("mcp").setLevel(logging.WARNING)  # its INFO lines (each session) would drown the process's log
     server = VaultServer(tools, name="obsirag", title="ObsiRAG", instructions=text.INSTRUCTIONS, log_level="WARNING")
-    calls = calls or CallLog(TaskHistory(tools.client.redis))
+    calls = calls or CallLog(tools.client.history)
     _add_tools(server, tools, calls)
     _add_resources(server, tools)
     _add_prompts(server, tools)

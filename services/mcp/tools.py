@@ -1,6 +1,6 @@
 """What each MCP tool does, behind the signatures ``services.mcp.server`` publishes.
 
-Search, similar notes and answers go to the running system through ``services.mcp.system``; notes,
+Search, similar notes and answers go to the running system through ``services.system``; notes,
 links, graph and entities are read from the catalog and the vault by ``NoteReader``.
 """
 
@@ -11,19 +11,20 @@ from datetime import datetime
 from services.catalog import Catalog
 from services.config import Settings
 from services.markdown import obsidian_uri
-from services.mcp import system
 from services.mcp.notes import NoteError, NoteReader
 from services.mcp.schemas import Answer, SearchHit, SearchResults, SimilarNote, Source
 from services.models import NoteType, Provenance
 from services.search import SearchRequest
+from services.system import SystemClient, SystemNotRunning, build_chat_engine
 
+NOT_RUNNING = "ObsiRAG is not running: start it with `obsirag up` (or `make run`)"
 SIMILAR_THRESHOLD = 0.0  # the k closest notes, however close: the caller reads the similarity
 
 
 class VaultTools:
-    def __init__(self, settings: Settings, client: system.SystemClient | None = None) -> None:
+    def __init__(self, settings: Settings, client: SystemClient | None = None) -> None:
         self.settings = settings
-        self.client = client or system.SystemClient(settings)
+        self.client = client or SystemClient(settings)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.catalog = Catalog(settings.catalog_path)
         self.notes = NoteReader(settings, self.catalog)
@@ -33,8 +34,8 @@ class VaultTools:
 
     def require_running(self) -> None:
         """One clear line when the system is down: what the tool's error says."""
-        if not system.running(self.client):
-            raise system.SystemNotRunning("ObsiRAG is not running: start it with `obsirag up` (or `make run`)")
+        if not self.client.running():
+            raise SystemNotRunning(NOT_RUNNING)
 
     def search(
         self, query: str, k: int = 8, tags: list[str] | None = None, folders: list[str] | None = None,
@@ -62,7 +63,7 @@ class VaultTools:
     def similar_notes(self, name: str, k: int = 8) -> list[SimilarNote]:
         path = self.notes.resolve(name)
         self.require_running()
-        close = system.similar_notes(self.client, path, SIMILAR_THRESHOLD, k)
+        close = self.client.similar_notes(path, SIMILAR_THRESHOLD, k)
         return [
             SimilarNote(**self.notes.ref(other).model_dump(), similarity=score, linked=self.catalog.linked(path, other))
             for other, score in close
@@ -71,7 +72,7 @@ class VaultTools:
     def ask(self, question: str, thread_id: str | None = None) -> Answer:
         """The chat's grounded answer, generated at chat priority; the not-in-vault refusal as in the chat."""
         self.require_running()
-        engine = system.build_chat_engine(self.settings, self.catalog)
+        engine = build_chat_engine(self.settings, self.catalog, client=self.client)
         final = None
         for event in engine.ask(question, thread_id=thread_id):
             if event.kind == "error":

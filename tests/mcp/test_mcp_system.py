@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from services.catalog import Catalog
 from services.prompts import NOT_IN_VAULT
-from services.tasks import TaskHistory
+from services.system.history import TaskHistory
 from tests.e2e.conftest import System, wait_until
 from tests.live import MCP_TOKEN, ROOT
 

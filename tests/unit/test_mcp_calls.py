@@ -7,7 +7,7 @@ import time
 import redis
 
 from services.mcp.calls import ARG_CHARS, CallLog
-from services.tasks import TaskHistory
+from services.system.history import TaskHistory
 
 
 def test_a_call_is_recorded_with_its_arguments_duration_and_outcome(redis_url: str) -> None:
