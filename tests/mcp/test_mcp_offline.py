@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import anyio
+from anyio.from_thread import start_blocking_portal
 from mcp import Client
 
 from services.config import Settings
@@ -36,8 +36,9 @@ def test_without_the_system_tools_say_it_is_not_running_in_one_line(tmp_path: Pa
             assert not note.is_error, note.content[0].text
             return errors, note.structured_content["body"]
 
-    try:
-        errors, body = anyio.run(calls)
+    try:  # the loop in a thread of its own: Playwright's sync API may hold this thread's loop
+        with start_blocking_portal() as portal:
+            errors, body = portal.call(calls)
     finally:
         tools.close()
     assert all(error.endswith(NOT_RUNNING) and "\n" not in error for error in errors), errors
