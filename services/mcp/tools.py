@@ -33,9 +33,10 @@ class VaultTools:
         return obsidian_uri(self.settings.vault.name, path)
 
     def require_running(self) -> None:
-        """One clear line when the system is down: what the tool's error says."""
-        if not self.client.running():
-            raise SystemNotRunning(NOT_RUNNING)
+        """One clear line when the system is down: what the tool's error says. While the supervisor
+        restarts Redis or the indexer, wait ``search_timeout`` for it, then say which is away."""
+        if not self.client.wait_running(self.settings.search_timeout):
+            raise SystemNotRunning(self.client.unavailable() or NOT_RUNNING)
 
     def search(
         self, query: str, k: int = 8, tags: list[str] | None = None, folders: list[str] | None = None,
