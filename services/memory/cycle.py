@@ -1,0 +1,60 @@
+"""One memory cycle: consolidation when its daily slot is due, expiry, the two mirrors, the briefing.
+
+The learner's periodic task calls ``run_memory``; ``obsirag memory`` commands and the tests call it with
+their own ``now``. A missed slot (machine asleep, system down) is caught up at the next call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from services.memory.briefing import Briefing, write_briefing
+from services.memory.consolidate import ConsolidationReport, consolidate
+from services.memory.facts import Policy, expire_facts
+from services.memory.llm import AskFn
+from services.memory.profile import ProfileSync, sync_profile
+from services.memory.reminders import sync_reminders_mirror
+from services.when import parse_clock
+
+if TYPE_CHECKING:
+    from services.catalog import Catalog
+    from services.config import Settings
+
+CONSOLIDATED_DAY_KEY = "memory.consolidated_day"
+
+
+@dataclass
+class CycleReport:
+    consolidation: ConsolidationReport | None = None
+    expired: int = 0
+    profile: ProfileSync = field(default_factory=ProfileSync)
+    reminders_done: list[int] = field(default_factory=list)
+    briefing: Briefing | None = None
+
+
+def consolidation_due(settings: Settings, catalog: Catalog, now: datetime) -> date | None:
+    """The day whose consolidation slot has passed without a run (today's, else yesterday's: caught up)."""
+    local = now.astimezone()
+    at = parse_clock(settings.memory_consolidation_time, "OBSIRAG_MEMORY_CONSOLIDATION_TIME")
+    day = local.date() if local.time() >= at else local.date() - timedelta(days=1)
+    done = catalog.get_meta(CONSOLIDATED_DAY_KEY)
+    return None if done is not None and date.fromisoformat(done) >= day else day
+
+
+def run_memory(
+    settings: Settings, catalog: Catalog, ask: AskFn | None, now: datetime, consolidate_now: bool = False
+) -> CycleReport:
+    """Consolidate (when due, or ``consolidate_now``, and a model can run), then expire, mirror and brief."""
+    report = CycleReport()
+    day = consolidation_due(settings, catalog, now)
+    if ask is not None and (day is not None or consolidate_now):
+        report.consolidation = consolidate(settings, catalog, ask, now)
+        if report.consolidation.error is None and day is not None:
+            catalog.set_meta(CONSOLIDATED_DAY_KEY, day.isoformat())
+    report.expired = expire_facts(catalog, now)
+    report.profile = sync_profile(catalog, settings.vault, Policy.from_settings(settings), now)
+    report.reminders_done = sync_reminders_mirror(catalog, settings.vault, now)
+    report.briefing = write_briefing(settings, catalog, ask, now)
+    return report
