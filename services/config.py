@@ -217,6 +217,9 @@ class Settings(BaseSettings):
     memory_prompt_chars: int = Field(
         6000, ge=500, description="Characters of sources in one consolidation prompt (older ones first)."
     )
+    memory_chat_chars: int = Field(
+        400, ge=0, description="Characters of remembered facts a chat prompt may hold (0: no memory in the chat)."
+    )
     briefing_time: str = Field(
         "07:00",
         description="Local time `HH:MM` of the daily briefing `obsirag/briefings/YYYY-MM-DD.md` "

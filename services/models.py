@@ -25,6 +25,8 @@ class NoteType(StrEnum):
     SYNAPSE = "synapse"
     SYNTHESIS = "synthesis"
     CONVERSATION = "conversation"
+    BRIEFING = "briefing"  # obsirag/briefings/YYYY-MM-DD.md
+    PROFILE = "profile"  # obsirag/assistant/Profil.md and Rappels.md, the memory's mirrors
 
 
 class NoteStatus(StrEnum):

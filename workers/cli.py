@@ -15,6 +15,7 @@ import click
 from services.config import Settings, load_settings
 from services.models import NoteType, SetupError
 from services.prompts import TRUNCATED
+from workers.cli_memory import register as _register_memory
 from workers.cli_output import ReadingProgress, ask_json, explain_grounding, print_results, print_sources, search_json
 
 if TYPE_CHECKING:
@@ -352,6 +353,8 @@ def _print_counts(settings: Settings) -> None:
     counts = note_counts(settings)
     click.echo(f"{counts['indexed']} indexed, {counts['skipped']} skipped, {counts['error']} failed")
 
+
+_register_memory(main, common_options)
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING)

@@ -122,7 +122,11 @@ def due_reminders(catalog: Catalog, now: datetime) -> list[Reminder]:
 def snooze(catalog: Catalog, reminder_id: int, now: datetime, until: datetime | None = None) -> Reminder:
     reminder = _get(catalog, reminder_id)
     updated = reminder.model_copy(
-        update={"due_at": until or now + DEFAULT_SNOOZE, "snoozes": reminder.snoozes + 1, "updated_at": now}
+        update={
+            "due_at": until or max(reminder.due_at, now) + DEFAULT_SNOOZE,
+            "snoozes": reminder.snoozes + 1,
+            "updated_at": now,
+        }
     )
     catalog.update_reminder(updated)
     return updated
@@ -185,7 +189,7 @@ def sync_reminders_mirror(catalog: Catalog, vault_root: Path, now: datetime) -> 
     """Mark done what the user ticked in ``Rappels.md``, then rewrite its managed section; the ids done."""
     from services.memory.profile import managed_file  # the one writer of managed files
 
-    mirror = managed_file(vault_root, MIRROR, title="Rappels", note_type="reminders")
+    mirror = managed_file(vault_root, MIRROR, title="Rappels", note_type="profile")
     done = [i for i in ticked_reminders(mirror.section("reminders") or "") if catalog.get_reminder(i)]
     for reminder_id in done:
         mark_done(catalog, reminder_id, now)
