@@ -81,11 +81,11 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
     @common_options
     def run(settings: Settings, now_text: str | None, as_json: bool) -> None:
         """Consolidate now (through the running mlx worker), then the mirrors and the briefing if due."""
-        from services.memory.cycle import run_memory
+        from services.memory.cycle import run_memory, summary
 
         with _catalog(settings) as catalog:
             report = run_memory(settings, catalog, _ask(settings), _now(now_text), consolidate_now=True)
-        result = cycle_json(report)
+        result = summary(report)
         click.echo(json.dumps(result, ensure_ascii=False, indent=2 if as_json else None))
 
     @main.command()
@@ -169,18 +169,3 @@ def _ask(settings: Settings):  # type: ignore[no-untyped-def]
     except Exception:  # no Redis: no system
         alive = False
     return ask_through(client.generate, settings.llm_temperature) if alive else None
-
-
-def cycle_json(report: object) -> dict[str, object]:
-    from services.memory.cycle import CycleReport
-
-    assert isinstance(report, CycleReport)
-    consolidation = report.consolidation
-    return {
-        "consolidation": None if consolidation is None else {**consolidation.counters(), "error": consolidation.error},
-        "expired": report.expired,
-        "profile": {"imported": report.profile.imported, "forgotten": report.profile.forgotten,
-                    "written": report.profile.written},
-        "reminders_done": report.reminders_done,
-        "briefing": report.briefing.path if report.briefing else None,
-    }  # fmt: skip

@@ -6,6 +6,8 @@ their own ``now``. A missed slot (machine asleep, system down) is caught up at t
 
 from __future__ import annotations
 
+import logging
+import threading
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -21,6 +23,8 @@ from services.when import parse_clock
 if TYPE_CHECKING:
     from services.catalog import Catalog
     from services.config import Settings
+
+log = logging.getLogger(__name__)
 
 CONSOLIDATED_DAY_KEY = "memory.consolidated_day"
 
@@ -58,3 +62,41 @@ def run_memory(
     report.reminders_done = sync_reminders_mirror(catalog, settings.vault, now)
     report.briefing = write_briefing(settings, catalog, ask, now)
     return report
+
+
+class MemoryTicker:
+    """The learner's minute tick for memory: ``run_memory`` with this process's model, one at a time.
+
+    ``ask`` is None when no model can run here: mirrors and the briefing's deterministic parts go on.
+    A failure is logged and reported, never raised into the consumer.
+    """
+
+    def __init__(self, settings: Settings, catalog: Catalog, ask: AskFn | None) -> None:
+        self.settings = settings
+        self.catalog = catalog
+        self.ask = ask
+        self._lock = threading.Lock()
+
+    def tick(self, now: datetime) -> dict[str, object]:
+        if not self._lock.acquire(blocking=False):
+            return {"busy": True}
+        try:
+            report = run_memory(self.settings, self.catalog, self.ask, now)
+        except Exception as exc:  # a broken vault file, a full disk: the next tick tries again
+            log.warning("memory tick failed: %s", exc)
+            return {"error": f"{type(exc).__name__}: {exc}"}
+        finally:
+            self._lock.release()
+        return summary(report)
+
+
+def summary(report: CycleReport) -> dict[str, object]:
+    consolidation = report.consolidation
+    return {
+        "consolidation": None if consolidation is None else {**consolidation.counters(), "error": consolidation.error},
+        "expired": report.expired,
+        "profile": {"imported": report.profile.imported, "forgotten": report.profile.forgotten,
+                    "written": report.profile.written},
+        "reminders_done": report.reminders_done,
+        "briefing": report.briefing.path if report.briefing else None,
+    }  # fmt: skip

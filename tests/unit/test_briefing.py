@@ -101,3 +101,17 @@ def test_a_briefing_file_already_there_is_left_alone(settings: Settings, catalog
     target.write_text("mon brouillon\n", encoding="utf-8")
     assert write_briefing(settings, catalog, None, NOW) is not None
     assert target.read_text(encoding="utf-8") == "mon brouillon\n"
+
+
+def test_the_memory_tick_writes_the_mirrors_and_the_briefing_and_never_raises(
+    settings: Settings, catalog: Catalog, planted: Path
+) -> None:
+    from services.memory.cycle import MemoryTicker
+
+    first = MemoryTicker(settings, catalog, None).tick(NOW)
+    assert first["consolidation"] is None and first["briefing"] == f"obsirag/briefings/{NOW.date().isoformat()}.md"
+    assert (planted / "obsirag" / "assistant" / "Profil.md").is_file()
+    assert (planted / "obsirag" / "assistant" / "Rappels.md").is_file()
+    assert MemoryTicker(settings, catalog, None).tick(NOW + timedelta(minutes=1))["briefing"] is None
+    broken = settings.model_copy(update={"briefing_time": "7h"})
+    assert "OBSIRAG_BRIEFING_TIME" in str(MemoryTicker(broken, catalog, None).tick(NOW)["error"])
