@@ -115,3 +115,19 @@ def test_the_memory_tick_writes_the_mirrors_and_the_briefing_and_never_raises(
     assert MemoryTicker(settings, catalog, None).tick(NOW + timedelta(minutes=1))["briefing"] is None
     broken = settings.model_copy(update={"briefing_time": "7h"})
     assert "OBSIRAG_BRIEFING_TIME" in str(MemoryTicker(broken, catalog, None).tick(NOW)["error"])
+
+
+def test_memory_status_for_the_dashboard_and_obsirag_status(
+    settings: Settings, catalog: Catalog, planted: Path
+) -> None:
+    from services.memory.cycle import MemoryTicker
+    from services.memory.status import memory_status
+
+    before = memory_status(settings, catalog, NOW)
+    assert before.next_briefing == NOW and before.last_consolidation is None and before.reminders_due == 0
+    asked = NOW - timedelta(days=2)
+    save_reminder(catalog, parse_reminder("rappelle-moi demain de payer", asked), asked)  # type: ignore[arg-type]
+    MemoryTicker(settings, catalog, None).tick(NOW)
+    after = memory_status(settings, catalog, NOW)
+    assert after.reminders_due == 1 and after.next_briefing == (NOW + timedelta(days=1)).replace(hour=7, minute=0)
+    assert after.lines()[1] == "reminders: 1 due" and "tokens today 0/20000" in after.lines()[0]
