@@ -22,6 +22,7 @@ from services.memory.cycle import run_memory
 from services.memory.facts import FactStatus, confirm_fact
 from services.memory.llm import AskFn, ask_through
 from services.memory.profile import profile_file
+from services.memory.reminders import parse_reminder, save_reminder
 from services.models import Provenance, Turn
 from tests.conftest import tree_hashes
 from tests.integration.conftest import running_worker, worker_settings
@@ -110,6 +111,9 @@ def test_notes_and_conversations_become_facts_without_any_secret_reaching_the_mo
         '{"questions": [{"question": "Pourquoi Postgres plutôt qu\'un autre moteur ?", "source": "N1"}]}',
     )  # fmt: skip
 
+    asked = NOW - timedelta(days=22)
+    reminder = save_reminder(catalog, parse_reminder("rappelle-moi dans 3 semaines de relancer Sophie", asked), asked)  # type: ignore[arg-type]
+
     cycle = run_memory(settings, catalog, ask, NOW)
 
     report = cycle.consolidation
@@ -132,6 +136,9 @@ def test_notes_and_conversations_become_facts_without_any_secret_reaching_the_mo
     briefing = (settings.vault / cycle.briefing.path).read_text(encoding="utf-8")  # type: ignore[union-attr]
     assert "magnésium chaque soir — [[Santé/Suivi]]" in briefing
     assert "- Pourquoi Postgres plutôt qu'un autre moteur ? — [[" in briefing
+    assert f"- relancer Sophie — {reminder.due_at.astimezone():%Y-%m-%d} 09:00 (rappel #{reminder.id})" in briefing
+    mirror = (settings.vault / "obsirag" / "assistant" / "Rappels.md").read_text(encoding="utf-8")
+    assert "relancer Sophie — " in mirror and f"(rappel #{reminder.id})" in mirror
     assert {k: v for k, v in tree_hashes(settings.vault).items() if not k.startswith("obsirag/")} == before
 
     # A second statement supersedes the first; the pending fact is confirmed (as the /memory page does).
