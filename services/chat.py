@@ -36,8 +36,8 @@ from services.grounding import Grounding, assess, combine_parts, split_question
 from services.listing import answer_listing, batch_blocks, notes_in_range
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
 from services.memory.assistant import ChatMemory
-from services.memory.recall import MemoryUse, memory_block, uses
-from services.models import AnswerEntity, AnswerMarks, Provenance, Source, Thread, Turn
+from services.memory.recall import memory_block, uses
+from services.models import AnswerEntity, AnswerMarks, MemoryUse, Provenance, Source, Thread, Turn
 from services.prompt_fit import PromptFit, exchange
 from services.query import Intent, QueryPlan, understand
 from services.search import SearchRequest, SearchResponse
@@ -371,7 +371,7 @@ class ChatEngine:
             model=final.model if final else None, backend=final.backend if final else None,
             timings=prepared.timings, created_at=datetime.now(UTC), web=prepared.web,
             finish_reason=final.finish_reason if final else None, error=error,
-            prompt=prepared.messages[-1].content if prepared.messages else "",
+            prompt=prepared.messages[-1].content if prepared.messages else "", memory=prepared.memory,
         )  # fmt: skip
         turn_id = self.catalog.add_turn(turn)
         entities = answer_entities(self.catalog, [s.path for s in turn.sources if s.path])

@@ -179,6 +179,7 @@ _V6 = (
         done_at TEXT
     )""",
     "CREATE INDEX reminders_due ON reminders(status, due_at)",
+    "ALTER TABLE turns ADD COLUMN memory TEXT NOT NULL DEFAULT '[]'",  # the facts its prompt held
 )
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6)

@@ -11,8 +11,6 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
-
 from services import lexical
 from services.memory.facts import (
     Fact,
@@ -25,6 +23,7 @@ from services.memory.facts import (
     forget_fact,
     normalise,
 )
+from services.models import MemoryUse
 
 if TYPE_CHECKING:
     from services.catalog import Catalog
@@ -54,13 +53,6 @@ _KIND_WORDS = (
     (FactKind.HABIT, r"tous\s+les|chaque|toujours|d'habitude|every|always|usually"),
     (FactKind.PREFERENCE, r"pr[ée]f[èe]r|aime|adore|d[ée]teste|prefer|like|love|hate"),
 )
-
-
-class MemoryUse(BaseModel):
-    """A fact the answer's prompt held, as shown under the answer."""
-
-    id: int
-    text: str
 
 
 def relevant_facts(catalog: Catalog, question: str, budget_chars: int) -> list[Fact]:

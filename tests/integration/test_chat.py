@@ -272,6 +272,7 @@ def test_remembered_facts_reach_the_prompt_and_show_under_the_answer_until_forgo
     assert "- moi — note : le projet Atlas doit rester en open source" in prepared.messages[-1].content
     answer, _ = ask(chat, question)
     assert [m.text for m in answer.memory] == ["moi — note : le projet Atlas doit rester en open source"]
+    assert chat.catalog.get_thread(answer.thread_id).turns[-1].memory == answer.memory  # shown again on reopening
     assert "open source" in stream.requests[-1].messages[-1].content
     assert "open source" not in chat.prepare("Quelle est la recette du levain ?", now=NOW).messages[-1].content
     forgot, _ = ask(chat, "oublie que le projet Atlas doit rester en open source")
