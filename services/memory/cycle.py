@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CONSOLIDATED_DAY_KEY = "memory.consolidated_day"
+FAILED_AT_KEY = "memory.failed_at"
+RETRY_AFTER = timedelta(minutes=30)  # a failed consolidation (the model down) is tried again, not every minute
 
 
 @dataclass
@@ -53,15 +55,23 @@ def run_memory(
     """Consolidate (when due, or ``consolidate_now``, and a model can run), then expire, mirror and brief."""
     report = CycleReport()
     day = consolidation_due(settings, catalog, now)
-    if ask is not None and (day is not None or consolidate_now):
+    if ask is not None and (consolidate_now or (day is not None and not _failed_lately(catalog, now))):
         report.consolidation = consolidate(settings, catalog, ask, now)
-        if report.consolidation.error is None and day is not None:
+        error = report.consolidation.error
+        if day is not None and (error is None or error.startswith("budget")):  # over budget: tomorrow
             catalog.set_meta(CONSOLIDATED_DAY_KEY, day.isoformat())
+        elif error is not None:
+            catalog.set_meta(FAILED_AT_KEY, now.isoformat())
     report.expired = expire_facts(catalog, now)
     report.profile = sync_profile(catalog, settings.vault, Policy.from_settings(settings), now)
     report.reminders_done = sync_reminders_mirror(catalog, settings.vault, now)
     report.briefing = write_briefing(settings, catalog, ask, now)
     return report
+
+
+def _failed_lately(catalog: Catalog, now: datetime) -> bool:
+    failed = catalog.get_meta(FAILED_AT_KEY)
+    return failed is not None and now - datetime.fromisoformat(failed) < RETRY_AFTER
 
 
 class MemoryTicker:

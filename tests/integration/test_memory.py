@@ -219,3 +219,21 @@ def test_the_daily_token_budget_stops_a_run_before_the_model_is_asked(
     assert catalog.memory_tokens_since(NOW - timedelta(days=1)) == 0
     assert catalog.last_runs(1)[0].error == report.error
     assert catalog.memory_tokens_since(NOW.astimezone(UTC) - timedelta(hours=1)) == 0
+
+
+def test_a_failed_consolidation_is_retried_later_not_every_minute(
+    model: tuple[ScriptedOpenAI, AskFn], memory: tuple[Settings, Catalog]
+) -> None:
+    server, ask = model
+    settings, catalog = memory
+    server.script(FAIL, '{"questions": []}', facts_reply(TEA))  # the briefing asks between the two
+    assert run_memory(settings, catalog, ask, NOW).consolidation.error is not None  # type: ignore[union-attr]
+    assert run_memory(settings, catalog, ask, NOW + timedelta(minutes=1)).consolidation is None
+    retried = run_memory(settings, catalog, ask, NOW + timedelta(minutes=31)).consolidation
+    assert retried is not None and retried.error is None and retried.added == 1
+    assert run_memory(settings, catalog, ask, NOW + timedelta(minutes=32)).consolidation is None  # done today
+    over = settings.model_copy(update={"memory_daily_tokens": 10})
+    tomorrow = NOW + timedelta(days=1)
+    _say(catalog, "Je vais au travail à vélo.", tomorrow - timedelta(hours=1))
+    assert run_memory(over, catalog, ask, tomorrow).consolidation.error.startswith("budget")  # type: ignore[union-attr]
+    assert run_memory(over, catalog, ask, tomorrow + timedelta(minutes=1)).consolidation is None
