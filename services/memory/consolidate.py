@@ -14,16 +14,15 @@ import logging
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from services import lexical, vault
-from services.conversations import GENERATED_ROOT
+from services import lexical
 from services.memory.facts import Fact, FactKind, FactSource, Outcome, Policy, file_fact
 from services.memory.llm import AskFn, estimate_tokens
-from services.memory.redact import redact
+from services.memory.sources import WATERMARK_KEY, Mark, SourceText, collect_sources
 
 if TYPE_CHECKING:
     from services.catalog import Catalog
@@ -31,8 +30,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-WATERMARK_KEY = "memory.consolidated_until"
-FIRST_LOOKBACK = timedelta(days=7)  # the first run reads a week back, not the whole vault
 REPLY_TOKENS = 700
 SUPPORT_SHARE = 0.5  # of a value's terms found in its source's text
 _PLACEHOLDER = re.compile(r"\[(?:CLÉ_API|MOT_DE_PASSE|IBAN|CARTE_BANCAIRE|EMAIL|TÉLÉPHONE)\]")
@@ -46,15 +43,6 @@ SYSTEM = (
     "value : une phrase courte reprise du texte de la source citée. N'invente rien. "
     'Sans fait durable : {"facts": []}.'
 )
-
-
-@dataclass(frozen=True)
-class SourceText:
-    label: str  # "S1"
-    kind: str  # "note" or "conversation"
-    ref: str  # the note's path or the thread id
-    text: str  # redacted
-    stamp: datetime
 
 
 class ProposedFact(BaseModel):
@@ -96,78 +84,6 @@ class ConsolidationReport:
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
         }  # fmt: skip
         return counts | {f"rejected_{reason}": n for reason, n in self.rejected.items()}
-
-
-# --- sources ----------------------------------------------------------------------------------------
-
-
-@dataclass
-class Collected:
-    sources: list[SourceText]
-    redactions: int
-    cutoff: datetime | None  # the first change left for the next run (None: everything was read)
-
-
-def collect_sources(settings: Settings, catalog: Catalog, since: datetime | None, now: datetime) -> Collected:
-    """Notes and turns changed after ``since``, oldest first, within the counts and sizes; redacted."""
-    since = since or now - FIRST_LOOKBACK
-    notes, notes_cut = _changed_notes(settings, since)
-    turns, turns_cut = _recent_turns(settings, catalog, since)
-    cutoffs = [c for c in (notes_cut, turns_cut) if c is not None]
-    cutoff = min(cutoffs) if cutoffs else None
-    found = sorted((item for item in notes + turns if cutoff is None or item[3] < cutoff), key=lambda i: i[3])
-    sources: list[SourceText] = []
-    used = redactions = 0
-    for index, (kind, ref, text, stamp) in enumerate(found, start=1):
-        clean = redact(text)
-        if used + len(clean.text) > settings.memory_prompt_chars and sources:
-            cutoff = stamp
-            break
-        used += len(clean.text)
-        redactions += clean.total
-        sources.append(SourceText(f"S{index}", kind, ref, clean.text, stamp))
-    return Collected(sources, redactions, cutoff)
-
-
-_Item = tuple[str, str, str, datetime]  # kind, ref, text, stamp
-
-
-def _changed_notes(settings: Settings, since: datetime) -> tuple[list[_Item], datetime | None]:
-    changed = []
-    for path in vault.iter_vault_paths(settings.vault, settings.exclude):
-        if path.split("/", 1)[0] == GENERATED_ROOT:
-            continue  # ObsiRAG's own files (the profile itself) are no source
-        try:
-            mtime = (settings.vault / path).stat().st_mtime
-        except OSError:
-            continue
-        if mtime > since.timestamp():
-            changed.append((mtime, path))
-    changed.sort()
-    picked: list[_Item] = []
-    for mtime, path in changed[: settings.memory_max_notes]:
-        note = vault.read_note_if_readable(settings.vault, path, settings.max_file_bytes)
-        if note is not None:
-            text = f"{note.title}\n{_compact(note.body)}"[: settings.memory_note_chars]
-            picked.append(("note", path, text, datetime.fromtimestamp(mtime, UTC)))
-    rest = changed[settings.memory_max_notes :]
-    return picked, datetime.fromtimestamp(rest[0][0], UTC) if rest else None
-
-
-def _recent_turns(settings: Settings, catalog: Catalog, since: datetime) -> tuple[list[_Item], datetime | None]:
-    turns = catalog.turns_since(since, settings.memory_max_turns + 1)
-    picked: list[_Item] = []
-    for turn in turns[: settings.memory_max_turns]:
-        answer = _compact(str(turn["answer"]))[:300]
-        text = f"Utilisateur : {_compact(str(turn['question']))}\nAssistant : {answer}"[: settings.memory_note_chars]
-        picked.append(("conversation", str(turn["thread_id"]), text, turn["created_at"]))  # type: ignore[arg-type]
-    rest = turns[settings.memory_max_turns :]
-    return picked, rest[0]["created_at"] if rest else None  # type: ignore[return-value]
-
-
-def _compact(text: str) -> str:
-    """Blank lines and indentation out, line breaks kept (a password line must stay one line to be redacted)."""
-    return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 
 def render_prompt(sources: list[SourceText]) -> str:
@@ -222,7 +138,7 @@ def validate(item: object, sources: dict[str, SourceText]) -> tuple[ProposedFact
 def consolidate(settings: Settings, catalog: Catalog, ask: AskFn, now: datetime) -> ConsolidationReport:
     """One consolidation run, recorded in the catalog whatever happens; never raises for the model's sake."""
     report = ConsolidationReport(run_id=catalog.start_run("memory", now.astimezone(UTC)))
-    collected = collect_sources(settings, catalog, _watermark(catalog), now)
+    collected = collect_sources(settings, catalog, Mark.load(catalog.get_meta(WATERMARK_KEY)), now)
     sources = collected.sources
     report.notes = sum(s.kind == "note" for s in sources)
     report.turns = len(sources) - report.notes
@@ -230,9 +146,7 @@ def consolidate(settings: Settings, catalog: Catalog, ask: AskFn, now: datetime)
     try:
         if sources:
             _ask_and_file(settings, catalog, ask, sources, report, now)
-        # Read up to the first change left out (seen again next time), else up to now.
-        until = collected.cutoff - timedelta(microseconds=1) if collected.cutoff else now
-        catalog.set_meta(WATERMARK_KEY, until.isoformat())
+        catalog.set_meta(WATERMARK_KEY, collected.until.dump())  # the last change read (now when all were)
     except BudgetExceeded as exc:
         report.error = str(exc)
     except Exception as exc:  # the model's failure is the run's error, not the caller's crash
@@ -291,11 +205,6 @@ def _file(
         report.unchanged += 1
     else:
         report.rejected["forgotten"] += 1
-
-
-def _watermark(catalog: Catalog) -> datetime | None:
-    stored = catalog.get_meta(WATERMARK_KEY)
-    return datetime.fromisoformat(stored) if stored else None
 
 
 def day_start(now: datetime) -> datetime:
