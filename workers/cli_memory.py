@@ -160,10 +160,10 @@ def _change(settings: Settings, reminder_id: int, action: object) -> None:
 
 def _ask(settings: Settings):  # type: ignore[no-untyped-def]
     """The running mlx worker as an ``AskFn``, or None when none runs (the deterministic parts go on)."""
-    from services.llm.client import GenerationClient
     from services.memory.llm import ask_through
+    from services.system import SystemClient
 
-    client = GenerationClient(settings)
+    client = SystemClient(settings).generation
     try:
         alive = client.state() is not None
     except Exception:  # no Redis: no system

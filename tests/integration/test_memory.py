@@ -16,7 +16,6 @@ import pytest
 
 from services.catalog import Catalog
 from services.config import Settings
-from services.llm.client import GenerationClient
 from services.memory.consolidate import WATERMARK_KEY, consolidate
 from services.memory.cycle import run_memory
 from services.memory.facts import FactStatus, confirm_fact
@@ -24,10 +23,11 @@ from services.memory.llm import AskFn, ask_through
 from services.memory.profile import profile_file
 from services.memory.reminders import parse_reminder, save_reminder
 from services.models import Provenance, Turn
+from services.system import SystemClient
 from tests.conftest import tree_hashes
 from tests.integration.conftest import running_worker, worker_settings
 from tests.integration.scripted_openai import FAIL, ScriptedOpenAI, scripted_server
-from workers.mlx_worker import build_service
+from workers.mlx_worker import worker_limits
 
 NOW = datetime(2026, 12, 1, 10, 0).astimezone()
 SECRETS = ["sk-proj-Zx12Cv34Bn56Ml78Kj90Hg12", "Tr0ub4dor&3", "FR76 3000 6000 0112 3456 7890 189",
@@ -47,8 +47,8 @@ def model(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             redis_url, tmp_path_factory.mktemp("memory-worker"), llm_backend="openai",
             llm_base_url=server.base_url, llm_model="scripted", llm_warm_up=False,
         )  # fmt: skip
-        with running_worker(settings, build_service(settings)):
-            yield server, ask_through(GenerationClient(settings).generate)
+        with running_worker(settings, limits=worker_limits(settings)):
+            yield server, ask_through(SystemClient(settings).generation.generate)
 
 
 @pytest.fixture
