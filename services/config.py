@@ -194,6 +194,11 @@ class Settings(BaseSettings):
     )
 
     # Memory, reminders and the daily briefing (services/memory/).
+    memory_enabled: bool = Field(
+        True,
+        description="The learner process runs memory's daily work: consolidation (when a model can run), the "
+        "`Profil.md` / `Rappels.md` mirrors, the briefing. Off: the chat still remembers and takes reminders.",
+    )
     memory_review_folders: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Comma-separated sensitive folders (e.g. `Santé,Famille`): a fact drawn from a note there "

@@ -190,6 +190,8 @@ def sync_profile(catalog: Catalog, vault_root: Path, policy: Policy, now: dateti
             _import_edit(catalog, policy, kind, parse_section(inner), known["shown"], now, result)
     sections, new_state = {}, {}
     confirmed = catalog.facts([FactStatus.CONFIRMED])
+    if text is None and not confirmed:
+        return result  # nothing to mirror yet: no file in the vault
     for name, (kind, _heading) in SECTIONS.items():
         content, shown = render_section([f for f in confirmed if f.kind == kind])
         sections[name] = content

@@ -193,5 +193,7 @@ def sync_reminders_mirror(catalog: Catalog, vault_root: Path, now: datetime) -> 
     done = [i for i in ticked_reminders(mirror.section("reminders") or "") if catalog.get_reminder(i)]
     for reminder_id in done:
         mark_done(catalog, reminder_id, now)
-    mirror.write({"reminders": render_reminders(catalog.reminders(ReminderStatus.ACTIVE))})
+    active = catalog.reminders(ReminderStatus.ACTIVE)
+    if active or mirror.text() is not None:  # no file in the vault before the first reminder
+        mirror.write({"reminders": render_reminders(active)})
     return done

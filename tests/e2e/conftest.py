@@ -124,6 +124,7 @@ def system_env(settings: Settings) -> dict[str, str]:
         OBSIRAG_INDEX_BATCH_NOTES=str(settings.index_batch_notes),
         OBSIRAG_LLM_WARM_UP=str(settings.llm_warm_up),
         OBSIRAG_SEARCH_TIMEOUT=str(settings.search_timeout),
+        OBSIRAG_MEMORY_ENABLED="false",  # no consolidation or briefing competing with what a test measures
         PYTHONUNBUFFERED="1",
     )
     if settings.learn_enabled is not None:

@@ -110,8 +110,8 @@ def test_the_memory_tick_writes_the_mirrors_and_the_briefing_and_never_raises(
 
     first = MemoryTicker(settings, catalog, None).tick(NOW)
     assert first["consolidation"] is None and first["briefing"] == f"obsirag/briefings/{NOW.date().isoformat()}.md"
-    assert (planted / "obsirag" / "assistant" / "Profil.md").is_file()
-    assert (planted / "obsirag" / "assistant" / "Rappels.md").is_file()
+    assistant = planted / "obsirag" / "assistant"
+    assert not assistant.exists()  # no fact, no reminder: no mirror in the vault yet
     assert MemoryTicker(settings, catalog, None).tick(NOW + timedelta(minutes=1))["briefing"] is None
     broken = settings.model_copy(update={"briefing_time": "7h"})
     assert "OBSIRAG_BRIEFING_TIME" in str(MemoryTicker(broken, catalog, None).tick(NOW)["error"])

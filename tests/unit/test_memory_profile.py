@@ -84,6 +84,9 @@ def test_hand_edits_become_user_facts_and_bytes_outside_markers_stay(catalog: Ca
 
 
 def test_a_section_whose_markers_were_removed_is_left_out(catalog: Catalog, tmp_path: Path) -> None:
+    assert not sync_profile(catalog, tmp_path, POLICY, NOW).written  # nothing to mirror: no file
+    assert not profile_file(tmp_path).path.exists()
+    learn(catalog, "moi", "éditeur", "Obsidian")
     sync_profile(catalog, tmp_path, POLICY, NOW)
     path = profile_file(tmp_path).path
     text = path.read_text(encoding="utf-8")
