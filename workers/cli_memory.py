@@ -158,6 +158,14 @@ def _change(settings: Settings, reminder_id: int, action: object) -> None:
     click.echo(f"{reminder.status.value}: {reminder_line(reminder).removeprefix('- [ ] ')}")
 
 
+def memory_status_now(settings: Settings):  # type: ignore[no-untyped-def]
+    """``obsirag status``'s memory lines: facts, the last consolidation, tokens today, reminders due."""
+    from services.memory.status import memory_status
+
+    with _catalog(settings) as catalog:
+        return memory_status(settings, catalog, _now(None))
+
+
 def _ask(settings: Settings):  # type: ignore[no-untyped-def]
     """The running mlx worker as an ``AskFn``, or None when none runs (the deterministic parts go on)."""
     from services.memory.llm import ask_through

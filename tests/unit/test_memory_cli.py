@@ -19,12 +19,15 @@ def cli(tmp_path: Path, *args: str, stdin: str | None = None) -> str:
 
 def test_reminders_from_the_shell(tmp_path: Path) -> None:
     (tmp_path / "vault").mkdir()
-    now = ["--now", "2026-12-01T12:00:00+01:00"]
+    now = ["--now", "2026-01-01T12:00:00+01:00"]
     said = cli(tmp_path, "remind", "dans", "3", "semaines", "de", "relancer", "Sophie", *now, stdin="n\n")
-    assert "le mardi 22 décembre 2026 à 09:00 : relancer Sophie" in said and "saved" not in said
+    assert "le jeudi 22 janvier 2026 à 09:00 : relancer Sophie" in said and "saved" not in said
     assert cli(tmp_path, "reminders", "list") == ""
     assert "saved reminder #1" in cli(tmp_path, "remind", "rappelle-moi demain de payer", *now, stdin="\n")
-    listed = json.loads(cli(tmp_path, "reminders", "list", "--json", "--due", "--now", "2026-12-03T00:00:00+01:00"))
+    status = cli(tmp_path, "status")  # the reminder was asked for in 2026 (status reads the clock): due now
+    assert "reminders: 1 due" in status and "memory: 0 facts, 0 pending" in status
+    assert json.loads(cli(tmp_path, "status", "--json"))["memory"]["reminders_due"] == 1
+    listed = json.loads(cli(tmp_path, "reminders", "list", "--json", "--due", "--now", "2026-01-03T00:00:00+01:00"))
     assert [(r["id"], r["text"], r["flagged"]) for r in listed] == [(1, "payer", False)]
     for _ in range(3):
         snoozed = cli(tmp_path, "reminders", "snooze", "1")

@@ -121,3 +121,14 @@ def test_a_reminder_confirmation_and_the_memory_used_show_under_their_answers(
     assert 'name="question" value="oui"' in confirm and "enregistrer le rappel" in confirm
     assert "mémoire utilisée (1)" in answered and "Atlas — base : Postgres" in answered
     assert 'href="/memory#fact-7"' in answered and "enregistrer le rappel" not in answered
+
+
+def test_the_dashboard_says_where_memory_stands(memory_site: tuple[Site, TestClient]) -> None:
+    site, client = memory_site
+    run = site.catalog.start_run("memory", CREATED)
+    site.catalog.add_run_stats(run, facts_added=2, facts_rejected=1, prompt_tokens=1500, completion_tokens=200)
+    site.catalog.finish_run(run, None, CREATED)
+    page = html(client, "/admin")
+    panel = page.split('id="memory-panel"')[1].split("</section>")[0]
+    assert "2 faits ajoutés, 1 rejetés" in panel and "1700 / 20000 tokens" in panel
+    assert "Prochain briefing" in panel and "Rappels échus" in panel
