@@ -36,7 +36,6 @@ from services.grounding import Grounding, assess, combine_parts, split_question
 from services.listing import answer_listing, batch_blocks, notes_in_range
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
 from services.memory.assistant import ChatMemory
-from services.memory.recall import memory_block, uses
 from services.models import AnswerEntity, AnswerMarks, MemoryUse, Provenance, Source, Thread, Turn
 from services.prompt_fit import PromptFit, exchange
 from services.query import Intent, QueryPlan, understand
@@ -212,9 +211,8 @@ class ChatEngine:
         label = prompts.QUESTION[plan.language]
         fit = prepared.fit
         fit.continue_verbatim(_answered(prepared.thread)[-HISTORY_TURNS:])
-        facts = self.memory.recall(plan.question)
-        remembered = memory_block(facts, plan.language)
-        room = fit.room(label) - (fit.limits.count(remembered) if remembered else 0)
+        remembered = self.memory.for_prompt(plan.question, plan.language)
+        room = fit.room(label) - remembered.tokens(fit.limits.count)
         blocks = pack_context(self.settings, grounding.results, main, room, fit.limits.count)
         reused, blocks = fit.split_known(blocks, prepared.thread.turns)
         blocks = fit.within_limits(blocks, label)
@@ -222,11 +220,8 @@ class ChatEngine:
         prepared.sources = reused + _vault_sources(blocks)
         prepared.provenance = Provenance.VAULT
         prepared.main_note = main.path if main else None
-        prepared.messages = prepared.fit.messages(blocks, label)
-        if remembered:  # in the user message, which a follow-up repeats verbatim (the prompt cache holds it)
-            last = prepared.messages[-1]
-            prepared.messages[-1] = last.model_copy(update={"content": f"{remembered}\n\n{last.content}"})
-            prepared.memory = uses(facts)
+        prepared.messages = remembered.into(prepared.fit.messages(blocks, label))
+        prepared.memory = remembered.uses
 
     def _ground(self, prepared: Prepared) -> Grounding:
         """The guard on the question, and on each part of a two-part question (one search each)."""

@@ -8,12 +8,16 @@ anything else, which drops it). ``recall`` picks the facts for a question's prom
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from services.llm.models import ChatMessage
 from services.memory import recall
 from services.memory.facts import Fact, Outcome, Policy
 from services.memory.reminders import ReminderDraft, describe_moment, is_reminder_request, parse_reminder, save_reminder
+from services.models import MemoryUse
 
 if TYPE_CHECKING:
     from services.catalog import Catalog
@@ -85,3 +89,25 @@ class ChatMemory:
 
     def recall(self, question: str) -> list[Fact]:
         return recall.relevant_facts(self.catalog, question, self.settings.memory_chat_chars)
+
+    def for_prompt(self, question: str, language: str) -> PromptMemory:
+        facts = self.recall(question)
+        return PromptMemory(recall.memory_block(facts, language), recall.uses(facts))
+
+
+@dataclass(frozen=True)
+class PromptMemory:
+    """The facts a chat prompt holds: a block of text for the user message, and what the answer shows."""
+
+    block: str
+    uses: list[MemoryUse]
+
+    def tokens(self, count: Callable[[str], int]) -> int:
+        return count(self.block) if self.block else 0
+
+    def into(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        """In the user message, which a follow-up repeats verbatim (so the model's prompt cache holds it)."""
+        if not self.block:
+            return messages
+        last = messages[-1]
+        return [*messages[:-1], last.model_copy(update={"content": f"{self.block}\n\n{last.content}"})]
