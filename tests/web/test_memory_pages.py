@@ -132,3 +132,21 @@ def test_the_dashboard_says_where_memory_stands(memory_site: tuple[Site, TestCli
     panel = page.split('id="memory-panel"')[1].split("</section>")[0]
     assert "2 faits ajoutés, 1 rejetés" in panel and "1700 / 20000 tokens" in panel
     assert "Prochain briefing" in panel and "Rappels échus" in panel
+
+
+def test_briefings_are_artifacts_of_their_own_type(memory_site: tuple[Site, TestClient]) -> None:
+    from services import vault
+    from services.memory.briefing import write_briefing
+    from services.models import NoteRecord, NoteStatus, NoteType
+
+    site, client = memory_site
+    (site.settings.vault / "Projets").mkdir(exist_ok=True)
+    (site.settings.vault / "Projets" / "Atlas.md").write_text("# Atlas\n\n- [ ] relancer la mairie\n", encoding="utf-8")
+    briefing = write_briefing(site.settings, site.catalog, None, CREATED)
+    assert briefing is not None
+    note = vault.read_note(site.settings.vault, briefing.path, site.settings.max_file_bytes)
+    assert note.note_type == NoteType.BRIEFING
+    fields = note.model_dump(include=set(NoteRecord.model_fields) & set(type(note).model_fields))
+    site.catalog.upsert_note(NoteRecord(**fields, status=NoteStatus.INDEXED, chunk_count=1))
+    page = html(client, "/artifacts?kind=briefing")
+    assert f"Briefing du {CREATED.date().isoformat()}" in page and "Briefings" in page
