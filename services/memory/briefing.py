@@ -25,6 +25,7 @@ from services.memory.llm import AskFn
 from services.memory.redact import redact_text
 from services.memory.reminders import Reminder, ReminderStatus
 from services.models import ParsedNote
+from services.reader import read_markdown
 from services.when import parse_clock
 
 if TYPE_CHECKING:
@@ -121,9 +122,9 @@ def old_tasks(notes: list[ParsedNote], day: date, older_than_days: int) -> list[
     found = []
     for note in notes:
         touched = max(note.modified.astimezone().date(), datetime.fromtimestamp(note.mtime).date())
-        lines, masked = note.body.split("\n"), vault.mask_code(note.body).split("\n")
-        for line, visible in zip(lines, masked, strict=True):
-            if _TASK.match(visible) is None:
+        doc = read_markdown(note.body)  # the project's one Markdown reader: tasks in code blocks are no tasks
+        for line, code in zip(doc.lines, doc.code_lines, strict=True):
+            if code or _TASK.match(line) is None:
                 continue
             own = _TASK_DATE.search(line)
             since = date.fromisoformat(own[1]) if own else touched
