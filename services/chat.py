@@ -35,7 +35,8 @@ from services.entities import answer_entities
 from services.grounding import Grounding, assess, combine_parts, split_question
 from services.listing import answer_listing, batch_blocks, notes_in_range
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
-from services.models import AnswerEntity, AnswerMarks, Provenance, Source, Thread, Turn
+from services.memory.assistant import ChatMemory
+from services.models import AnswerEntity, AnswerMarks, MemoryUse, Provenance, Source, Thread, Turn
 from services.prompt_fit import PromptFit, exchange
 from services.query import Intent, QueryPlan, understand
 from services.search import SearchRequest, SearchResponse
@@ -68,6 +69,7 @@ class ChatAnswer(AnswerMarks, BaseModel):
     web: Literal["", "failed", "empty"] = ""  # the web search was asked for and failed / found nothing
     finish_reason: str | None = None  # "length": the answer stopped at the token cap
     grounding: dict[str, Any] | None = None  # the guard's decision and evidence (``Grounding.explain``)
+    memory: list[MemoryUse] = Field(default_factory=list)  # remembered facts the prompt held ("mémoire utilisée")
 
 
 class ChatEvent(BaseModel):
@@ -98,6 +100,7 @@ class Prepared:
     read_urls: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     grounding: Grounding | None = None  # the guard's decision and evidence (answer questions)
+    memory: list[MemoryUse] = field(default_factory=list)
 
     def lap(self, name: str) -> None:
         self.timings[name] = round((time.perf_counter() - self.started) * 1000, 2)
@@ -120,6 +123,7 @@ class ChatEngine:
         web: WebSearch,
         catalog: Catalog,
         worker: WorkerFn | None = None,
+        memory: ChatMemory | None = None,
     ) -> None:
         """``worker``: what the running generation worker publishes; its prompt budget and answer cap
         win over this process's settings."""
@@ -129,6 +133,7 @@ class ChatEngine:
         self.web = web
         self.catalog = catalog
         self.worker = worker
+        self.memory = memory or ChatMemory(settings, catalog)
 
     def ask(
         self, question: str, thread_id: str | None = None, use_web: bool | None = None, now: datetime | None = None,
@@ -183,7 +188,9 @@ class ChatEngine:
         plan = understand(question, now, *_history(thread))
         fit = PromptFit(limits, plan.language, plan.question, _brief_history(thread))
         prepared = Prepared(plan, thread, started, fit)
-        if prepared.plan.intent == Intent.LIST:
+        if (reply := self.memory.reply(question, thread.id, plan.language, now)) is not None:
+            prepared.text = reply  # "retiens que …", "oublie que …", a reminder: no model, no retrieval
+        elif prepared.plan.intent == Intent.LIST:
             self._prepare_listing(prepared)
         elif prepared.plan.intent == Intent.SUMMARY and (prepared.plan.since or _asks_latest(prepared.plan)):
             self._prepare_summary(prepared)
@@ -204,14 +211,17 @@ class ChatEngine:
         label = prompts.QUESTION[plan.language]
         fit = prepared.fit
         fit.continue_verbatim(_answered(prepared.thread)[-HISTORY_TURNS:])
-        blocks = pack_context(self.settings, grounding.results, main, fit.room(label), fit.limits.count)
+        remembered = self.memory.for_prompt(plan.question, plan.language)
+        room = fit.room(label) - remembered.tokens(fit.limits.count)
+        blocks = pack_context(self.settings, grounding.results, main, room, fit.limits.count)
         reused, blocks = fit.split_known(blocks, prepared.thread.turns)
         blocks = fit.within_limits(blocks, label)
         prepared.text = _caveat(grounding, blocks, plan.language)
         prepared.sources = reused + _vault_sources(blocks)
         prepared.provenance = Provenance.VAULT
         prepared.main_note = main.path if main else None
-        prepared.messages = prepared.fit.messages(blocks, label)
+        prepared.messages = remembered.into(prepared.fit.messages(blocks, label))
+        prepared.memory = remembered.uses
 
     def _ground(self, prepared: Prepared) -> Grounding:
         """The guard on the question, and on each part of a two-part question (one search each)."""
@@ -356,7 +366,7 @@ class ChatEngine:
             model=final.model if final else None, backend=final.backend if final else None,
             timings=prepared.timings, created_at=datetime.now(UTC), web=prepared.web,
             finish_reason=final.finish_reason if final else None, error=error,
-            prompt=prepared.messages[-1].content if prepared.messages else "",
+            prompt=prepared.messages[-1].content if prepared.messages else "", memory=prepared.memory,
         )  # fmt: skip
         turn_id = self.catalog.add_turn(turn)
         entities = answer_entities(self.catalog, [s.path for s in turn.sources if s.path])
@@ -365,7 +375,7 @@ class ChatEngine:
             sources=turn.sources, provenance=turn.provenance, main_note=turn.main_note, notes=prepared.notes,
             entities=entities, model=turn.model, backend=turn.backend, timings=turn.timings, plan=prepared.plan,
             read_urls=prepared.read_urls, web=turn.web, finish_reason=turn.finish_reason,
-            grounding=prepared.grounding.explain() if prepared.grounding else None,
+            grounding=prepared.grounding.explain() if prepared.grounding else None, memory=prepared.memory,
         )  # fmt: skip
 
     def _thread(self, thread_id: str | None, question: str, now: datetime) -> Thread:

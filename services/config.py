@@ -209,7 +209,48 @@ class Settings(BaseSettings):
         "20:00", description="Local time `HH:MM` of the weekly synthesis (caught up if missed)."
     )
 
-    @field_validator("exclude", "trusted_domains", "mcp_allowed_origins", mode="before")
+    # Memory, reminders and the daily briefing (services/memory/).
+    memory_enabled: bool = Field(
+        True,
+        description="The learner process runs memory's daily work: consolidation (when a model can run), the "
+        "`Profil.md` / `Rappels.md` mirrors, the briefing. Off: the chat still remembers and takes reminders.",
+    )
+    memory_review_folders: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated sensitive folders (e.g. `Santé,Famille`): a fact drawn from a note there "
+        "stays pending until you confirm it on the /memory page.",
+    )
+    memory_confidence_floor: float = Field(
+        0.7, ge=0.0, le=1.0, description="A consolidated fact below this confidence stays pending until confirmed."
+    )
+    memory_expire_days: float = Field(
+        180.0, gt=0, description="Facts not seen again for this many days expire (decisions never do)."
+    )
+    memory_consolidation_time: str = Field(
+        "06:30", description="Local time `HH:MM` of the daily consolidation of memory (caught up if missed)."
+    )
+    memory_daily_tokens: int = Field(
+        20_000, ge=0, description="Most model tokens (prompt + answer) consolidation may use per local day."
+    )
+    memory_max_notes: int = Field(20, ge=0, description="Most changed notes one consolidation reads.")
+    memory_max_turns: int = Field(30, ge=0, description="Most chat turns one consolidation reads.")
+    memory_note_chars: int = Field(1200, ge=100, description="Characters of each note or turn in the prompt.")
+    memory_prompt_chars: int = Field(
+        6000, ge=500, description="Characters of sources in one consolidation prompt (older ones first)."
+    )
+    memory_chat_chars: int = Field(
+        400, ge=0, description="Characters of remembered facts a chat prompt may hold (0: no memory in the chat)."
+    )
+    briefing_time: str = Field(
+        "07:00",
+        description="Local time `HH:MM` of the daily briefing `obsirag/briefings/YYYY-MM-DD.md` "
+        "(caught up at the next start when missed).",
+    )
+    briefing_task_days: int = Field(
+        21, ge=1, description="An unchecked `- [ ]` task older than this many days is listed in the briefing."
+    )
+
+    @field_validator("exclude", "trusted_domains", "mcp_allowed_origins", "memory_review_folders", mode="before")
     @classmethod
     def _split_globs(cls, value: object) -> object:
         if isinstance(value, str):

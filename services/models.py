@@ -25,6 +25,8 @@ class NoteType(StrEnum):
     SYNAPSE = "synapse"
     SYNTHESIS = "synthesis"
     CONVERSATION = "conversation"
+    BRIEFING = "briefing"  # obsirag/briefings/YYYY-MM-DD.md
+    PROFILE = "profile"  # obsirag/assistant/Profil.md and Rappels.md, the memory's mirrors
 
 
 class NoteStatus(StrEnum):
@@ -212,6 +214,13 @@ class Source(BaseModel):
         return "web" if self.url else "vault"
 
 
+class MemoryUse(BaseModel):
+    """A remembered fact an answer's prompt held, as shown under the answer ("mémoire utilisée")."""
+
+    id: int
+    text: str
+
+
 class AnswerMarks:
     """What an answer's text and end say about it, for a stored turn and a live answer alike."""
 
@@ -246,6 +255,7 @@ class Turn(AnswerMarks, BaseModel):
     web: Literal["", "failed", "empty"] = ""  # the web search was asked for and failed / found nothing
     error: str = ""  # the question failed: what the user was told (the answer is then empty or partial)
     finish_reason: str | None = None  # "length": the answer stopped at the token cap
+    memory: list[MemoryUse] = Field(default_factory=list)  # remembered facts its prompt held
 
 
 class Thread(BaseModel):

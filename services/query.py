@@ -75,6 +75,7 @@ _TYPE_WORDS = {
     NoteType.SYNAPSE: ("synapse", "synapses"),
     NoteType.SYNTHESIS: ("synthèses hebdomadaires", "weekly synthesis", "syntheses"),
     NoteType.CONVERSATION: ("conversations sauvegardées", "saved conversations"),
+    NoteType.BRIEFING: ("briefings", "daily briefing"),
 }
 _FOLLOWUP_START = re.compile(
     r"^\s*(et|mais|alors|ok|and|but|so|what about|how about|plus de d[ée]tails|tell me more|pourquoi|why|"

@@ -243,6 +243,7 @@ _TYPE_FOLDERS = {
     "synthesis": NoteType.SYNTHESIS,
     "syntheses": NoteType.SYNTHESIS,
     "conversations": NoteType.CONVERSATION,
+    "briefings": NoteType.BRIEFING,
 }
 
 

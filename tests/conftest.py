@@ -33,6 +33,7 @@ def settings(vault: Path, tmp_path: Path) -> Settings:
         reconcile_minutes=60,
         heartbeat_seconds=0.5,
         index_retry_delay=0.2,
+        memory_enabled=False,  # a system started on these settings writes no briefing unless a test asks
     )
 
 

@@ -28,6 +28,7 @@ SYSTEM_ENV = {
     # The default context: the worker's budget keeps the prompt within ~10 s of reading. A short answer.
     "OBSIRAG_LLM_MAX_TOKENS": "8",
     "OBSIRAG_LEARN_ENABLED": "false",  # no background generation competing with the chat under test
+    "OBSIRAG_MEMORY_ENABLED": "false",  # nor a briefing written into the vault under test
     "OBSIRAG_INDEX_RETRIES": "1",
     "OBSIRAG_INDEX_BATCH_NOTES": "4",
     "OBSIRAG_MCP_TOKEN": MCP_TOKEN,  # /mcp needs it even on loopback (the browser never goes there)

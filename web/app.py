@@ -32,7 +32,9 @@ from web.pages.auth import LoginController
 from web.pages.chat import ChatController
 from web.pages.conversations import ConversationsController
 from web.pages.graph import GraphController
+from web.pages.memory import MemoryController
 from web.pages.notes import NotesController, VaultFilesController
+from web.pages.reminders import RemindersController
 from web.security import TokenAuthMiddleware, add_security_headers, check_bind, web_secret
 from web.site import Site
 from web.urls import file_url, note_url
@@ -45,6 +47,8 @@ ROUTES = [
     VaultFilesController,  # /vault-files/…
     GraphController,  # /graph
     ArtifactsController,  # /artifacts
+    MemoryController,  # /memory…
+    RemindersController,  # /reminders…
     AdminController,  # /admin…
     LoginController,  # /login
 ]

@@ -14,6 +14,8 @@ NAV = (
     ("/notes", "Notes", "notes"),
     ("/graph", "Graphe", "graph"),
     ("/artifacts", "Artefacts", "artifacts"),
+    ("/memory", "Mémoire", "memory"),
+    ("/reminders", "Rappels", "reminders"),
     ("/admin", "Tableau de bord", "admin"),
 )
 _PROVENANCE = {

@@ -37,6 +37,7 @@ class Site:
     catalog: Catalog
     client: SystemClient
     extras: dict[str, Any] = field(default_factory=dict)
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now().astimezone())  # tests pass their own
 
     @classmethod
     def build(cls, settings: Settings) -> Site:

@@ -15,6 +15,8 @@ import click
 from services.config import Settings, load_settings
 from services.models import NoteType, SetupError
 from services.prompts import TRUNCATED
+from workers.cli_memory import memory_status_now
+from workers.cli_memory import register as _register_memory
 from workers.cli_output import ReadingProgress, ask_json, explain_grounding, print_results, print_sources, search_json
 from workers.mcp_server import mcp
 
@@ -268,11 +270,15 @@ def status(settings: Settings, as_json: bool) -> None:
     from services.system import SystemClient
 
     state = SystemClient(settings).status()
+    memory = memory_status_now(settings)
     if as_json:
-        click.echo(state.model_dump_json(indent=2))
+        data = {**state.model_dump(mode="json"), "memory": memory.model_dump(mode="json")}
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
     notes = state.notes
     click.echo(f"notes: {notes['indexed']} indexed, {notes['skipped']} skipped, {notes['error']} failed")
+    for line in memory.lines():
+        click.echo(line)
     if state.rebuild is not None:
         click.echo(state.rebuild.line())
     for problem in state.problems:
@@ -355,6 +361,7 @@ def _print_counts(settings: Settings) -> None:
 
 
 main.add_command(mcp)  # in its own module: this one is long enough
+_register_memory(main, common_options)
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING)

@@ -65,6 +65,7 @@ def ask_json(answer: Any) -> dict[str, Any]:
         "web": answer.web or None,  # "failed" / "empty": the web search was asked for and gave nothing
         "finish_reason": answer.finish_reason,  # "length": cut off at OBSIRAG_LLM_MAX_TOKENS
         "cited": answer.cited,  # whether the answer cites an excerpt [n]
+        "memory": [m.model_dump() for m in answer.memory],  # remembered facts the prompt held
     }
 
 
@@ -74,6 +75,8 @@ def print_sources(answer: Any) -> None:
         where = source.url or source.path
         heading = f" › {source.heading}" if source.heading else ""
         click.echo(f"[{source.n}] {source.title}{star}  {where}{heading}")
+    for used in answer.memory:
+        click.echo(click.style(f"mémoire utilisée : {used.text} (fait #{used.id})", dim=True))
     uncited = answer.provenance == Provenance.VAULT and not answer.cited
     line = [f"provenance: {answer.provenance.value}{' (no citation)' if uncited else ''}"]
     if answer.web:

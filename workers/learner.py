@@ -18,6 +18,8 @@ from services.learner import schedule
 from services.learner.cycle import Learner, LearnerDeps
 from services.learner.generation import LearnerModel
 from services.llm.models import GenerationRequest, StreamEvent
+from services.memory.cycle import MemoryTicker
+from services.memory.llm import ask_through
 from services.system import SystemClient, SystemNotRunning, build_chat_engine
 from services.system.handlers.learner import LearnerHandlers
 from services.system.queues import Queues
@@ -39,6 +41,16 @@ def build_learner(settings: Settings, stop: threading.Event, catalog: Catalog | 
     # No running check here: the learner process starts with the system and waits for the indexer.
     chat = build_chat_engine(settings, catalog, client=client, stream=model.stream, check=False)
     return Learner(LearnerDeps(settings, catalog, model, chat, client.similar_notes, stop))
+
+
+def memory_ticker(settings: Settings, catalog: Catalog) -> MemoryTicker | None:
+    """Memory's tick: consolidation and the briefing's questions through the ``generate`` queue at learner
+    priority when a model can run here, else only the mirrors and the briefing's deterministic parts."""
+    if not settings.memory_enabled:
+        return None
+    generation = SystemClient(settings).generation
+    ask = ask_through(generation.generate, settings.llm_temperature) if schedule.learner_enabled(settings) else None
+    return MemoryTicker(settings, catalog, ask)
 
 
 def run_once(settings: Settings, note: str | None, now: datetime) -> dict[str, Any]:
@@ -93,7 +105,7 @@ def main() -> None:
     stop = stop_on_signals()
     queues = Queues(settings)
     learner = build_learner(settings, stop)
-    queues.serve(LearnerHandlers(learner))
+    queues.serve(LearnerHandlers(learner, memory_ticker(settings, learner.catalog)))
     learn = queues.hueys["learn"]
     consumer = start_consumer(learn, 1, periodic=True)
     queues.learn_tick()  # now, not at the next minute: catches up after a sleep

@@ -7,7 +7,7 @@ write is one short transaction, so an indexer thread writing never blocks search
 threads reading, nor readers in other processes.
 
 One module per table group: ``notes.py``, ``links.py``, ``runs.py``, ``conversations.py``, ``entities.py``,
-``learner.py``; ``_base.py`` holds the
+``learner.py``, ``memory.py``; ``_base.py`` holds the
 connections, transactions, migrations and meta; ``_schema.py`` the forward migrations.
 """
 
@@ -18,13 +18,14 @@ from services.catalog.conversations import ConversationsTable
 from services.catalog.entities import EntitiesTable
 from services.catalog.learner import LearnerTable
 from services.catalog.links import LinksTable
+from services.catalog.memory import MemoryTable
 from services.catalog.notes import NotesTable
 from services.catalog.runs import CHUNKS_EMBEDDED, RunsTable
 
 __all__ = ["CHUNKS_EMBEDDED", "DEFAULT_BUSY_TIMEOUT", "Catalog", "SchemaTooNewError"]
 
 
-class Catalog(NotesTable, LinksTable, RunsTable, ConversationsTable, EntitiesTable, LearnerTable):
+class Catalog(NotesTable, LinksTable, RunsTable, ConversationsTable, EntitiesTable, LearnerTable, MemoryTable):
     """``Catalog(path)`` opens (creating and migrating if needed) the catalog at ``path``.
 
     Safe to share between threads; ``close()`` closes every thread's connection.

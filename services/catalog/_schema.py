@@ -142,4 +142,44 @@ _V5 = (
     "ALTER TABLE turns ADD COLUMN finish_reason TEXT",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5)
+# Memory (issue #16): facts with their history, reminders. Times are UTC ISO strings, so they sort.
+# Consolidation runs are rows of ``runs`` (kind "memory") with their counters in ``run_stats``.
+_V6 = (
+    """CREATE TABLE facts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        subject TEXT NOT NULL,
+        predicate TEXT NOT NULL,
+        value TEXT NOT NULL,
+        subject_key TEXT NOT NULL,
+        predicate_key TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        confidence REAL NOT NULL,
+        status TEXT NOT NULL,
+        source TEXT NOT NULL,
+        source_ref TEXT NOT NULL DEFAULT '',
+        supersedes INTEGER REFERENCES facts(id) ON DELETE SET NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        last_seen TEXT NOT NULL,
+        expires_at TEXT
+    )""",
+    "CREATE INDEX facts_key ON facts(subject_key, predicate_key)",
+    "CREATE INDEX facts_status ON facts(status, kind)",
+    """CREATE TABLE reminders (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        text TEXT NOT NULL,
+        due_at TEXT NOT NULL,
+        recurrence TEXT,
+        status TEXT NOT NULL,
+        snoozes INTEGER NOT NULL DEFAULT 0,
+        source TEXT NOT NULL,
+        source_ref TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        done_at TEXT
+    )""",
+    "CREATE INDEX reminders_due ON reminders(status, due_at)",
+    "ALTER TABLE turns ADD COLUMN memory TEXT NOT NULL DEFAULT '[]'",  # the facts its prompt held
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6)

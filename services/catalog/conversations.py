@@ -25,14 +25,14 @@ class ConversationsTable(CatalogBase):
         with self._write() as conn:
             cursor = conn.execute(
                 "INSERT INTO turns (thread_id, question, retrieval_query, answer, sources, provenance, main_note,"
-                " model, backend, timings, created_at, prompt, web, error, finish_reason)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " model, backend, timings, created_at, prompt, web, error, finish_reason, memory)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     turn.thread_id, turn.question, turn.retrieval_query, turn.answer,
                     json.dumps([s.model_dump() for s in turn.sources], ensure_ascii=False),
                     turn.provenance.value, turn.main_note, turn.model, turn.backend,
                     json.dumps(turn.timings), turn.created_at.isoformat(), turn.prompt, turn.web, turn.error,
-                    turn.finish_reason,
+                    turn.finish_reason, json.dumps([m.model_dump() for m in turn.memory], ensure_ascii=False),
                 ),
             )  # fmt: skip
             stamp = turn.created_at.isoformat()
@@ -80,5 +80,6 @@ def _turn(row: object) -> Turn:
     data = dict(row)  # type: ignore[call-overload]
     data["sources"] = [Source.model_validate(s) for s in json.loads(data["sources"])]
     data["timings"] = json.loads(data["timings"])
+    data["memory"] = json.loads(data.get("memory") or "[]")
     data["created_at"] = datetime.fromisoformat(data["created_at"])
     return Turn.model_validate(data)

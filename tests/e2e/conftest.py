@@ -124,6 +124,8 @@ def system_env(settings: Settings) -> dict[str, str]:
         OBSIRAG_INDEX_BATCH_NOTES=str(settings.index_batch_notes),
         OBSIRAG_LLM_WARM_UP=str(settings.llm_warm_up),
         OBSIRAG_SEARCH_TIMEOUT=str(settings.search_timeout),
+        # Memory's daily work (consolidation, mirrors, briefing) only where a test asks for it.
+        OBSIRAG_MEMORY_ENABLED=str(settings.memory_enabled),
         PYTHONUNBUFFERED="1",
     )
     if settings.learn_enabled is not None:

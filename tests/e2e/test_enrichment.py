@@ -97,7 +97,7 @@ def enriched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Enriched]:
     for path in (root / "vault").rglob("*"):
         os.utime(path, (OLD, OLD))
     settings = Settings(vault=root / "vault", data_dir=root / "data", debounce_seconds=0.2, reconcile_minutes=60,
-                        heartbeat_seconds=0.5, index_retry_delay=0.2)  # fmt: skip
+                        heartbeat_seconds=0.5, index_retry_delay=0.2, memory_enabled=False)  # fmt: skip
     settings.model_cache.mkdir(parents=True)
     (settings.model_cache / FOLDER).symlink_to(converted_model_cache() / FOLDER)
     env = {**system_env(settings), **ENV}

@@ -261,3 +261,21 @@ def check_follow_up_repeats_the_first_turn_verbatim(engine: ChatEngine, first: A
         for s in follow.sources
         if (s.path, s.heading) not in {(f.path, f.heading) for f in first.sources}
     )
+
+
+def test_remembered_facts_reach_the_prompt_and_show_under_the_answer_until_forgotten(chat: ChatEngine) -> None:
+    stream = cast(CountingStream, chat.stream)
+    noted, _ = ask(chat, "retiens que le projet Atlas doit rester en open source")
+    assert noted.answer.startswith("C'est noté : ") and stream.requests == [] and noted.provenance == Provenance.NONE
+    question = "Quels buts poursuit le projet Atlas ?"
+    prepared = chat.prepare(question, now=NOW)
+    assert "- moi — note : le projet Atlas doit rester en open source" in prepared.messages[-1].content
+    answer, _ = ask(chat, question)
+    assert [m.text for m in answer.memory] == ["moi — note : le projet Atlas doit rester en open source"]
+    assert chat.catalog.get_thread(answer.thread_id).turns[-1].memory == answer.memory  # shown again on reopening
+    assert "open source" in stream.requests[-1].messages[-1].content
+    assert "open source" not in chat.prepare("Quelle est la recette du levain ?", now=NOW).messages[-1].content
+    forgot, _ = ask(chat, "oublie que le projet Atlas doit rester en open source")
+    assert forgot.answer.startswith("J'ai oublié : ")
+    again = chat.prepare(question, now=NOW)
+    assert "open source" not in again.messages[-1].content and again.memory == []

@@ -119,3 +119,16 @@ def test_web_references_say_which_pages_were_read() -> None:
     text = render_answers([answer], 1)
     assert f"- [Lima 1]({read.url}) (page lue)\n" in text  # the answer rests on the page itself
     assert f"- [Lima 2]({searched.url})\n" in text  # only its search snippet
+
+
+def test_the_learn_tick_runs_memory_even_when_the_learner_is_off(learner: Learner) -> None:
+    from services.memory.cycle import MemoryTicker
+    from services.system.handlers.learner import LearnerHandlers
+
+    settings = learner.deps.settings.model_copy(update={"learn_enabled": False})
+    off = Learner(LearnerDeps(**{**vars(learner.deps), "settings": settings}))
+    result = LearnerHandlers(off, MemoryTicker(settings, off.catalog, None)).learn_tick()
+    assert result["enabled"] is False and result["memory"]["consolidation"] is None  # no model: none asked
+    briefing = str(result["memory"]["briefing"])
+    assert briefing.startswith("obsirag/briefings/") and (settings.vault / briefing).is_file()
+    assert LearnerHandlers(off, MemoryTicker(settings, off.catalog, None)).learn_tick()["memory"]["briefing"] is None

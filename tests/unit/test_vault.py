@@ -504,6 +504,8 @@ def test_invalid_created_falls_back_to_date(tmp_path: Path) -> None:
         ("obsirag/synapses/s.md", "", NoteType.SYNAPSE),
         ("obsirag/synthesis/w.md", "", NoteType.SYNTHESIS),
         ("obsirag/conversations/c.md", "", NoteType.CONVERSATION),
+        ("obsirag/briefings/2026-12-01.md", "", NoteType.BRIEFING),
+        ("obsirag/assistant/Profil.md", "type: profile\n", NoteType.PROFILE),
         ("obsirag/misc/x.md", "type: insight\n", NoteType.INSIGHT),
         ("obsirag/x.md", "type: Synapse\n", NoteType.SYNAPSE),
         ("obsirag/insights.md", "", NoteType.NOTE),

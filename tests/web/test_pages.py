@@ -164,7 +164,7 @@ def test_the_web_opt_in_is_unticked_and_a_failed_web_search_is_said(client: Test
 
 @pytest.mark.parametrize(
     "url", ["/", "/conversations", "/notes", "/notes/Projets/Projet%20Atlas.md", "/graph", "/artifacts", "/admin",
-            "/admin/live", "/static/app.js"],
+            "/memory", "/reminders", "/reminders/badge", "/admin/live", "/static/app.js"],
 )  # fmt: skip
 def test_head_answers_wherever_get_does(client: TestClient, url: str) -> None:
     head, got = client.head(url), client.get(url)

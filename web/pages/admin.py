@@ -14,6 +14,7 @@ from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 
 from services.learner.schedule import learner_off_reason
+from services.memory.status import memory_status
 from services.models import NoteStatus
 from services.system import SystemNotRunning
 from web.handlers import page
@@ -79,6 +80,7 @@ def live_state(site: Site) -> dict[str, Any]:
         "mlx": status.generation,
         "learner": learner_progress(site, learner.details) if learner is not None else None,
         "rebuild": status.rebuild,
+        "memory": memory_status(site.settings, site.catalog, site.clock()),
     }
 
 

@@ -21,10 +21,13 @@ KINDS = (
     (NoteType.SYNAPSE, "Synapses"),
     (NoteType.SYNTHESIS, "Synthèses"),
     (NoteType.CONVERSATION, "Conversations enregistrées"),
+    (NoteType.BRIEFING, "Briefings"),
+    (NoteType.PROFILE, "Profil et rappels"),
 )
 PER_KIND = 100
 EXCERPT = 420
 _PROVENANCE_LINE = re.compile(r"^\*Provenance\s*:\s*(.+?)\*\s*$", re.M)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _SOURCES_BLOCK = re.compile(r"^Sources\s*:\s*\n(?:- .*\n?)*", re.M)
 
 
@@ -98,5 +101,6 @@ def _exchanges(body: str, frontmatter: dict[str, Any]) -> list[QA]:
 
 
 def _excerpt(text: str) -> str:
+    text = _COMMENT.sub("", text)  # the profile's managed-section markers
     flat = " ".join(line.strip() for line in text.split("\n") if line.strip() and not line.startswith("#"))
     return flat if len(flat) <= EXCERPT else flat[:EXCERPT].rsplit(" ", 1)[0] + " …"

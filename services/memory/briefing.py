@@ -1,0 +1,222 @@
+"""The daily briefing ``obsirag/briefings/YYYY-MM-DD.md``: what today holds, each line with its source.
+
+Sections: reminders due today (and overdue), notes changed yesterday, unchecked ``- [ ]`` tasks older
+than ``briefing_task_days``, facts waiting for validation, and two to four open questions about recent
+notes. Everything but the questions is deterministic and written even when no model can run. A
+briefing is created once (exclusive create) and never rewritten: an edited or deleted briefing is left
+alone. A morning missed (machine asleep, system down) is caught up at the next run.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from services import vault
+from services.conversations import GENERATED_ROOT, generated_path
+from services.learner.artifacts import create_artifact, render_frontmatter, wikilink
+from services.memory.consolidate import parse_reply
+from services.memory.facts import Fact, FactStatus
+from services.memory.llm import AskFn
+from services.memory.redact import redact_text
+from services.memory.reminders import Reminder, ReminderStatus
+from services.models import ParsedNote
+from services.reader import read_markdown
+from services.when import parse_clock
+
+if TYPE_CHECKING:
+    from services.catalog import Catalog
+    from services.config import Settings
+
+log = logging.getLogger(__name__)
+
+FOLDER = "briefings"
+LAST_DAY_KEY = "briefing.last_day"
+MAX_LINES = 15  # per section
+QUESTION_NOTES = 6
+QUESTION_NOTE_CHARS = 500
+QUESTION_TOKENS = 300
+_TASK = re.compile(r"^\s*(?:>\s*)*[-*+]\s+\[ \]\s+(?P<text>\S.*)$")
+_TASK_DATE = re.compile(r"(?:➕|\[created::)\s*(\d{4}-\d{2}-\d{2})")
+QUESTIONS_SYSTEM = (
+    "Tu aides une personne à réfléchir à ses notes récentes. Pose deux à quatre questions ouvertes, courtes, "
+    'chacune sur une note citée. Réponds UNIQUEMENT par du JSON : {"questions": [{"question": "… ?", '
+    '"source": "N1"}]}.'
+)
+
+
+@dataclass
+class Briefing:
+    day: date
+    reminders: list[Reminder] = field(default_factory=list)
+    changed: list[ParsedNote] = field(default_factory=list)
+    tasks: list[tuple[str, ParsedNote, date]] = field(default_factory=list)  # text, note, since
+    pending: list[Fact] = field(default_factory=list)
+    questions: list[tuple[str, ParsedNote]] = field(default_factory=list)
+    no_questions: str = ""  # why there are none
+    path: str = ""
+
+
+def briefing_due(settings: Settings, catalog: Catalog, now: datetime) -> date | None:
+    """The day whose briefing should exist by now and does not yet: today after the briefing time, else
+    yesterday (so a missed morning is caught up); None when it was written already."""
+    local = now.astimezone()
+    at = parse_clock(settings.briefing_time, "OBSIRAG_BRIEFING_TIME")
+    day = local.date() if local.time() >= at else local.date() - timedelta(days=1)
+    last = catalog.get_meta(LAST_DAY_KEY)
+    if last is not None and date.fromisoformat(last) >= day:
+        return None
+    return day
+
+
+def write_briefing(settings: Settings, catalog: Catalog, ask: AskFn | None, now: datetime) -> Briefing | None:
+    """Write the due briefing (None when none is due); the questions need ``ask``, the rest does not."""
+    day = briefing_due(settings, catalog, now)
+    if day is None:
+        return None
+    briefing = gather(settings, catalog, day, now)
+    _ask_questions(settings, briefing, ask)
+    relative = f"{FOLDER}/{day.isoformat()}.md"
+    if create_artifact(settings.vault, relative, render(briefing, now)) is not None:
+        catalog.record_artifact(f"{GENERATED_ROOT}/{relative}", "briefing", None, [], now)
+    briefing.path = f"{GENERATED_ROOT}/{relative}"  # an existing file (written, then edited) stays as it is
+    catalog.set_meta(LAST_DAY_KEY, day.isoformat())
+    return briefing
+
+
+def gather(settings: Settings, catalog: Catalog, day: date, now: datetime) -> Briefing:
+    """The deterministic parts of ``day``'s briefing."""
+    tz = now.astimezone().tzinfo
+    start = datetime.combine(day, time(), tzinfo=tz)
+    notes = list(_user_notes(settings))
+    yesterday = start - timedelta(days=1)
+    changed = [n for n in notes if yesterday.timestamp() <= n.mtime < start.timestamp()]
+    return Briefing(
+        day=day,
+        reminders=catalog.reminders(ReminderStatus.ACTIVE, due_before=start + timedelta(days=1))[:MAX_LINES],
+        changed=sorted(changed, key=lambda n: n.path)[:MAX_LINES],
+        tasks=old_tasks(notes, day, settings.briefing_task_days)[:MAX_LINES],
+        pending=catalog.facts([FactStatus.PENDING], limit=MAX_LINES),
+    )
+
+
+def _user_notes(settings: Settings) -> list[ParsedNote]:
+    found = []
+    for path in vault.iter_vault_paths(settings.vault, settings.exclude):
+        if path.split("/", 1)[0] == GENERATED_ROOT:
+            continue
+        note = vault.read_note_if_readable(settings.vault, path, settings.max_file_bytes)
+        if note is not None:
+            found.append(note)
+    return found
+
+
+def old_tasks(notes: list[ParsedNote], day: date, older_than_days: int) -> list[tuple[str, ParsedNote, date]]:
+    """Unchecked tasks whose date (their own ``➕ YYYY-MM-DD``, else the note's last change) is at least
+    ``older_than_days`` before ``day``; oldest first."""
+    limit = day - timedelta(days=older_than_days)
+    found = []
+    for note in notes:
+        touched = max(note.modified.astimezone().date(), datetime.fromtimestamp(note.mtime).date())
+        doc = read_markdown(note.body)  # the project's one Markdown reader: tasks in code blocks are no tasks
+        for line, code in zip(doc.lines, doc.code_lines, strict=True):
+            if code or _TASK.match(line) is None:
+                continue
+            own = _TASK_DATE.search(line)
+            since = date.fromisoformat(own[1]) if own else touched
+            if since <= limit:
+                found.append((_TASK.match(line)["text"].strip(), note, since))  # type: ignore[index]
+    return sorted(found, key=lambda item: (item[2], item[1].path))
+
+
+def _ask_questions(settings: Settings, briefing: Briefing, ask: AskFn | None) -> None:
+    recent = sorted(_user_notes_since(settings, briefing), key=lambda n: -n.mtime)[:QUESTION_NOTES]
+    if ask is None:
+        briefing.no_questions = "aucun modèle ne peut tourner ici"
+        return
+    if not recent:
+        briefing.no_questions = "aucune note récente"
+        return
+    labels = {f"N{i}": note for i, note in enumerate(recent, start=1)}
+    prompt = "\n\n".join(
+        f"[{label}] {note.title}\n{redact_text(' '.join(note.body.split())[:QUESTION_NOTE_CHARS])}"
+        for label, note in labels.items()
+    )
+    try:
+        reply = ask(QUESTIONS_SYSTEM, prompt, QUESTION_TOKENS)
+    except Exception as exc:  # the deterministic parts are written whatever the model does
+        log.warning("briefing questions failed: %s", exc)
+        briefing.no_questions = "le modèle n'a pas répondu"
+        return
+    for item in parse_reply_questions(reply.text):
+        note = labels.get(str(item.get("source", "")).strip("[]"))
+        question = " ".join(str(item.get("question", "")).split())
+        if note is not None and question.endswith("?") and 8 <= len(question) <= 300:
+            briefing.questions.append((question, note))
+    briefing.questions = briefing.questions[:4]
+    if not briefing.questions:
+        briefing.no_questions = "le modèle n'a pas proposé de question utilisable"
+
+
+def _user_notes_since(settings: Settings, briefing: Briefing) -> list[ParsedNote]:
+    start = datetime.combine(briefing.day - timedelta(days=7), time()).astimezone()
+    return [n for n in _user_notes(settings) if n.mtime >= start.timestamp()]
+
+
+def parse_reply_questions(text: str) -> list[dict[str, object]]:
+    items = parse_reply(text, key="questions")
+    return [i for i in items or [] if isinstance(i, dict)]
+
+
+# --- the file ---------------------------------------------------------------------------------------
+
+
+def render(briefing: Briefing, now: datetime) -> str:
+    title = f"Briefing du {briefing.day.isoformat()}"
+    frontmatter = {
+        "title": title, "type": "briefing", "date": briefing.day.isoformat(), "tags": ["briefing", "obsirag"],
+        "generated": now.astimezone().isoformat(timespec="minutes"),
+    }  # fmt: skip
+    lines = [f"# {title}", ""]
+    lines += _section("Rappels du jour", [_reminder(r) for r in briefing.reminders], "Aucun rappel aujourd'hui.")
+    lines += _section("Notes modifiées hier", [f"- {wikilink(n.path, n.title)}" for n in briefing.changed],
+                      "Aucune note modifiée hier.")  # fmt: skip
+    lines += _section(
+        "Tâches ouvertes depuis longtemps",
+        [
+            f"- {text} — {wikilink(n.path, n.title)} (depuis le {since.isoformat()})"
+            for text, n, since in briefing.tasks
+        ],
+        "Aucune tâche ancienne.",
+    )
+    lines += _section("Faits à valider", [_pending(f) for f in briefing.pending], "Aucun fait en attente.")
+    lines += _section(
+        "Questions ouvertes",
+        [f"- {q} — {wikilink(n.path, n.title)}" for q, n in briefing.questions],
+        f"Pas de question aujourd'hui : {briefing.no_questions or 'rien à demander'}.",
+    )
+    return render_frontmatter(frontmatter) + "\n".join(lines).rstrip() + "\n"
+
+
+def _section(heading: str, lines: list[str], empty: str) -> list[str]:
+    return [f"## {heading}", "", *(lines or [f"_{empty}_"]), ""]
+
+
+def _reminder(reminder: Reminder) -> str:
+    local = reminder.due_at.astimezone()
+    flag = f" ⚠ repoussé {reminder.snoozes} fois" if reminder.flagged else ""
+    return f"- {reminder.text} — {local:%Y-%m-%d %H:%M}{flag} (rappel #{reminder.id})"
+
+
+def _pending(fact: Fact) -> str:
+    ref = fact.source_ref
+    cited = wikilink(ref) if ref.endswith(".md") else f"conversation {ref}" if ref else fact.source.value
+    return f"- {fact.subject} — {fact.predicate} : {fact.value} — {cited} (fait #{fact.id}, à valider sur /memory)"
+
+
+def briefing_path(vault_root: Path, day: date) -> Path:
+    return generated_path(vault_root, f"{FOLDER}/{day.isoformat()}.md")

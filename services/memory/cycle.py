@@ -1,0 +1,112 @@
+"""One memory cycle: consolidation when its daily slot is due, expiry, the two mirrors, the briefing.
+
+The learner's periodic task calls ``run_memory``; ``obsirag memory`` commands and the tests call it with
+their own ``now``. A missed slot (machine asleep, system down) is caught up at the next call.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from services.memory.briefing import Briefing, write_briefing
+from services.memory.consolidate import ConsolidationReport, consolidate
+from services.memory.facts import Policy, expire_facts
+from services.memory.llm import AskFn
+from services.memory.profile import ProfileSync, sync_profile
+from services.memory.reminders import sync_reminders_mirror
+from services.when import parse_clock
+
+if TYPE_CHECKING:
+    from services.catalog import Catalog
+    from services.config import Settings
+
+log = logging.getLogger(__name__)
+
+CONSOLIDATED_DAY_KEY = "memory.consolidated_day"
+FAILED_AT_KEY = "memory.failed_at"
+RETRY_AFTER = timedelta(minutes=30)  # a failed consolidation (the model down) is tried again, not every minute
+
+
+@dataclass
+class CycleReport:
+    consolidation: ConsolidationReport | None = None
+    expired: int = 0
+    profile: ProfileSync = field(default_factory=ProfileSync)
+    reminders_done: list[int] = field(default_factory=list)
+    briefing: Briefing | None = None
+
+
+def consolidation_due(settings: Settings, catalog: Catalog, now: datetime) -> date | None:
+    """The day whose consolidation slot has passed without a run (today's, else yesterday's: caught up)."""
+    local = now.astimezone()
+    at = parse_clock(settings.memory_consolidation_time, "OBSIRAG_MEMORY_CONSOLIDATION_TIME")
+    day = local.date() if local.time() >= at else local.date() - timedelta(days=1)
+    done = catalog.get_meta(CONSOLIDATED_DAY_KEY)
+    return None if done is not None and date.fromisoformat(done) >= day else day
+
+
+def run_memory(
+    settings: Settings, catalog: Catalog, ask: AskFn | None, now: datetime, consolidate_now: bool = False
+) -> CycleReport:
+    """Consolidate (when due, or ``consolidate_now``, and a model can run), then expire, mirror and brief."""
+    report = CycleReport()
+    day = consolidation_due(settings, catalog, now)
+    if ask is not None and (consolidate_now or (day is not None and not _failed_lately(catalog, now))):
+        report.consolidation = consolidate(settings, catalog, ask, now)
+        error = report.consolidation.error
+        if day is not None and (error is None or error.startswith("budget")):  # over budget: tomorrow
+            catalog.set_meta(CONSOLIDATED_DAY_KEY, day.isoformat())
+        elif error is not None:
+            catalog.set_meta(FAILED_AT_KEY, now.isoformat())
+    report.expired = expire_facts(catalog, now)
+    report.profile = sync_profile(catalog, settings.vault, Policy.from_settings(settings), now)
+    report.reminders_done = sync_reminders_mirror(catalog, settings.vault, now)
+    report.briefing = write_briefing(settings, catalog, ask, now)
+    return report
+
+
+def _failed_lately(catalog: Catalog, now: datetime) -> bool:
+    failed = catalog.get_meta(FAILED_AT_KEY)
+    return failed is not None and now - datetime.fromisoformat(failed) < RETRY_AFTER
+
+
+class MemoryTicker:
+    """The learner's minute tick for memory: ``run_memory`` with this process's model, one at a time.
+
+    ``ask`` is None when no model can run here: mirrors and the briefing's deterministic parts go on.
+    A failure is logged and reported, never raised into the consumer.
+    """
+
+    def __init__(self, settings: Settings, catalog: Catalog, ask: AskFn | None) -> None:
+        self.settings = settings
+        self.catalog = catalog
+        self.ask = ask
+        self._lock = threading.Lock()
+
+    def tick(self, now: datetime) -> dict[str, object]:
+        if not self._lock.acquire(blocking=False):
+            return {"busy": True}
+        try:
+            report = run_memory(self.settings, self.catalog, self.ask, now)
+        except Exception as exc:  # a broken vault file, a full disk: the next tick tries again
+            log.warning("memory tick failed: %s", exc)
+            return {"error": f"{type(exc).__name__}: {exc}"}
+        finally:
+            self._lock.release()
+        return summary(report)
+
+
+def summary(report: CycleReport) -> dict[str, object]:
+    consolidation = report.consolidation
+    return {
+        "consolidation": None if consolidation is None else {**consolidation.counters(), "error": consolidation.error},
+        "expired": report.expired,
+        "profile": {"imported": report.profile.imported, "forgotten": report.profile.forgotten,
+                    "written": report.profile.written},
+        "reminders_done": report.reminders_done,
+        "briefing": report.briefing.path if report.briefing else None,
+    }  # fmt: skip

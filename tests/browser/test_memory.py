@@ -1,0 +1,57 @@
+"""Reminders and memory in a real browser: a due reminder in the header and its list, snooze and done; a
+pending fact confirmed from its card."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from services.catalog import Catalog
+from services.memory.facts import Fact, FactKind, FactSource, Policy, file_fact
+from services.memory.reminders import parse_reminder, save_reminder
+from tests.browser.conftest import screenshot
+from tests.e2e.conftest import System
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def test_a_due_reminder_is_counted_in_the_header_then_snoozed_and_done(ui: Page, live: System) -> None:
+    asked = datetime.now().astimezone() - timedelta(days=22)  # "dans 3 semaines", three weeks and a day ago
+    with Catalog(live.settings.catalog_path) as catalog:
+        draft = parse_reminder("rappelle-moi dans 3 semaines de relancer Sophie", asked)
+        reminder = save_reminder(catalog, draft, asked)  # type: ignore[arg-type]
+    ui.goto("/reminders")
+    expect(ui.locator("#reminders-due")).to_have_text("1")
+    row = ui.locator(f"#reminder-{reminder.id}")
+    expect(ui.locator("#due-reminders")).to_contain_text("relancer Sophie")
+    screenshot(ui, "reminders")
+    for _ in range(3):
+        row.get_by_role("button", name="Repousser d'un jour").click()
+        expect(row).not_to_have_class("reminder due")  # a day later: no longer due
+    expect(row.locator(".badge.warn")).to_have_text("⚠ repoussé 3 fois")
+    row.get_by_role("button", name="Fait").click()
+    expect(row.locator(".badge.ok")).to_have_text("fait")
+    ui.goto("/reminders")
+    expect(ui.locator("#reminders-due")).to_have_count(0)
+    expect(ui.locator(f"#reminder-{reminder.id}")).to_have_count(0)
+
+
+def test_a_pending_fact_is_confirmed_from_its_card(ui: Page, live: System) -> None:
+    now = datetime.now().astimezone()
+    fact = Fact(
+        subject="moi", predicate="traitement", value="magnésium le soir", kind=FactKind.HABIT, confidence=0.9,
+        source=FactSource.CONSOLIDATION, source_ref="Santé/Suivi.md", created_at=now, updated_at=now, last_seen=now,
+    )  # fmt: skip
+    with Catalog(live.settings.catalog_path) as catalog:
+        file_fact(catalog, fact, Policy(0.7, ("Santé",), 180), now)
+        [pending] = [f for f in catalog.facts() if f.value == "magnésium le soir"]
+    ui.goto("/memory")
+    card = ui.locator(f"#fact-{pending.id}")
+    expect(card).to_contain_text("pending")
+    card.get_by_label(f"Corriger la valeur du fait {pending.id}").fill("magnésium 300 mg le soir")
+    card.get_by_role("button", name="Confirmer").click()
+    expect(card).to_contain_text("magnésium 300 mg le soir")
+    expect(card).to_contain_text("confirmed")
+    screenshot(ui, "memory")

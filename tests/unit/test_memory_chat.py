@@ -1,0 +1,89 @@
+"""What the chat does with memory: "retiens que …", "oublie que …", reminders confirmed before saving, recall."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from services.catalog import Catalog
+from services.config import Settings
+from services.memory.assistant import ChatMemory
+from services.memory.facts import FactKind, FactStatus
+from services.memory.recall import memory_block, statement_fact
+
+NOW = datetime(2026, 12, 1, 12, 0).astimezone()
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[ChatMemory]:
+    settings = Settings(vault=tmp_path, data_dir=tmp_path / "data")
+    catalog = Catalog(settings.catalog_path)
+    yield ChatMemory(settings, catalog)
+    catalog.close()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "triple", "kind"),
+    [
+        ("je préfère le thé vert le matin", ("moi", "préfère", "le thé vert le matin"), FactKind.PREFERENCE),
+        ("mon dentiste s'appelle Dr Roy", ("moi", "dentiste", "Dr Roy"), FactKind.PREFERENCE),
+        ("Sophie est ma sœur", ("Sophie", "est", "ma sœur"), FactKind.ENTITY),
+        ("j'ai décidé de passer Atlas sous Postgres", ("moi", "ai", "décidé de passer Atlas sous Postgres"),
+         FactKind.DECISION),
+        ("I always run on Sundays", ("moi", "always", "run on Sundays"), FactKind.HABIT),
+    ],
+)  # fmt: skip
+def test_statements_become_facts(sentence: str, triple: tuple[str, str, str], kind: FactKind) -> None:
+    fact = statement_fact(sentence, NOW, "t1")
+    assert (fact.subject, fact.predicate, fact.value) == triple and fact.kind == kind and fact.source == "chat"
+
+
+def test_remember_supersede_and_forget(memory: ChatMemory) -> None:
+    assert (
+        memory.reply("retiens que je préfère le thé vert", "t1", "fr", NOW)
+        == "C'est noté : moi — préfère : le thé vert."
+    )
+    assert memory.reply("Retiens bien que je préfère le thé vert.", "t1", "fr", NOW).startswith("Je le savais déjà")  # type: ignore[union-attr]
+    memory.reply("retiens que je préfère le café noir", "t1", "fr", NOW)
+    [current] = memory.catalog.facts([FactStatus.CONFIRMED])
+    assert current.value == "le café noir" and current.supersedes is not None
+    assert memory.recall("que bois-je le matin, du café ?")[0].id == current.id
+    assert memory.reply("oublie que je préfère le café noir", "t1", "fr", NOW) == (
+        "J'ai oublié : moi — préfère : le café noir."
+    )
+    assert memory.recall("du café ?") == []
+    assert memory.reply("oublie que j'aime le ski", "t1", "fr", NOW) == "Je ne trouve rien de tel dans ma mémoire."
+    assert memory.reply("Quels sont les objectifs du projet Atlas ?", "t1", "fr", NOW) is None
+
+
+def test_a_reminder_is_confirmed_back_then_saved_on_yes(memory: ChatMemory) -> None:
+    confirmation = memory.reply("rappelle-moi dans 3 semaines de relancer Sophie", "t1", "fr", NOW)
+    assert confirmation is not None and "relancer Sophie" in confirmation and confirmation.endswith("Je l'enregistre ?")
+    assert memory.catalog.reminders() == []  # nothing saved before the user says yes
+    saved = memory.reply("oui", "t1", "fr", NOW)
+    [reminder] = memory.catalog.reminders()
+    assert saved == f"C'est enregistré (rappel #{reminder.id}) : relancer Sophie, le mardi 22 décembre 2026 à 09:00."
+    assert reminder.due_at == (NOW + timedelta(days=21)).replace(hour=9, minute=0) and reminder.source_ref == "t1"
+    assert memory.reply("oui", "t1", "fr", NOW) is None  # no draft left: an ordinary message
+
+
+def test_a_reminder_draft_is_dropped_on_no_or_another_question(memory: ChatMemory) -> None:
+    memory.reply("remind me tomorrow at 9 to call mum", "t2", "en", NOW)
+    assert memory.reply("no", "t2", "en", NOW) == "All right, I won't save it."
+    memory.reply("rappelle-moi demain de sortir", "t3", "fr", NOW)
+    assert memory.reply("Quels sont les objectifs du projet Atlas ?", "t3", "fr", NOW) is None
+    assert memory.reply("oui", "t3", "fr", NOW) is None and memory.catalog.reminders() == []
+    assert memory.reply("rappelle-moi de sortir", "t4", "fr", NOW).startswith("Je n'ai pas compris quand")  # type: ignore[union-attr]
+
+
+def test_recall_stays_within_its_budget_and_names_subjects(memory: ChatMemory) -> None:
+    memory.reply("retiens que Sophie est ma sœur", "t1", "fr", NOW)
+    for n in range(30):
+        memory.reply(f"retiens que le projet Atlas utilise l'outil numéro {n} pour la carte", "t1", "fr", NOW)
+    facts = memory.recall("que dit le projet Atlas de la carte ?")
+    assert 0 < len(facts) < 30 and sum(len(f.sentence()) for f in facts) <= memory.settings.memory_chat_chars
+    assert memory.recall("Quand vois-je Sophie ?")[0].subject == "Sophie"
+    assert memory_block(facts[:1], "fr").startswith("Ce que tu sais de l'utilisateur")

@@ -1,0 +1,64 @@
+"""``obsirag remind``, ``reminders``, ``memory export / forget / confirm / run`` (no system running)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from workers.cli import main
+
+
+def cli(tmp_path: Path, *args: str, stdin: str | None = None) -> str:
+    where = ["--vault", str(tmp_path / "vault"), "--data", str(tmp_path / "data")]
+    result = CliRunner().invoke(main, [*args, *where], input=stdin, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_reminders_from_the_shell(tmp_path: Path) -> None:
+    (tmp_path / "vault").mkdir()
+    now = ["--now", "2026-01-01T12:00:00+01:00"]
+    said = cli(tmp_path, "remind", "dans", "3", "semaines", "de", "relancer", "Sophie", *now, stdin="n\n")
+    assert "le jeudi 22 janvier 2026 à 09:00 : relancer Sophie" in said and "saved" not in said
+    assert cli(tmp_path, "reminders", "list") == ""
+    assert "saved reminder #1" in cli(tmp_path, "remind", "rappelle-moi demain de payer", *now, stdin="\n")
+    status = cli(tmp_path, "status")  # the reminder was asked for in 2026 (status reads the clock): due now
+    assert "reminders: 1 due" in status and "memory: 0 facts, 0 pending" in status
+    assert json.loads(cli(tmp_path, "status", "--json"))["memory"]["reminders_due"] == 1
+    listed = json.loads(cli(tmp_path, "reminders", "list", "--json", "--due", "--now", "2026-01-03T00:00:00+01:00"))
+    assert [(r["id"], r["text"], r["flagged"]) for r in listed] == [(1, "payer", False)]
+    for _ in range(3):
+        snoozed = cli(tmp_path, "reminders", "snooze", "1")
+    assert "⚠ repoussé 3 fois" in snoozed
+    assert cli(tmp_path, "reminders", "done", "1").startswith("done: payer")
+
+
+def test_memory_export_forget_confirm_and_run(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Note.md").write_text("# Note\n\n- [ ] une tâche\n", encoding="utf-8")
+    from services.catalog import Catalog
+    from services.config import Settings
+    from services.memory.assistant import ChatMemory
+
+    settings = Settings(vault=vault, data_dir=tmp_path / "data")
+    with Catalog(settings.catalog_path) as catalog:
+        ChatMemory(settings, catalog).reply("retiens que je préfère le thé vert", "t1", "fr", _now())
+    [fact] = json.loads(cli(tmp_path, "memory", "export"))
+    assert (fact["value"], fact["source"], fact["status"]) == ("le thé vert", "chat", "confirmed")
+    ran = json.loads(cli(tmp_path, "memory", "run", "--json", "--now", "2026-12-01T12:00:00+01:00"))
+    assert ran["consolidation"] is None and ran["profile"]["written"] and ran["briefing"].startswith("obsirag/")
+    assert "- préfère : le thé vert" in (vault / "obsirag" / "assistant" / "Profil.md").read_text(encoding="utf-8")
+    assert "forgotten #1" in cli(tmp_path, "memory", "forget", "1")
+    assert json.loads(cli(tmp_path, "memory", "export"))[0]["status"] == "rejected"
+    assert "confirmed #1" in cli(tmp_path, "memory", "confirm", "1", "--value", "le thé blanc")
+    assert json.loads(cli(tmp_path, "memory", "export"))[0]["value"] == "le thé blanc"
+    assert (vault / "Note.md").read_text(encoding="utf-8") == "# Note\n\n- [ ] une tâche\n"
+
+
+def _now():  # type: ignore[no-untyped-def]
+    from datetime import datetime
+
+    return datetime(2026, 12, 1, 12, 0).astimezone()
