@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL
-from services.fusion import DENSE_WEIGHT
+from services.fusion import DENSE_WEIGHT, TITLE_WEIGHT
 from services.models import SetupError
 
 E5_POSITIONS = 512  # multilingual-e5-small's position table
@@ -48,6 +48,10 @@ class Calibration:
     main_margin: float = 0.15  # fused score lead a main note needs; closer notes are all cited instead
     list_share: float = 0.5  # listing: a close note must score this share of the topic's best note...
     list_drop: float = 0.1  # ...and its best chunk's cosine be within this of the topic's closest chunk
+    title_weight: float = TITLE_WEIGHT  # note ranking: share of the query–title cosine (``fusion.rank_notes``)
+    # The lexical list's share scaled by the share of the query's terms its best hit holds: for a model
+    # that matches meaning across languages, where a stray shared word must not outweigh it.
+    sparse_by_coverage: bool = False
 
 
 # all-MiniLM-L6-v2, and any model nobody measured: English-trained, it reads French poorly, so the
