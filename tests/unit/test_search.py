@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
@@ -137,3 +138,24 @@ def test_a_note_whose_title_embedding_is_close_to_the_query_moves_up() -> None:
 def test_points_without_a_title_vector_rank_on_their_chunks_alone(store: StubStore) -> None:
     results = SearchEngine(store, StubEmbedder()).search(SearchRequest(query="levain", now=NOW)).results
     assert all(r.title_similarity is None for r in results)
+
+
+def test_a_lexical_best_hit_matching_a_stray_word_weighs_what_it_matched() -> None:
+    # An English question over French notes: the lexical list's best hit shares one word of four with it.
+    dense = [hit("x1", 0.9, "X.md", "Potager", "Six voisins cultivent la parcelle."), hit("y1", 0.5, "Y.md", "", "")]
+    sparse = [hit("y1", 7.0, "Y.md", "Shared drive", "The shared drive of the team."), hit("x1", 1.0, "X.md", "", "")]
+    engine = SearchEngine(StubStore(dense, sparse), StubEmbedder())
+    query = SearchRequest(query="how many neighbours tend the shared garden plot", now=NOW)
+    assert engine.search(query).results[0].path == "Y.md"  # min-max makes any best lexical hit 1.0
+    engine.calibration = replace(engine.calibration, sparse_by_coverage=True)
+    assert engine.search(query).results[0].path == "X.md"  # it matched "shared" only: 1/5 of the terms
+    assert search.query_terms(query.query) == ["neighbour", "tend", "shar", "garden", "plot"]
+
+
+def test_a_title_without_a_word_has_no_title_term() -> None:
+    dense = [hit("d1", 0.5, "Journal/2026-11-03.md", "2026-11-03", "x"), hit("n1", 0.5, "N.md", "Levain", "x")]
+    store = StubStore(dense, [], titles={"d1": [1.0, 0.0], "n1": [0.6, 0.8]})
+    results = SearchEngine(store, StubEmbedder()).search(SearchRequest(query="q", now=NOW, parse_dates=False)).results
+    assert store.title_requests == [["n1"]]  # a date (or an id such as "F34355") says nothing about the note
+    assert {r.path: r.title_similarity for r in results} == {"N.md": pytest.approx(0.6), "Journal/2026-11-03.md": None}
+    assert results[0].score == results[1].score  # the date note gets the others' mean title term: a tie
