@@ -67,13 +67,11 @@ CALIBRATIONS = {
     # Synapses: 0.93 keeps the same share of note pairs (the closest 23 %) as MiniLM's 0.6, and the same pairs.
     MULTILINGUAL_EMBEDDING_MODEL: Calibration(
         dense_weight=0.5,
-        title_weight=5.0,
-        sparse_by_coverage=True,
         support_cosine=0.8,
         synapse_cosine=0.93,
         list_drop=0.03,
-        guard_weights=(4.01, 1.11, 1.27, 0.86, 0.96, 0.93, 47.44, -4.1),
-        guard_bias=-6.68,
+        guard_weights=(4.27, 4.02, 1.38, 1.35, -0.34, 0.7, 58.07, -4.03),
+        guard_bias=-9.85,
     ),
 }
 

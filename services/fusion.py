@@ -142,8 +142,7 @@ def rank_notes(
     rescored: int = TITLE_RESCORED_NOTES,
 ) -> list[NoteHit]:
     """Notes best first: best chunk + ``second_weight`` × second chunk, then for the first ``rescored``
-    notes (at least ``limit``) + ``title_weight`` × the query–title cosine (the mean of the others' for a
-    note without a title vector).
+    notes (at least ``limit``) + ``title_weight`` × the query–title cosine.
 
     ``title_similarities`` gives, for the best chunks of those notes, their note's query–title cosine
     (None for a note without a title vector), in one call: the search reads the vectors in one request.
@@ -155,13 +154,10 @@ def rank_notes(
     notes.sort(key=_note_order)
     if title_similarities is not None:
         notes = notes[: max(limit, rescored)]
-        found = title_similarities([n.best for n in notes])
-        present = [similarity for similarity in found if similarity is not None]
-        # A note without a (meaningful) title gets the others' mean: neither helped nor pushed below them.
-        neutral = sum(present) / len(present) if present else 0.0
-        for note, similarity in zip(notes, found, strict=True):
+        for note, similarity in zip(notes, title_similarities([n.best for n in notes]), strict=True):
             note.title_similarity = similarity
-            note.score += title_weight * (neutral if similarity is None else similarity)
+            if similarity is not None:
+                note.score += title_weight * similarity
         notes.sort(key=_note_order)
     return notes[:limit]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -22,8 +21,6 @@ CANDIDATES = 100  # chunks fetched from each list before fusion (CNIL: 50 → 10
 # What fusion reads of a candidate (grouping, title matches); the results' chunks are then read whole.
 CANDIDATE_FIELDS = ("path", "title", "aliases")
 SNIPPET_CHARS = 240
-# A title without a word (a daily note's date, an id such as "F34355") says nothing: no title term.
-_WORD = re.compile(r"[^\W\d_]{3,}")
 # Question words that say how to ask, not what about: they never count as a match (grounding reads them too).
 QUESTION_TERMS = frozenset(
     lexical.analyze(
@@ -179,8 +176,7 @@ def _title_similarities(
     query /= max(float(np.linalg.norm(query)), 1e-12)
 
     def similarities(items: list[FusedHit]) -> list[float | None]:
-        named = [item for item in items if _WORD.search(item.hit.payload.get("title", ""))]
-        vectors = store.title_vectors([item.hit.id for item in named])
+        vectors = store.title_vectors([item.hit.id for item in items])
         found = [vectors.get(item.hit.id) for item in items]
         present = [vector for vector in found if vector is not None]
         if not present:

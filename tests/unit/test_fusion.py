@@ -122,20 +122,6 @@ def test_rank_notes_adds_a_share_of_the_second_chunk_and_the_title_similarity() 
     assert [n.title_similarity for n in with_titles] == [0.9, 0.2]
 
 
-def test_a_note_without_a_title_vector_gets_the_others_mean_title_term() -> None:
-    # A daily note (title "2026-11-03") or an id has no meaningful title: it is neither helped nor sunk.
-    dense = [hit("a1", 1.0, "A.md"), hit("b1", 0.9, "B.md"), hit("c1", 0.0, "C.md")]
-    fused = fuse_scores(dense, [], dense_weight=1.0, sparse_weight=0.0)
-    titles = {"A.md": None, "B.md": 0.45, "C.md": 0.35}  # without a title term A (1.0) would fall below B (1.35)
-
-    def similarities(items: list[FusedHit]) -> list[float | None]:
-        return [titles[item.hit.payload["path"]] for item in items]
-
-    notes = rank_notes(fused, limit=3, title_similarities=similarities, title_weight=1.0, second_weight=0.0)
-    assert [n.best.hit.id for n in notes] == ["a1", "b1", "c1"]
-    assert notes[0].score == pytest.approx(1.0 + 0.4) and notes[0].title_similarity is None
-
-
 def test_rank_notes_rescores_only_the_first_notes_by_title() -> None:
     dense = [hit(f"{c}1", 1.0 - i / 10, f"{c}.md") for i, c in enumerate("abcdef")]
     asked: list[list[str]] = []

@@ -150,12 +150,3 @@ def test_a_lexical_best_hit_matching_a_stray_word_weighs_what_it_matched() -> No
     engine.calibration = replace(engine.calibration, sparse_by_coverage=True)
     assert engine.search(query).results[0].path == "X.md"  # it matched "shared" only: 1/5 of the terms
     assert search.query_terms(query.query) == ["neighbour", "tend", "shar", "garden", "plot"]
-
-
-def test_a_title_without_a_word_has_no_title_term() -> None:
-    dense = [hit("d1", 0.5, "Journal/2026-11-03.md", "2026-11-03", "x"), hit("n1", 0.5, "N.md", "Levain", "x")]
-    store = StubStore(dense, [], titles={"d1": [1.0, 0.0], "n1": [0.6, 0.8]})
-    results = SearchEngine(store, StubEmbedder()).search(SearchRequest(query="q", now=NOW, parse_dates=False)).results
-    assert store.title_requests == [["n1"]]  # a date (or an id such as "F34355") says nothing about the note
-    assert {r.path: r.title_similarity for r in results} == {"N.md": pytest.approx(0.6), "Journal/2026-11-03.md": None}
-    assert results[0].score == results[1].score  # the date note gets the others' mean title term: a tie
