@@ -58,9 +58,9 @@ class Calibration:
 # French-aware lexical list leads (docs/performance.md); listing floor and synapse cosine set on the sample vault.
 DEFAULT_CALIBRATION = Calibration(dense_weight=DENSE_WEIGHT, support_cosine=0.30, synapse_cosine=0.6)
 CALIBRATIONS = {
-    # Fusion: dense 0.5-0.6 is a plateau on both French benchmarks. Title weight 5 and the lexical list
-    # weighed by its best hit's coverage of the query: CNIL MRR 0.737 → 0.762, SPF 0.916 → 0.918, English
-    # questions over CNIL 0.651 → 0.744 (docs/performance.md, "Quality with the default"). Guard: fitted by
+    # Fusion: dense 0.5-0.6 is a plateau on both French benchmarks. Title weight 5 with ``sparse_by_coverage``
+    # reached CNIL MRR 0.762 but broke the sample vault's refusals: not shipped (docs/performance.md,
+    # "Quality with the default"). Guard: fitted by
     # bench/grounding.py; it leans on how far the best chunk stands out (e5 rates every French text 0.8+, each
     # vault at its own level: a rule on the raw cosine fitted on CNIL/SPF refused half the sample vault).
     # Listing: the closest notes of a topic sit within 0.03 of each other, unrelated ones 0.05 below.
