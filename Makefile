@@ -52,6 +52,7 @@ bench: setup
 	$(BIN)/python bench/redis_aof.py
 	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/cnil-fr
 	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/spf-fr
+	$(BIN)/python bench/cross_lingual.py
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .ruff_cache

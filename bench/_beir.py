@@ -17,6 +17,10 @@ from pathlib import Path
 
 CUTOFF = 10
 _UNSAFE = re.compile(r"[^\w.-]+")
+_ROOT = Path(__file__).resolve().parent.parent
+# ``../shared/eval/bench`` beside the checkout, or two levels up from a worktree (``/work/wt/NAME``).
+_SHARED = [root / "shared" / "eval" / "bench" for root in (_ROOT.parent, _ROOT.parents[1])]
+SHARED_BENCH = next((folder for folder in _SHARED if folder.is_dir()), _SHARED[0])
 
 
 @dataclass

@@ -28,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 
 import numpy as np
-from _beir import Benchmark, load_benchmark, percentile
+from _beir import SHARED_BENCH, Benchmark, load_benchmark, percentile
 from _grounding_sets import FAR, SAMPLE_VAULT, Question
 from _vaults import HALVES, HalfIndex, half_of, is_held_out, open_folder, open_half
 
@@ -41,7 +41,6 @@ from services.search import SearchEngine
 from services.websearch import FakeWebSearch
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_BENCH = ROOT.parent / "shared" / "eval" / "bench"
 CACHE = ROOT / "bench" / ".cache"
 RESULTS = ROOT / "bench" / "results"
 NOW = datetime(2026, 11, 29, 12, 0).astimezone()

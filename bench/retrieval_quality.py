@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import logging
 import platform
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -35,12 +35,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _beir import Benchmark, first_relevant_rank, load_benchmark, note_text, percentile, score_run, write_vault
+from _beir import (
+    SHARED_BENCH,
+    Benchmark,
+    first_relevant_rank,
+    load_benchmark,
+    note_text,
+    percentile,
+    score_run,
+    write_vault,
+)
 
 from services import fusion, lexical, search
 from services.catalog import Catalog
 from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.embedding import Embedder, calibration, load_embedder
+from services.embedding_cache import EmbeddingCache as TextCache
 from services.fusion import fuse, group_by_note
 from services.indexing import IndexPipeline
 from services.models import StoreHit
@@ -48,9 +58,9 @@ from services.search import SearchEngine, SearchRequest
 from services.store import EdgeStore
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_BENCH = ROOT.parent / "shared" / "eval" / "bench"
 DEFAULT_BENCHMARKS = ("cnil-fr", "spf-fr")
 RESULTS = ROOT / "bench" / "results"
+CACHE = ROOT / "bench" / ".cache"  # ignored by git
 NOW = datetime(2026, 11, 29, 12, 0).astimezone()  # fixed: date words in a query always mean the same
 K = 10
 SEED_WORDS = 300
@@ -87,46 +97,48 @@ class SystemResult:
 
 
 class EmbeddingCache:
-    """Passage embeddings kept in a file outside the repo (``--cache``), so that re-runs skip the model."""
+    """Passage embeddings kept between runs in ``--cache``/embeddings.sqlite3, the product's own cache
+    (``services.embedding_cache``: keyed by model and exact text, safe for several bench processes at once)."""
 
     def __init__(self, folder: Path | None, model: str) -> None:
-        slug = hashlib.sha1(model.encode()).hexdigest()[:12]
-        self.file = folder / f"embeddings-{slug}.npz" if folder else None
-        self.vectors: dict[str, np.ndarray] = {}
-        if self.file and self.file.exists():
-            with np.load(self.file) as stored:
-                self.vectors = {key: stored[key] for key in stored.files}
+        self.folder, self.model = folder, model
 
     @contextlib.contextmanager
     def around(self, embedder: Embedder) -> Iterator[None]:
         """Serve ``embedder.encode`` from the cache while indexing (never while timing queries)."""
-        if self.file is None:
+        if self.folder is None:
             yield
             return
+        store = TextCache(self.folder / "embeddings.sqlite3", self.model, embedder.dim, max_entries=10**8)
         encode = embedder.encode
 
         def cached(texts: list[str]) -> np.ndarray:
-            keys = [hashlib.sha1(text.encode()).hexdigest() for text in texts]
-            missing = [i for i, key in enumerate(keys) if key not in self.vectors]
+            known = store.lookup(texts)
+            missing = [i for i in range(len(texts)) if i not in known]
             if missing:
-                for i, vector in zip(missing, encode([texts[i] for i in missing]), strict=True):
-                    self.vectors[keys[i]] = vector
-            return np.stack([self.vectors[key] for key in keys]) if keys else encode([])
+                vectors = encode([texts[i] for i in missing])
+                store.store([texts[i] for i in missing], vectors)
+                known.update(zip(missing, vectors, strict=True))
+            return np.stack([known[i] for i in range(len(texts))]) if texts else encode([])
 
         embedder.encode = cached  # type: ignore[method-assign]
         try:
             yield
         finally:
             del embedder.encode
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(self.file, **self.vectors)
+            store.close()
 
 
 def build_index(
-    bench: Benchmark, workdir: Path, embedder: Embedder, chunk_tokens: int | None, overlap: int | None = None
+    bench: Benchmark | Path, workdir: Path, embedder: Embedder, chunk_tokens: int | None, overlap: int | None = None
 ) -> Index:
+    """``bench``'s documents as notes, or a vault folder copied as it is (each note its own document)."""
     vault = workdir / "vault"
-    doc_of_path = write_vault(bench, vault)
+    if isinstance(bench, Path):
+        shutil.copytree(bench, vault)
+        doc_of_path = {p.relative_to(vault).as_posix(): p.relative_to(vault).as_posix() for p in vault.rglob("*.md")}
+    else:
+        doc_of_path = write_vault(bench, vault)
     overrides: dict[str, Any] = {"chunk_tokens": chunk_tokens} if chunk_tokens else {}
     if overlap is not None:
         overrides["chunk_overlap_tokens"] = overlap
@@ -327,7 +339,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2, help="torch threads while indexing")
     parser.add_argument("--query-threads", type=int, default=1, help="torch threads while searching")
     parser.add_argument("--no-seed", action="store_true", help="skip the seed's-recipe baseline")
-    parser.add_argument("--cache", type=Path, default=None, help="folder for cached passage embeddings")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="folder for cached passage embeddings")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON results")
     return parser.parse_args(argv)
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL
-from services.fusion import DENSE_WEIGHT
+from services.fusion import DENSE_WEIGHT, TITLE_WEIGHT
 from services.models import SetupError
 
 E5_POSITIONS = 512  # multilingual-e5-small's position table
@@ -48,17 +48,23 @@ class Calibration:
     main_margin: float = 0.15  # fused score lead a main note needs; closer notes are all cited instead
     list_share: float = 0.5  # listing: a close note must score this share of the topic's best note...
     list_drop: float = 0.1  # ...and its best chunk's cosine be within this of the topic's closest chunk
+    title_weight: float = TITLE_WEIGHT  # note ranking: share of the query–title cosine (``fusion.rank_notes``)
+    # The lexical list's share scaled by the share of the query's terms its best hit holds: for a model
+    # that matches meaning across languages, where a stray shared word must not outweigh it.
+    sparse_by_coverage: bool = False
 
 
 # all-MiniLM-L6-v2, and any model nobody measured: English-trained, it reads French poorly, so the
 # French-aware lexical list leads (docs/performance.md); listing floor and synapse cosine set on the sample vault.
 DEFAULT_CALIBRATION = Calibration(dense_weight=DENSE_WEIGHT, support_cosine=0.30, synapse_cosine=0.6)
 CALIBRATIONS = {
-    # Fusion: dense 0.5-0.6 is a plateau on both French benchmarks. Guard: fitted by bench/grounding.py; it
-    # leans on how far the best chunk stands out (e5 rates every French text 0.8+, each vault at its own
-    # level: a rule on the raw cosine fitted on CNIL/SPF refused half the sample vault). Listing: the closest
-    # notes of a topic sit within 0.03 of each other, unrelated ones 0.05 below. Synapses: 0.93 keeps the
-    # same share of note pairs (the closest 23 %) as MiniLM's 0.6, and the same pairs.
+    # Fusion: dense 0.5-0.6 is a plateau on both French benchmarks. Title weight 5 with ``sparse_by_coverage``
+    # reached CNIL MRR 0.762 but broke the sample vault's refusals: not shipped (docs/performance.md,
+    # "Quality with the default"). Guard: fitted by
+    # bench/grounding.py; it leans on how far the best chunk stands out (e5 rates every French text 0.8+, each
+    # vault at its own level: a rule on the raw cosine fitted on CNIL/SPF refused half the sample vault).
+    # Listing: the closest notes of a topic sit within 0.03 of each other, unrelated ones 0.05 below.
+    # Synapses: 0.93 keeps the same share of note pairs (the closest 23 %) as MiniLM's 0.6, and the same pairs.
     MULTILINGUAL_EMBEDDING_MODEL: Calibration(
         dense_weight=0.5,
         support_cosine=0.8,

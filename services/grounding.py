@@ -18,16 +18,8 @@ from dataclasses import asdict, dataclass, field
 
 from services import lexical
 from services.embedding import DEFAULT_CALIBRATION, Calibration
-from services.search import SearchResult
+from services.search import SearchResult, query_terms
 
-# Question words that say how to ask, not what about: they never count as evidence.
-_QUESTION_TERMS = frozenset(
-    lexical.analyze(
-        "quel quelle quels quelles comment pourquoi combien quand où qui quoi est-ce note notes coffre "
-        "parle parles écrit dis explique détails what which how why when where who tell note notes vault "
-        "wrote write explain details doit dois peut peux faut faire fait temps long much many can should does"
-    )
-)
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-ZÀ-Ý][\w’'-]{2,})")
 _PART_SPLIT = re.compile(r"\s*[,;]?\s+(?:et|ainsi que|and|as well as)\s+|\s*;\s*", re.IGNORECASE)
 PART_TERMS = 2  # content terms each part of a two-part question needs (else "objectifs et durée" of one thing)
@@ -80,7 +72,7 @@ class Grounding:
 
 
 def content_terms(question: str) -> list[str]:
-    return [t for t in dict.fromkeys(lexical.analyze(question)) if t not in _QUESTION_TERMS]
+    return query_terms(question)
 
 
 def names_in(question: str) -> list[str]:

@@ -14,13 +14,21 @@ from services import lexical
 from services.dates import parse_date_range, strip_date_expression
 from services.embedding import Embedder, calibration
 from services.fusion import FusedHit, NoteHit, boost_title_matches, fuse_scores, rank_notes
-from services.models import NoteType, StoreFilter
+from services.models import NoteType, StoreFilter, StoreHit
 from services.store import VectorStore
 
 CANDIDATES = 100  # chunks fetched from each list before fusion (CNIL: 50 → 100, MRR +0.01)
 # What fusion reads of a candidate (grouping, title matches); the results' chunks are then read whole.
 CANDIDATE_FIELDS = ("path", "title", "aliases")
 SNIPPET_CHARS = 240
+# Question words that say how to ask, not what about: they never count as a match (grounding reads them too).
+QUESTION_TERMS = frozenset(
+    lexical.analyze(
+        "quel quelle quels quelles comment pourquoi combien quand où qui quoi est-ce note notes coffre "
+        "parle parles écrit dis explique détails what which how why when where who tell note notes vault "
+        "wrote write explain details doit dois peut peux faut faire fait temps long much many can should does"
+    )
+)
 
 
 class SearchRequest(BaseModel):
@@ -73,7 +81,7 @@ class SearchEngine:
     def use_embedder(self, embedder: Embedder) -> None:
         """Queries embedded with ``embedder`` from now on (a rebuild switched the index to it)."""
         self.embedder = embedder
-        self.dense_weight = calibration(embedder.name).dense_weight  # the model's share in the fusion
+        self.calibration = calibration(embedder.name)  # the model's share in the fusion, its title weight
 
     def search(self, request: SearchRequest) -> SearchResponse:
         started = time.perf_counter()
@@ -90,9 +98,11 @@ class SearchEngine:
         embedded = time.perf_counter()
         dense = self.store.search_dense(vector, flt, CANDIDATES, CANDIDATE_FIELDS)
         sparse = self.store.search_sparse(lexical.encode_query(text), flt, CANDIDATES, CANDIDATE_FIELDS)
-        weight = self.dense_weight
-        fused = boost_title_matches(fuse_scores(dense, sparse, weight, 1.0 - weight), _title_matcher(text))
-        notes = rank_notes(fused, request.k, _title_similarities(self.store, vector))
+        cal = self.calibration
+        sparse_weight = (1.0 - cal.dense_weight) * (self._coverage(text, sparse) if cal.sparse_by_coverage else 1.0)
+        fused = fuse_scores(dense, sparse, cal.dense_weight, sparse_weight)
+        fused = boost_title_matches(fused, _title_matcher(text))
+        notes = rank_notes(fused, request.k, _title_similarities(self.store, vector), cal.title_weight)
         self._read_whole([note.best for note in notes])
         results = [_result(note, text) for note in notes]
         done = time.perf_counter()
@@ -105,11 +115,32 @@ class SearchEngine:
             timings_ms={"embed": (embedded - started) * 1000, "total": (done - started) * 1000},
         )
 
+    @property
+    def dense_weight(self) -> float:
+        return self.calibration.dense_weight
+
+    def _coverage(self, query: str, sparse: list[StoreHit]) -> float:
+        """Share of the query's terms in the best lexical hit: min-max normalisation makes any best hit
+        1.0, even one that matched a stray word (an English question over French notes), so the lexical
+        list weighs what its best hit really matched (docs/performance.md, "Cross-lingual")."""
+        terms = set(query_terms(query))
+        if not terms or not sparse:
+            return 0.0
+        best = self.store.retrieve([sparse[0].id])
+        payload = best[0].payload if best else sparse[0].payload
+        found = set(lexical.analyze(f"{payload.get('title', '')} {payload.get('text', '')}"))
+        return len(terms & found) / len(terms)
+
     def _read_whole(self, items: list[FusedHit]) -> None:
         """Replace the lean candidate payloads of the results' chunks by their whole payloads."""
         whole = {hit.id: hit.payload for hit in self.store.retrieve([item.hit.id for item in items])}
         for item in items:  # a chunk deleted since the search keeps its lean payload (no text)
             item.hit.payload = whole.get(item.hit.id, item.hit.payload)
+
+
+def query_terms(text: str) -> list[str]:
+    """The analysed terms of a query that say what it is about (question words dropped), in order."""
+    return [t for t in dict.fromkeys(lexical.analyze(text)) if t not in QUESTION_TERMS]
 
 
 def _query_and_range(request: SearchRequest) -> tuple[str, datetime | None, datetime | None]:

@@ -23,7 +23,7 @@ from services.indexing import IndexPipeline, changed_paths
 from services.llm.models import GenerationRequest, StreamEvent
 from services.models import Provenance
 from services.prompts import NOT_IN_VAULT
-from services.search import SearchEngine
+from services.search import SearchEngine, SearchRequest
 from services.store import EdgeStore
 from services.websearch import FakeWebSearch
 from tests.conftest import SAMPLE_VAULT
@@ -34,6 +34,7 @@ FERMENTATION = "Cuisine/Fermentation des légumes.md"
 POTAGER = "Projets/Potager partagé.md"
 PERMACULTURE = "Lectures/Manuel de permaculture urbaine.md"
 ATLAS = "Projets/Projet Atlas.md"
+ADA = "English/Notes on Ada Lovelace.md"
 
 
 def no_model(request: GenerationRequest) -> Iterator[StreamEvent]:
@@ -72,6 +73,27 @@ def test_an_english_question_over_a_french_note_is_answered(chat: ChatEngine) ->
     assert prepared.plan.language == "en" and prepared.provenance == Provenance.VAULT
     assert prepared.main_note == FERMENTATION
     assert "Answer in English" in prepared.messages[0].content  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("question", "note", "within"),
+    [
+        ("How many neighbours tend the shared garden plot?", POTAGER, 3),  # no word in common with the note
+        ("Which apples should I choose for grandma's upside-down pie?", TATIN, 5),  # nor here (4th today)
+        ("Qu'a écrit la fille du poète Byron sur la machine analytique ?", ADA, 1),  # French over an English note
+    ],
+)
+def test_a_question_in_one_language_finds_the_note_written_in_the_other(
+    chat: ChatEngine, question: str, note: str, within: int
+) -> None:
+    results = chat.search(SearchRequest(query=question, k=5, now=NOW)).results
+    assert note in [r.path for r in results[:within]]
+
+
+def test_a_french_question_over_an_english_note_is_answered_from_it(chat: ChatEngine) -> None:
+    prepared = chat.prepare("Quelles idées Ada Lovelace avait-elle sur la machine de Babbage ?", use_web=False, now=NOW)
+    assert prepared.plan.language == "fr" and prepared.provenance == Provenance.VAULT
+    assert prepared.main_note == ADA
 
 
 @pytest.mark.parametrize(

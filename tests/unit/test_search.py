@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
@@ -137,3 +138,15 @@ def test_a_note_whose_title_embedding_is_close_to_the_query_moves_up() -> None:
 def test_points_without_a_title_vector_rank_on_their_chunks_alone(store: StubStore) -> None:
     results = SearchEngine(store, StubEmbedder()).search(SearchRequest(query="levain", now=NOW)).results
     assert all(r.title_similarity is None for r in results)
+
+
+def test_a_lexical_best_hit_matching_a_stray_word_weighs_what_it_matched() -> None:
+    # An English question over French notes: the lexical list's best hit shares one word of four with it.
+    dense = [hit("x1", 0.9, "X.md", "Potager", "Six voisins cultivent la parcelle."), hit("y1", 0.5, "Y.md", "", "")]
+    sparse = [hit("y1", 7.0, "Y.md", "Shared drive", "The shared drive of the team."), hit("x1", 1.0, "X.md", "", "")]
+    engine = SearchEngine(StubStore(dense, sparse), StubEmbedder())
+    query = SearchRequest(query="how many neighbours tend the shared garden plot", now=NOW)
+    assert engine.search(query).results[0].path == "Y.md"  # min-max makes any best lexical hit 1.0
+    engine.calibration = replace(engine.calibration, sparse_by_coverage=True)
+    assert engine.search(query).results[0].path == "X.md"  # it matched "shared" only: 1/5 of the terms
+    assert search.query_terms(query.query) == ["neighbour", "tend", "shar", "garden", "plot"]
