@@ -24,7 +24,9 @@ GRACEFUL_SECONDS = 3  # open SSE streams are cut after this long on shutdown
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port``, or on a free port when that one is taken."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP. Without it Nagle
+    # holds each small write (an SSE token, a response's last segment) for the client's delayed ACK, ~40 ms.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
