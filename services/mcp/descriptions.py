@@ -58,6 +58,13 @@ RECENT_CHANGES = (
     "Notes modified in the last `days` days, newest first. Use it for 'what did I work on lately'. — "
     "Les notes modifiées ces derniers jours, les plus récentes d'abord."
 )
+MEMORY_RECALL = (
+    "What the assistant remembers about its user: confirmed facts (preferences, decisions, habits, goals, "
+    "people, open loops) learnt from the notes and chats or written by the user, each with its source. Give "
+    "`query` for the facts about a subject or question, or leave it empty for the latest ones. Use it to "
+    "personalise an answer. — Ce que l'assistant sait de son utilisateur : faits confirmés (préférences, "
+    "décisions, habitudes, objectifs…) avec leur source ; `query` pour ceux d'un sujet."
+)
 NOTE_RESOURCE = "One note of the vault as Markdown (read-only). — Une note du coffre en Markdown."
 SUMMARIZE_PROMPT = "Résume cette note / Summarize this note"
 RELATED_PROMPT = "Trouve les notes liées / Find the related notes"

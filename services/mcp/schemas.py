@@ -103,6 +103,20 @@ class Answer(BaseModel):
     truncated: bool = Field(False, description="the answer stopped at the length cap")
 
 
+class RememberedFact(BaseModel):
+    """One confirmed fact of the assistant's memory, with where it came from."""
+
+    id: int
+    subject: str
+    predicate: str
+    value: str
+    kind: str = Field(description="preference, decision, entity, event, habit, goal or open_loop")
+    confidence: float
+    source: str = Field(description="consolidation (from notes and chats), user (edited by hand) or chat")
+    source_ref: str = Field(description="the vault note, chat thread or Profil.md it comes from")
+    updated: datetime
+
+
 class Change(NoteRef):
     folder: str
     type: str

@@ -31,6 +31,7 @@ from services.mcp.schemas import (
     Neighbors,
     NotePage,
     NoteView,
+    RememberedFact,
     SearchResults,
     SimilarNote,
 )
@@ -180,11 +181,18 @@ def _add_tools(server: MCPServer, tools: VaultTools, calls: CallLog) -> None:
     ) -> list[Change]:
         return notes.recent_changes(days, datetime.now(UTC), limit)
 
+    def memory_recall(
+        query: Annotated[str, Field(max_length=500, description="a subject or question; empty: the latest")] = "",
+        limit: Annotated[int, Field(ge=1, le=100)] = 20,
+    ) -> list[RememberedFact]:
+        return tools.memory_recall(query, limit)
+
     published = [
         (search, text.SEARCH, READ_ONLY), (read_note, text.READ_NOTE, READ_ONLY),
         (list_notes, text.LIST_NOTES, READ_ONLY), (similar_notes, text.SIMILAR_NOTES, READ_ONLY),
         (graph_neighbors, text.GRAPH_NEIGHBORS, READ_ONLY), (entities, text.ENTITIES, READ_ONLY),
         (ask, text.ASK, ASKS), (recent_changes, text.RECENT_CHANGES, READ_ONLY),
+        (memory_recall, text.MEMORY_RECALL, READ_ONLY),
     ]  # fmt: skip
     for fn, description, hints in published:
         server.add_tool(recorded(fn.__name__, fn, calls), description=description, annotations=hints)

@@ -12,13 +12,16 @@ from services.catalog import Catalog
 from services.config import Settings
 from services.markdown import obsidian_uri
 from services.mcp.notes import NoteError, NoteReader
-from services.mcp.schemas import Answer, SearchHit, SearchResults, SimilarNote, Source
+from services.mcp.schemas import Answer, RememberedFact, SearchHit, SearchResults, SimilarNote, Source
+from services.memory.facts import Fact, FactStatus
+from services.memory.recall import relevant_facts
 from services.models import NoteType, Provenance
 from services.search import SearchRequest
 from services.system import SystemClient, SystemNotRunning, build_chat_engine
 
 NOT_RUNNING = "ObsiRAG is not running: start it with `obsirag up` (or `make run`)"
 SIMILAR_THRESHOLD = 0.0  # the k closest notes, however close: the caller reads the similarity
+RECALL_CHARS = 20_000  # of fact sentences: the limit counts, not the chat prompt's small budget
 
 
 class VaultTools:
@@ -99,5 +102,20 @@ class VaultTools:
             sources=sources, main_note=final.main_note, thread_id=final.thread_id, truncated=final.truncated,
         )  # fmt: skip
 
+    def memory_recall(self, query: str = "", limit: int = 20) -> list[RememberedFact]:
+        """Confirmed facts about ``query`` (the chat's own choice of relevant facts), else the latest ones."""
+        if query.strip():
+            facts = relevant_facts(self.catalog, query, RECALL_CHARS)
+        else:
+            facts = self.catalog.facts([FactStatus.CONFIRMED], limit=limit)
+        return [_remembered(f) for f in facts[:limit]]
+
     def close(self) -> None:
         self.catalog.close()
+
+
+def _remembered(fact: Fact) -> RememberedFact:
+    return RememberedFact(
+        id=fact.id or 0, subject=fact.subject, predicate=fact.predicate, value=fact.value, kind=fact.kind.value,
+        confidence=fact.confidence, source=fact.source.value, source_ref=fact.source_ref, updated=fact.updated_at,
+    )  # fmt: skip

@@ -9,7 +9,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -21,6 +21,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from services.catalog import Catalog
+from services.memory.facts import Fact, FactKind, FactSource, FactStatus
 from services.prompts import NOT_IN_VAULT
 from services.system.history import TaskHistory
 from tests.e2e.conftest import System, wait_until
@@ -28,7 +29,10 @@ from tests.live import MCP_TOKEN, ROOT
 
 pytestmark = pytest.mark.e2e
 
-TOOLS = {"search", "read_note", "list_notes", "similar_notes", "graph_neighbors", "entities", "ask", "recent_changes"}
+TOOLS = {
+    "search", "read_note", "list_notes", "similar_notes", "graph_neighbors", "entities", "ask", "recent_changes",
+    "memory_recall",
+}  # fmt: skip
 ATLAS = "Projets/Projet Atlas.md"
 TODAY_NOTE = "Journal/Note MCP du jour.md"
 OUTSIDE = "refused: {!r} leads outside the vault"
@@ -70,6 +74,15 @@ def system(live: System) -> System:
     (outside / "secret.md").write_text("# Secret\n\nhors du coffre\n", encoding="utf-8")
     (vault / "Lien sortant.md").symlink_to(outside / "secret.md")
     wait_until(lambda: TODAY_NOTE in live.search("Note du jour branché sur MCP"), "today's note indexed")
+    catalog, now = Catalog(live.settings.catalog_path), datetime.now(UTC)
+    for value, status in (("le thé vert au café", FactStatus.CONFIRMED), ("le thé noir fumé", FactStatus.PENDING)):
+        catalog.insert_fact(
+            Fact(
+                subject="moi", predicate="préfère", value=value, kind=FactKind.PREFERENCE, status=status,
+                source=FactSource.CHAT, source_ref="thread-mcp", created_at=now, updated_at=now, last_seen=now,
+            )
+        )  # fmt: skip
+    catalog.close()
     return live
 
 
@@ -171,6 +184,15 @@ def test_listing_graph_entities_and_recent_changes(mcp: McpSession) -> None:
     people = wait_until(lambda: mcp.call("entities", kind="person"), "the NER worker's entities")
     assert people and all(e["kind"] == "person" and e["notes"] for e in people)
     assert TODAY_NOTE in [c["path"] for c in mcp.call("recent_changes", days=1)]
+
+
+def test_memory_recall_gives_confirmed_facts_with_their_source(mcp: McpSession) -> None:
+    found = mcp.call("memory_recall", query="quel thé est-ce que je préfère ?")
+    values = [f["value"] for f in found]
+    assert "le thé vert au café" in values and "le thé noir fumé" not in values  # a pending fact is not known yet
+    fact = found[values.index("le thé vert au café")]
+    assert (fact["source"], fact["source_ref"], fact["kind"]) == ("chat", "thread-mcp", "preference")
+    assert "le thé vert au café" in [f["value"] for f in mcp.call("memory_recall")]  # the latest, no query
 
 
 def test_ask_answers_with_sources_and_refuses_what_the_vault_lacks(mcp: McpSession) -> None:
