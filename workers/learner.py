@@ -14,6 +14,7 @@ from typing import Any
 
 from services.catalog import Catalog
 from services.config import Settings, load_settings
+from services.context import prompt_limits
 from services.learner import schedule
 from services.learner.cycle import Learner, LearnerDeps
 from services.learner.generation import LearnerModel
@@ -50,7 +51,7 @@ def memory_ticker(settings: Settings, catalog: Catalog) -> MemoryTicker | None:
         return None
     generation = SystemClient(settings).generation
     ask = ask_through(generation.generate, settings.llm_temperature) if schedule.learner_enabled(settings) else None
-    return MemoryTicker(settings, catalog, ask)
+    return MemoryTicker(settings, catalog, ask, limits=lambda: prompt_limits(settings, generation.state()))
 
 
 def run_once(settings: Settings, note: str | None, now: datetime) -> dict[str, Any]:

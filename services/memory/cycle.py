@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from services.context import CHARS_PER_TOKEN, PromptLimits
 from services.memory.briefing import Briefing, write_briefing
-from services.memory.consolidate import ConsolidationReport, consolidate
+from services.memory.consolidate import SYSTEM, ConsolidationReport, consolidate
 from services.memory.facts import Policy, expire_facts
 from services.memory.llm import AskFn
 from services.memory.profile import ProfileSync, sync_profile
@@ -29,6 +31,21 @@ log = logging.getLogger(__name__)
 CONSOLIDATED_DAY_KEY = "memory.consolidated_day"
 FAILED_AT_KEY = "memory.failed_at"
 RETRY_AFTER = timedelta(minutes=30)  # a failed consolidation (the model down) is tried again, not every minute
+SOURCE_FRAMING_TOKENS = 150  # the prompt's instructions and source labels around the sources' texts
+MIN_SOURCE_CHARS = 500
+
+
+def fitted(settings: Settings, limits: PromptLimits | None) -> Settings:
+    """``settings`` with the sources' size cut to what the running worker reads within its target time to
+    first token (its published budget): on a slow CPU a 6,000-character prompt would outlast the timeout."""
+    if limits is None:
+        return settings
+    room = limits.prompt_tokens - limits.count(SYSTEM) - SOURCE_FRAMING_TOKENS
+    chars = max(MIN_SOURCE_CHARS, int(room * CHARS_PER_TOKEN))
+    if chars >= settings.memory_prompt_chars:
+        return settings
+    note_chars = min(settings.memory_note_chars, chars)
+    return settings.model_copy(update={"memory_prompt_chars": chars, "memory_note_chars": note_chars})
 
 
 @dataclass
@@ -81,17 +98,25 @@ class MemoryTicker:
     A failure is logged and reported, never raised into the consumer.
     """
 
-    def __init__(self, settings: Settings, catalog: Catalog, ask: AskFn | None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        catalog: Catalog,
+        ask: AskFn | None,
+        limits: Callable[[], PromptLimits] | None = None,
+    ) -> None:
         self.settings = settings
         self.catalog = catalog
         self.ask = ask
+        self.limits = limits  # the running worker's published budget, read at each tick
         self._lock = threading.Lock()
 
     def tick(self, now: datetime) -> dict[str, object]:
         if not self._lock.acquire(blocking=False):
             return {"busy": True}
         try:
-            report = run_memory(self.settings, self.catalog, self.ask, now)
+            settings = fitted(self.settings, self.limits() if self.limits and self.ask else None)
+            report = run_memory(settings, self.catalog, self.ask, now)
         except Exception as exc:  # a broken vault file, a full disk: the next tick tries again
             log.warning("memory tick failed: %s", exc)
             return {"error": f"{type(exc).__name__}: {exc}"}

@@ -11,6 +11,9 @@ import pytest
 
 from services.catalog import Catalog
 from services.config import Settings
+from services.context import CHARS_PER_TOKEN, PromptLimits, safe_tokens
+from services.memory.consolidate import SYSTEM
+from services.memory.cycle import MIN_SOURCE_CHARS, SOURCE_FRAMING_TOKENS, fitted
 from services.memory.sources import Mark, collect_sources
 from services.models import Provenance, Turn
 
@@ -67,3 +70,26 @@ def test_the_prompt_size_ends_a_run(setup: tuple[Settings, Catalog]) -> None:
     first = collect_sources(small, catalog, None, NOW)
     assert 1 <= len(first.sources) < 5 and sum(len(s.text) for s in first.sources) <= 100
     assert first.until == first.sources[-1].mark
+
+
+def test_sources_fit_the_budget_the_running_worker_publishes(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for n in range(8):
+        (vault / f"note {n}.md").write_text(f"# Note {n}\n\n" + "Une phrase de la note sur le jardin. " * 60)
+        os.utime(vault / f"note {n}.md", ((NOW - timedelta(hours=n + 1)).timestamp(),) * 2)
+    settings = Settings(vault=vault, data_dir=tmp_path / "data", memory_max_notes=8)
+    catalog = Catalog(settings.catalog_path)
+    try:
+        roomy = collect_sources(settings, catalog, None, NOW)
+        slow = PromptLimits(prompt_tokens=600, answer_tokens=100, count=safe_tokens)  # a slow CPU's budget
+        fast = PromptLimits(prompt_tokens=8000, answer_tokens=700, count=safe_tokens)
+        assert fitted(settings, fast) == settings and fitted(settings, None) == settings
+        cut = fitted(settings, slow)
+        room = 600 - safe_tokens(SYSTEM) - SOURCE_FRAMING_TOKENS
+        assert cut.memory_prompt_chars == max(MIN_SOURCE_CHARS, int(room * CHARS_PER_TOKEN))
+        sized = collect_sources(cut, catalog, None, NOW)
+        chars = sum(len(s.text) for s in sized.sources)
+        assert 0 < chars <= cut.memory_prompt_chars < sum(len(s.text) for s in roomy.sources)
+    finally:
+        catalog.close()
