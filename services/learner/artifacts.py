@@ -69,17 +69,22 @@ def append_to_artifact(vault_root: Path, path: Path, addition: str, update: Fron
         if update is not None and error is None and head:
             head = render_frontmatter(update(dict(frontmatter)))
         new_text = head + body.rstrip("\n") + "\n\n" + addition.strip("\n") + "\n"
-        if _replace_if_unchanged(path, before, new_text):
+        if replace_if_unchanged(path, before, new_text):
             return
     raise ArtifactChanged(f"{path} kept changing while it was being updated")
 
 
-def _replace_if_unchanged(path: Path, before: bytes, text: str) -> bool:
+def replace_if_unchanged(path: Path, before: bytes | None, text: str) -> bool:
+    """Write ``text`` to ``path`` atomically unless the file no longer holds ``before`` (None: absent);
+    False when it changed meanwhile, so that the caller starts again from the new content. ``text`` is
+    written as is (no newline translation: a file's own line ends stay)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
             out.write(text)
-        if path.read_bytes() != before:  # edited meanwhile: start again from the new content
+        current = path.read_bytes() if path.exists() else None
+        if current != before:  # edited meanwhile: start again from the new content
             return False
         os.replace(temporary, path)
         return True

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from services.conversations import GENERATED_ROOT, generated_path
-from services.learner.artifacts import render_frontmatter
+from services.learner.artifacts import render_frontmatter, replace_if_unchanged
 from services.memory.facts import Fact, FactKind, FactSource, FactStatus, Outcome, Policy, file_fact, normalise
 
 if TYPE_CHECKING:
@@ -81,7 +79,7 @@ class ManagedFile:
             after = self._render(before, sections)
             if after == before:
                 return False
-            if _replace_if_unchanged(self.path, before, after):
+            if replace_if_unchanged(self.path, None if before is None else before.encode("utf-8"), after):
                 return True
         raise RuntimeError(f"{self.path} kept changing while it was being updated")
 
@@ -110,22 +108,6 @@ def managed_file(
     vault_root: Path, relative: str, title: str, note_type: str, headings: dict[str, str] | None = None
 ) -> ManagedFile:
     return ManagedFile(generated_path(vault_root, relative), title, note_type, headings or {})
-
-
-def _replace_if_unchanged(path: Path, before: str | None, text: str) -> bool:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-        current = path.read_bytes().decode("utf-8") if path.exists() else None
-        if current != before:  # edited meanwhile: start again from the new content
-            return False
-        os.replace(temporary, path)
-        return True
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
 
 
 # --- the profile ------------------------------------------------------------------------------------
