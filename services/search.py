@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +22,8 @@ CANDIDATES = 100  # chunks fetched from each list before fusion (CNIL: 50 → 10
 # What fusion reads of a candidate (grouping, title matches); the results' chunks are then read whole.
 CANDIDATE_FIELDS = ("path", "title", "aliases")
 SNIPPET_CHARS = 240
+# The store searches without the GIL: the lexical list is searched beside the dense one, not after it.
+_LISTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-lists")
 # Question words that say how to ask, not what about: they never count as a match (grounding reads them too).
 QUESTION_TERMS = frozenset(
     lexical.analyze(
@@ -96,8 +99,11 @@ class SearchEngine:
         )
         vector = self.embedder.encode_query(text or request.query)
         embedded = time.perf_counter()
+        lexical_list = _LISTS.submit(
+            self.store.search_sparse, lexical.encode_query(text), flt, CANDIDATES, CANDIDATE_FIELDS
+        )
         dense = self.store.search_dense(vector, flt, CANDIDATES, CANDIDATE_FIELDS)
-        sparse = self.store.search_sparse(lexical.encode_query(text), flt, CANDIDATES, CANDIDATE_FIELDS)
+        sparse = lexical_list.result()
         cal = self.calibration
         sparse_weight = (1.0 - cal.dense_weight) * (self._coverage(text, sparse) if cal.sparse_by_coverage else 1.0)
         fused = fuse_scores(dense, sparse, cal.dense_weight, sparse_weight)

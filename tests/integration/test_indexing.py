@@ -152,8 +152,10 @@ def test_every_chunk_carries_its_note_title_embedding(pipeline: IndexPipeline, e
     atlas = [hit for hit in hits if hit.payload["path"] == "Projets/Projet Atlas.md"]
     expected = embedder.encode([atlas[0].payload["title"]])[0]
     assert len(atlas) > 1
-    for hit in atlas:  # the same vector on each chunk of the note: the title's own embedding
-        assert np.asarray(titles[hit.id]) == pytest.approx(expected, abs=1e-5)
+    stored = {tuple(titles[hit.id]) for hit in atlas}
+    assert len(stored) == 1  # the same vector on each chunk of the note...
+    # ...the title's own embedding (bfloat16 layers round a text a little differently in another batch)
+    assert float(np.asarray(stored.pop()) @ expected) > 0.9999
 
 
 def test_an_index_of_an_older_layout_is_rebuilt_at_start(settings: Settings, embedder, shared_cache) -> None:
