@@ -252,3 +252,42 @@ def french_sentences(vault: Path = SAMPLE_VAULT) -> list[str]:
                 continue
             sentences += [s.strip() for s in _SENTENCE.split(text) if len(s.split()) >= 5]
     return sentences
+
+
+def french_vault(target: Path, notes: int, seed: int = 0) -> int:
+    """Write ``notes`` distinct French notes into ``target`` from the paragraphs of the eval data (the CNIL
+    and Service-Public corpora, text nobody here wrote): each note a title, tags, a wikilink to an earlier
+    note and 2–4 sections of 1–2 paragraphs drawn at random (~250–500 words, a personal note's size), so that
+    no two notes share their text and an embedding cache cannot spare either model any work. Returns the
+    number of words written."""
+    from _beir import SHARED_BENCH, load_benchmark
+
+    rng = random.Random(seed)
+    paragraphs = [
+        part.strip()
+        for corpus in ("cnil-fr", "spf-fr")
+        for doc in load_benchmark(SHARED_BENCH / corpus).docs.values()
+        for part in re.split(r"\n\s*\n|(?<=[.!?])\s{2,}", doc.text)
+        if 20 <= len(part.split()) <= 160
+    ]
+    titles = [
+        doc.title
+        for corpus in ("cnil-fr", "spf-fr")
+        for doc in load_benchmark(SHARED_BENCH / corpus).docs.values()
+        if doc.title
+    ]
+    words = 0
+    for i in range(notes):
+        sections = []
+        for _ in range(rng.randint(2, 4)):
+            body = "\n\n".join(rng.sample(paragraphs, k=rng.randint(1, 2)))
+            sections.append(f"## {rng.choice(titles)[:60]}\n\n{body}")
+        link = f"\n\nVoir aussi [[Note {rng.randrange(i):05d}]]." if i else ""
+        tag = rng.choice(["droit", "démarches", "données", "travail", "famille"])
+        text = f"---\ntags: [{tag}]\n---\n# Note {i:05d}\n\n"
+        text += "\n\n".join(sections) + link + "\n"
+        folder = target / f"Dossier {i % 50:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"Note {i:05d}.md").write_text(text, encoding="utf-8")
+        words += len(text.split())
+    return words

@@ -10,6 +10,7 @@ wall seconds each and their ratio (the issue's target: e5 at most 2x MiniLM).
     .venv/bin/python bench/e5_engines.py                   # ~5 min on 2 cores
     .venv/bin/python bench/e5_engines.py --repeats 3 --threads 1
     .venv/bin/python bench/e5_engines.py --index-only --vault ../shared/eval/vaults/obsidian-help-fr
+    .venv/bin/python bench/e5_engines.py --index-only --french-notes 5000   # ~1 h on 2 cores
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 from _common import (
     SAMPLE_VAULT,
     french_sentences,
+    french_vault,
     hermetic_environment,
     machine,
     median,
@@ -95,6 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--vault", type=Path, default=SAMPLE_VAULT, help="vault of the first-index timing")
     parser.add_argument("--index-only", action="store_true", help="skip the engines, time only the first indexes")
+    parser.add_argument(
+        "--french-notes",
+        type=int,
+        default=0,
+        help="first index of N generated French notes instead (bench/_common.french_vault)",
+    )
     args = parser.parse_args(argv)
     hermetic_environment()
     from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL
@@ -106,6 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     results = {"machine": machine(), "dtype": str(torch_e5._encoder.dtype)}
     if not args.index_only:
         results |= _engines(torch_e5, minilm, args)
+    if args.french_notes:
+        import tempfile
+
+        args.vault = Path(tempfile.mkdtemp(prefix="obsirag-french-")) / f"{args.french_notes} notes"
+        print(f"{args.vault}: {french_vault(args.vault, args.french_notes)} words")
     # MiniLM first: the page cache then favours e5 at most by what MiniLM's run warmed.
     index = {
         "MiniLM": _first_index(BUNDLED_EMBEDDING_MODEL, minilm, args.vault),
