@@ -76,9 +76,9 @@ def main() -> None:
     raw = queries @ embedder.encode(facts).T
     vectors = FactVectors(None)  # type: ignore[arg-type]  # only its arithmetic: no catalog read
     centred = np.vstack([vectors.cosines(embedder, q, facts) for q in queries])
-    floor = calibration(embedder.name).memory_cosine
+    floor = calibration(embedder.name).memory_cosine or 0.3  # a model off by meaning: an illustrative floor
     rows = {"raw": measure(raw, FLOORS["raw"], 0.84), "centred": measure(centred, FLOORS["centred"], floor)}
-    print(f"{embedder.name}, {len(PAIRS)} pairs; with margins: raw floor 0.84, centred {floor} (shipped)")
+    print(f"{embedder.name}, {len(PAIRS)} pairs; with margins: raw floor 0.84, centred {floor}")
     for name, row in rows.items():
         print_table([name, "value"], [[key, value] for key, value in row.items()])
     print(write_results("memory_recall", {"model": embedder.name, "machine": machine(), "results": rows}))

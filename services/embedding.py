@@ -54,9 +54,9 @@ class Calibration:
     sparse_by_coverage: bool = False
     # The chat's memory: a fact joins a question's prompt by meaning from this cosine between their vectors,
     # both centred on reference texts (``services.memory.vectors``); fitted on fact/question pairs
-    # (docs/performance.md, "Memory recall"). MiniLM's default keeps to the strongest matches: it reads
-    # French too poorly for more (its unrelated pairs reach 0.38).
-    memory_cosine: float = 0.3
+    # (docs/performance.md, "Memory recall"). None: not by meaning (MiniLM on French: AUC 0.67, no floor
+    # keeps a related pair without letting unrelated ones in), only by words and names.
+    memory_cosine: float | None = None
     memory_margin: float = 0.05  # ...and within this of the question's closest fact
 
 

@@ -19,7 +19,6 @@ import numpy as np
 from pydantic import BaseModel
 
 from services.embedding import calibration
-from services.memory.facts import FactStatus
 
 if TYPE_CHECKING:
     from services.catalog import Catalog
@@ -64,21 +63,30 @@ class FactVectors:
         self._vectors: dict[tuple[str, str], np.ndarray] = {}  # (model, sentence) → centred unit vector
         self._means: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # model → (query mean, passage mean)
         self._recorded: frozenset[str] = frozenset()
+        self._matrix: tuple[tuple[str, tuple[str, ...]], np.ndarray] | None = None
         self._lock = threading.Lock()
 
     def matches(self, embedder: Embedder, query_vector: Sequence[float], limit: int = MATCHES) -> list[MemoryMatch]:
         """The confirmed facts whose centred cosine with the query passes the model's ``memory_cosine`` and is
-        within its ``memory_margin`` of the closest fact's."""
-        facts = [f for f in self.catalog.facts([FactStatus.CONFIRMED]) if f.id is not None]
-        if not facts:
-            return []
-        cosines = self.cosines(embedder, query_vector, [f.sentence() for f in facts])
+        within its ``memory_margin`` of the closest fact's; none for a model without a ``memory_cosine``."""
         cal = calibration(embedder.name)
+        if cal.memory_cosine is None or not (facts := self.catalog.confirmed_sentences()):
+            return []
+        cosines = self.cosines(embedder, query_vector, [text for _, text in facts])
         # A match is also close to the question's best one: a question about food lets in the closest food
         # fact, not every fact that mentions a meal (bench/memory_recall.py: 3 % of unrelated pairs → 0.8 %).
         floor = max(cal.memory_cosine, float(cosines.max()) - cal.memory_margin)
         best = sorted(zip(cosines.tolist(), facts, strict=True), key=lambda pair: pair[0], reverse=True)
-        return [MemoryMatch(fact_id=f.id or 0, cosine=round(c, 4)) for c, f in best[:limit] if c >= floor]
+        return [MemoryMatch(fact_id=fact_id, cosine=round(c, 4)) for c, (fact_id, _) in best[:limit] if c >= floor]
+
+    def warm(self, embedder: Embedder) -> None:
+        """Embed the reference texts and the confirmed facts now (the indexer's start), not during a chat."""
+        if calibration(embedder.name).memory_cosine is None:
+            return
+        if facts := self.catalog.confirmed_sentences():
+            self._fact_vectors(embedder, [text for _, text in facts])
+        else:
+            self._reference(embedder)
 
     def cosines(self, embedder: Embedder, query_vector: Sequence[float], sentences: list[str]) -> np.ndarray:
         """Centred cosines between a query's vector (``embedder.encode_query``) and the fact sentences."""
@@ -96,13 +104,18 @@ class FactVectors:
 
     def _fact_vectors(self, embedder: Embedder, sentences: list[str]) -> np.ndarray:
         _, passage_mean = self._reference(embedder)
+        key = (embedder.name, tuple(sentences))
         with self._lock:
+            if self._matrix is not None and self._matrix[0] == key:  # the same facts as the last search
+                return self._matrix[1]
             missing = [s for s in dict.fromkeys(sentences) if (embedder.name, s) not in self._vectors]
             if missing:
                 for sentence, vector in zip(missing, self._encode(embedder, missing), strict=True):
                     self._vectors[embedder.name, sentence] = _unit(vector - passage_mean)
             self._record(embedder, sentences)
-            return np.vstack([self._vectors[embedder.name, s] for s in sentences])
+            matrix = np.vstack([self._vectors[embedder.name, s] for s in sentences])
+            self._matrix = (key, matrix)
+            return matrix
 
     def _encode(self, embedder: Embedder, sentences: list[str]) -> np.ndarray:
         """Through the embedding cache when it holds this model's vectors: a restart embeds nothing again."""
