@@ -91,8 +91,9 @@ def _names(fact: Fact) -> list[str]:
     """What a question names when it names the fact: its subject (other than the user), and the proper names
     of its value ("le Dr Roy", "Sophie Nguyen"), in ``normalize_name``'s form (the entities' own)."""
     names = [] if normalise(fact.subject) == SELF else [fact.subject]
-    names += _PROPER_NAME.findall(fact.value)
-    return [n for n in (normalize_name(name) for name in names) if len(n) >= 3]
+    # One capitalised word opening the value is its first word ("Les soirs…"), not a name.
+    names += [m[0] for m in _PROPER_NAME.finditer(fact.value) if m.start() or " " in m[0]]
+    return [n for n in (normalize_name(name) for name in names) if len(n) >= 3 and lexical.analyze(n)]
 
 
 def memory_block(facts: list[Fact], language: str) -> str:

@@ -102,3 +102,6 @@ def test_recall_takes_the_facts_close_in_meaning_and_the_names_a_value_holds(mem
     # A proper name of the value, named by the question, weighs as a subject does: before a match by meaning.
     near = [MemoryMatch(fact_id=tea.id or 0, cosine=0.3)]
     assert [f.id for f in memory.recall("le Dr Roy reçoit-il le samedi ?", near)] == [dentist.id, tea.id]
+    # A capitalised word opening the value, or a stop word, is no name.
+    memory.reply("retiens que je note Les réunions finissent tard", "t1", "fr", NOW)
+    assert memory.recall("les horaires de la cantine ?") == []
