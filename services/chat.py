@@ -36,6 +36,7 @@ from services.grounding import Grounding, assess, combine_parts, split_question
 from services.listing import answer_listing, batch_blocks, notes_in_range
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
 from services.memory.assistant import ChatMemory
+from services.memory.vectors import MemoryMatch
 from services.models import AnswerEntity, AnswerMarks, MemoryUse, Provenance, Source, Thread, Turn
 from services.prompt_fit import PromptFit, exchange
 from services.query import Intent, QueryPlan, understand
@@ -101,6 +102,7 @@ class Prepared:
     timings: dict[str, float] = field(default_factory=dict)
     grounding: Grounding | None = None  # the guard's decision and evidence (answer questions)
     memory: list[MemoryUse] = field(default_factory=list)
+    memory_matches: list[MemoryMatch] = field(default_factory=list)  # facts the search found close in meaning
 
     def lap(self, name: str) -> None:
         self.timings[name] = round((time.perf_counter() - self.started) * 1000, 2)
@@ -211,7 +213,7 @@ class ChatEngine:
         label = prompts.QUESTION[plan.language]
         fit = prepared.fit
         fit.continue_verbatim(_answered(prepared.thread)[-HISTORY_TURNS:])
-        remembered = self.memory.for_prompt(plan.question, plan.language)
+        remembered = self.memory.for_prompt(plan.question, plan.language, prepared.memory_matches)
         room = fit.room(label) - remembered.tokens(fit.limits.count)
         blocks = pack_context(self.settings, grounding.results, main, room, fit.limits.count)
         reused, blocks = fit.split_known(blocks, prepared.thread.turns)
@@ -227,7 +229,9 @@ class ChatEngine:
         """The guard on the question, and on each part of a two-part question (one search each)."""
         query = prepared.plan.retrieval_query
         cal = calibration(self.settings.embedding_model)
-        whole = assess(query, self._retrieve(prepared, query).results, cal)
+        response = self._retrieve(prepared, query, memory=True)  # the facts close in meaning too
+        prepared.memory_matches = response.memory
+        whole = assess(query, response.results, cal)
         parts = [(part, assess(part, self._retrieve(prepared, part).results, cal)) for part in split_question(query)]
         return combine_parts(whole, parts)
 
@@ -327,11 +331,11 @@ class ChatEngine:
 
     # --- steps ----------------------------------------------------------------------------
 
-    def _retrieve(self, prepared: Prepared, query: str, k: int = RETRIEVE_K) -> SearchResponse:
+    def _retrieve(self, prepared: Prepared, query: str, k: int = RETRIEVE_K, memory: bool = False) -> SearchResponse:
         plan = prepared.plan
         request = SearchRequest(
             query=query, k=k, tags=plan.tags, folders=plan.folders, types=plan.types,
-            since=plan.since, until=plan.until, parse_dates=False,
+            since=plan.since, until=plan.until, parse_dates=False, memory=memory,
         )  # fmt: skip
         response = self.search(request)
         prepared.lap("retrieval_ms")

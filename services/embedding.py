@@ -52,6 +52,12 @@ class Calibration:
     # The lexical list's share scaled by the share of the query's terms its best hit holds: for a model
     # that matches meaning across languages, where a stray shared word must not outweigh it.
     sparse_by_coverage: bool = False
+    # The chat's memory: a fact joins a question's prompt by meaning from this cosine between their vectors,
+    # both centred on reference texts (``services.memory.vectors``); fitted on fact/question pairs
+    # (docs/performance.md, "Memory recall"). None: not by meaning (MiniLM on French: AUC 0.67, no floor
+    # keeps a related pair without letting unrelated ones in), only by words and names.
+    memory_cosine: float | None = None
+    memory_margin: float = 0.05  # ...and within this of the question's closest fact
 
 
 # all-MiniLM-L6-v2, and any model nobody measured: English-trained, it reads French poorly, so the
@@ -72,6 +78,7 @@ CALIBRATIONS = {
         list_drop=0.03,
         guard_weights=(4.27, 4.02, 1.38, 1.35, -0.34, 0.7, 58.07, -4.03),
         guard_bias=-9.85,
+        memory_cosine=0.15,
     ),
 }
 

@@ -29,6 +29,7 @@ from services.config import Settings
 from services.embedding import Embedder
 from services.embedding_cache import EmbeddingCache
 from services.indexing import IndexPipeline, IndexReport, _Prepared
+from services.memory.vectors import FactVectors
 from services.models import Chunk
 from services.search import SearchEngine
 from services.store import VectorStore
@@ -182,6 +183,8 @@ class Rebuild:
         if self.engine is not None:
             self.engine.use_embedder(self.embedder)
         live.embedder, live.cache, live.counter = self.embedder, self.pipeline.cache, self.pipeline.counter
+        if self.engine is not None and self.engine.memory is not None:
+            self.engine.memory.cache = live.cache  # the facts' vectors kept with the new model's
         live.max_tokens = self.pipeline.max_tokens
         live.cache.forget_other_models()
         self.finished = True
@@ -267,7 +270,7 @@ def open_index(
         )
     live = load_embedder(recorded.name, batch, threads) if stale else configured
     pipeline = open_pipeline(settings, store, live, on_indexed=on_indexed)
-    engine = SearchEngine(store, pipeline.embedder)
+    engine = SearchEngine(store, pipeline.embedder, FactVectors(pipeline.catalog, pipeline.cache))
     if stale:
         rebuild: Rebuild | None = Rebuild.start(settings, pipeline, configured, engine)
     else:

@@ -15,6 +15,7 @@ from services import lexical
 from services.dates import parse_date_range, strip_date_expression
 from services.embedding import Embedder, calibration
 from services.fusion import FusedHit, NoteHit, boost_title_matches, fuse_scores, rank_notes
+from services.memory.vectors import FactVectors, MemoryMatch
 from services.models import NoteType, StoreFilter, StoreHit
 from services.store import VectorStore
 
@@ -45,6 +46,7 @@ class SearchRequest(BaseModel):
     parse_dates: bool = True  # read "cette semaine", "last month"… from the query when no explicit range
     now: datetime | None = None  # the reference time for date expressions (defaults to the server's clock)
     entities: list[str] = Field(default_factory=list)  # normalised entity names (services.entities.normalize_name)
+    memory: bool = False  # also the confirmed facts close to the query in meaning (the chat's memory recall)
 
 
 class SearchResult(BaseModel):
@@ -72,13 +74,16 @@ class SearchResponse(BaseModel):
     until: datetime | None = None
     results: list[SearchResult]
     timings_ms: dict[str, float] = Field(default_factory=dict)
+    memory: list[MemoryMatch] = Field(default_factory=list)  # asked for with ``memory``, best first
 
 
 class SearchEngine:
     """Answers ``SearchRequest``s from a vector store with the configured embedding model."""
 
-    def __init__(self, store: VectorStore, embedder: Embedder) -> None:
+    def __init__(self, store: VectorStore, embedder: Embedder, memory: FactVectors | None = None) -> None:
+        """``memory``: where ``SearchRequest.memory`` finds the facts (None: no fact matches)."""
         self.store = store
+        self.memory = memory
         self.use_embedder(embedder)
 
     def use_embedder(self, embedder: Embedder) -> None:
@@ -111,15 +116,16 @@ class SearchEngine:
         notes = rank_notes(fused, request.k, _title_similarities(self.store, vector), cal.title_weight)
         self._read_whole([note.best for note in notes])
         results = [_result(note, text) for note in notes]
+        searched = time.perf_counter()
+        facts = self.memory.matches(self.embedder, vector) if request.memory and self.memory else []
         done = time.perf_counter()
+        timings = {"embed": (embedded - started) * 1000, "total": (done - started) * 1000}
+        if request.memory:
+            timings["memory"] = (done - searched) * 1000
         return SearchResponse(
-            query=request.query,
-            retrieval_query=text,
-            since=since,
-            until=until,
-            results=results,
-            timings_ms={"embed": (embedded - started) * 1000, "total": (done - started) * 1000},
-        )
+            query=request.query, retrieval_query=text, since=since, until=until, results=results,
+            timings_ms=timings, memory=facts,
+        )  # fmt: skip
 
     @property
     def dense_weight(self) -> float:

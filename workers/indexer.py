@@ -23,6 +23,8 @@ def main() -> None:
     stop = stop_on_signals()
     queues = Queues(settings)
     pipeline, engine, configured, rebuild = open_index(settings, on_indexed=queues.enqueue_entities)
+    if engine.memory is not None:
+        engine.memory.warm(engine.embedder)  # the first chat question pays no fact's embedding
     # The model and libraries are loaded for good: out of the collector's sight, they no longer make
     # every full collection walk their objects (searches: -2 to -5 ms at p95, bench/search_latency.py).
     gc.collect()

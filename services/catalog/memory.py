@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from services.catalog._base import CatalogBase
-from services.memory.facts import ACTIVE, Fact, FactStatus, normalise
+from services.memory.facts import ACTIVE, Fact, FactStatus, normalise, sentence
 from services.memory.reminders import Reminder, ReminderStatus
 
 MEMORY_RUN = "memory"
@@ -77,6 +77,14 @@ class MemoryTable(CatalogBase):
         where = f"WHERE status IN ({', '.join('?' * len(wanted))})" if wanted else ""
         sql = f"SELECT * FROM facts {where} ORDER BY updated_at DESC, id DESC LIMIT ?"
         return [_fact(row) for row in self._conn().execute(sql, (*wanted, limit))]
+
+    def confirmed_sentences(self) -> list[tuple[int, str]]:
+        """(id, sentence) of every confirmed fact, newest first: what the memory's vectors need, read lightly."""
+        rows = self._conn().execute(
+            "SELECT id, subject, predicate, value FROM facts WHERE status = ? ORDER BY updated_at DESC, id DESC",
+            (FactStatus.CONFIRMED.value,),
+        )
+        return [(row["id"], sentence(row["subject"], row["predicate"], row["value"])) for row in rows]
 
     def active_facts(self) -> list[Fact]:
         return self.facts(ACTIVE)

@@ -15,9 +15,11 @@ from services.mcp.notes import NoteError, NoteReader
 from services.mcp.schemas import Answer, RememberedFact, SearchHit, SearchResults, SimilarNote, Source
 from services.memory.facts import Fact, FactStatus
 from services.memory.recall import relevant_facts
+from services.memory.vectors import MemoryMatch
 from services.models import NoteType, Provenance
 from services.search import SearchRequest
 from services.system import SystemClient, SystemNotRunning, build_chat_engine
+from services.system.running import DOWN
 
 NOT_RUNNING = "ObsiRAG is not running: start it with `obsirag up` (or `make run`)"
 SIMILAR_THRESHOLD = 0.0  # the k closest notes, however close: the caller reads the similarity
@@ -105,10 +107,20 @@ class VaultTools:
     def memory_recall(self, query: str = "", limit: int = 20) -> list[RememberedFact]:
         """Confirmed facts about ``query`` (the chat's own choice of relevant facts), else the latest ones."""
         if query.strip():
-            facts = relevant_facts(self.catalog, query, RECALL_CHARS)
+            facts = relevant_facts(self.catalog, query, RECALL_CHARS, self._close_facts(query))
         else:
             facts = self.catalog.facts([FactStatus.CONFIRMED], limit=limit)
         return [_remembered(f) for f in facts[:limit]]
+
+    def _close_facts(self, query: str) -> list[MemoryMatch]:
+        """The facts the indexer finds close to ``query`` in meaning; none while it is down (the words and
+        names the query shares with facts still find them)."""
+        if not self.client.running():
+            return []
+        try:
+            return self.client.search(SearchRequest(query=query, k=1, memory=True)).memory
+        except (*DOWN, TimeoutError):
+            return []
 
     def close(self) -> None:
         self.catalog.close()

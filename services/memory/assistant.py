@@ -8,7 +8,7 @@ anything else, which drops it). ``recall`` picks the facts for a question's prom
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -22,6 +22,7 @@ from services.models import MemoryUse
 if TYPE_CHECKING:
     from services.catalog import Catalog
     from services.config import Settings
+    from services.memory.vectors import MemoryMatch
 
 DRAFT_KEY = "reminder.draft.{thread}"
 _YES = re.compile(r"^\s*(?:oui|yes|ok|okay|d'accord|confirme[rz]?|vas-y|go|enregistre|c'est bon|parfait)\b", re.I)
@@ -87,11 +88,12 @@ class ChatMemory:
             return words["saved"].format(id=reminder.id, text=reminder.text, when=when)
         return words["dropped"] if _NO.match(question) else None
 
-    def recall(self, question: str) -> list[Fact]:
-        return recall.relevant_facts(self.catalog, question, self.settings.memory_chat_chars)
+    def recall(self, question: str, matches: Sequence[MemoryMatch] = ()) -> list[Fact]:
+        """``matches``: the facts the indexer found close to the question in meaning (``SearchResponse.memory``)."""
+        return recall.relevant_facts(self.catalog, question, self.settings.memory_chat_chars, matches)
 
-    def for_prompt(self, question: str, language: str) -> PromptMemory:
-        facts = self.recall(question)
+    def for_prompt(self, question: str, language: str, matches: Sequence[MemoryMatch] = ()) -> PromptMemory:
+        facts = self.recall(question, matches)
         return PromptMemory(recall.memory_block(facts, language), recall.uses(facts))
 
 

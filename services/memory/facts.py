@@ -74,7 +74,12 @@ class Fact(BaseModel):
         return normalise(self.value)
 
     def sentence(self) -> str:
-        return f"{self.subject} — {self.predicate} : {self.value}"
+        return sentence(self.subject, self.predicate, self.value)
+
+
+def sentence(subject: str, predicate: str, value: str) -> str:
+    """How a fact reads in a prompt, on the pages and to the embedding model."""
+    return f"{subject} — {predicate} : {value}"
 
 
 def normalise(text: str) -> str:

@@ -1,17 +1,21 @@
 """Memory in the chat: the facts relevant to a question, and what "retiens que …" / "oublie que …" do.
 
-Relevance is lexical (the project's FR/EN analyzer over the fact's subject, predicate and value) plus
-the fact's subject named in the question; the facts that fit ``memory_chat_chars`` go into the prompt,
-best first, and are shown under the answer ("mémoire utilisée").
+Relevance is lexical (the project's FR/EN analyzer over the fact's subject, predicate and value), the
+fact's subject or a proper name of its value named in the question, and meaning: the cosine the indexer
+found between the question and the fact (``services.memory.vectors``, asked for by the chat's own search,
+so that the question is embedded once). The facts that fit ``memory_chat_chars`` go into the prompt, best
+first, and are shown under the answer ("mémoire utilisée").
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from services import lexical
+from services.entities import normalize_name
 from services.memory.facts import (
     Fact,
     FactKind,
@@ -27,6 +31,7 @@ from services.models import MemoryUse
 
 if TYPE_CHECKING:
     from services.catalog import Catalog
+    from services.memory.vectors import MemoryMatch
 
 SELF = "moi"
 HEADER = {
@@ -47,6 +52,7 @@ _POSSESSIVE = re.compile(
     r"^(?:mon|ma|mes|my)\s+(?P<what>.+?)\s+(?P<verb>est|sont|s['’]appelle|is|are|s['’]appellent)\s+(?P<rest>.+)$", re.I
 )
 _THIRD = re.compile(r"^(?P<subject>[A-ZÉÈÀ][\w'’-]*(?:\s+[A-ZÉÈÀ][\w'’-]*)*)\s+(?P<verb>\S+)\s+(?P<rest>.+)$")
+_PROPER_NAME = re.compile(r"\b[A-ZÉÈÀÎ][\w'’-]+(?:\s+[A-ZÉÈÀÎ][\w'’-]+)*")
 _KIND_WORDS = (
     (FactKind.DECISION, r"d[ée]cid|decided|choisi|chose"),
     (FactKind.GOAL, r"veux|voudrais|vise|objectif|want|aim|goal"),
@@ -55,23 +61,39 @@ _KIND_WORDS = (
 )
 
 
-def relevant_facts(catalog: Catalog, question: str, budget_chars: int) -> list[Fact]:
-    """Confirmed facts sharing terms with the question, or whose subject it names; best first, within budget."""
+def relevant_facts(
+    catalog: Catalog, question: str, budget_chars: int, matches: Sequence[MemoryMatch] = ()
+) -> list[Fact]:
+    """Confirmed facts sharing terms with the question, naming a subject or name it names, or close to it in
+    meaning (``matches``, the indexer's answer to the chat's search); best first, within budget."""
     terms = set(lexical.analyze(question))
-    folded = f" {normalise(question)} "
+    folded = f" {normalize_name(question)} "
+    cosines = {m.fact_id: m.cosine for m in matches}
     scored = []
     for fact in catalog.facts([FactStatus.CONFIRMED]):
         shared = len(terms & set(lexical.analyze(f"{fact.subject} {fact.predicate} {fact.value}")))
-        named = normalise(fact.subject) != SELF and f" {normalise(fact.subject)} " in folded
-        if shared or named:
-            scored.append((shared + 2 * named, fact.updated_at, fact))
+        named = any(f" {name} " in folded for name in _names(fact))
+        cosine = cosines.get(fact.id or 0)
+        if shared or named or cosine is not None:
+            # A match by meaning counts as one shared term; the cosine orders the facts that tie.
+            score = shared + 2 * named + (cosine is not None)
+            scored.append((score, cosine or 0.0, fact.updated_at, fact))
     picked, used = [], 0
-    for _score, _when, fact in sorted(scored, key=lambda item: (item[0], item[1]), reverse=True):
+    for *_order, fact in sorted(scored, key=lambda item: item[:3], reverse=True):
         if used + len(fact.sentence()) > budget_chars:
             continue
         used += len(fact.sentence()) + 3
         picked.append(fact)
     return picked
+
+
+def _names(fact: Fact) -> list[str]:
+    """What a question names when it names the fact: its subject (other than the user), and the proper names
+    of its value ("le Dr Roy", "Sophie Nguyen"), in ``normalize_name``'s form (the entities' own)."""
+    names = [] if normalise(fact.subject) == SELF else [fact.subject]
+    # One capitalised word opening the value is its first word ("Les soirs…"), not a name.
+    names += [m[0] for m in _PROPER_NAME.finditer(fact.value) if m.start() or " " in m[0]]
+    return [n for n in (normalize_name(name) for name in names) if len(n) >= 3 and lexical.analyze(n)]
 
 
 def memory_block(facts: list[Fact], language: str) -> str:

@@ -17,6 +17,8 @@ from services.config import BUNDLED_LLM_MODEL, Settings
 from services.indexing import IndexPipeline, changed_paths
 from services.llm.mlx_backend import MLXBackend
 from services.llm.models import GenerationRequest, StreamEvent, WorkerState
+from services.memory.recall import relevant_facts
+from services.memory.vectors import FactVectors
 from services.models import Provenance, Turn
 from services.prompt_fit import FOLLOWUP_SHARE
 from services.prompts import NOT_IN_VAULT, WEB_STATUS
@@ -52,7 +54,8 @@ def setup(
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
     pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
     with running_worker(settings, MLXBackend(BUNDLED_LLM_MODEL, model_cache)):
-        yield settings, SearchEngine(pipeline.store, embedder)
+        # The indexer's own search: facts close to a question in meaning come with its results.
+        yield settings, SearchEngine(pipeline.store, embedder, FactVectors(pipeline.catalog, pipeline.cache))
     pipeline.store.close()
 
 
@@ -279,3 +282,27 @@ def test_remembered_facts_reach_the_prompt_and_show_under_the_answer_until_forgo
     assert forgot.answer.startswith("J'ai oublié : ")
     again = chat.prepare(question, now=NOW)
     assert "open source" not in again.messages[-1].content and again.memory == []
+
+
+def test_a_fact_close_in_meaning_reaches_the_prompt_without_a_shared_word(
+    chat: ChatEngine, setup: tuple[Settings, SearchEngine]
+) -> None:
+    _settings, search = setup
+    fact = "moi — suis : végétarien depuis 2020"
+    ask(chat, "retiens que je suis végétarien depuis 2020")
+    question = "que cuisiner pour moi ce soir, sans viande ?"
+    assert relevant_facts(chat.catalog, question, 10_000) == []  # no word, no name in common
+    prepared = chat.prepare(question, now=NOW)
+    assert f"- {fact}" in prepared.messages[-1].content and [m.text for m in prepared.memory] == [fact]
+    assert prepared.main_note == "Cuisine/Menus de la semaine.md"  # the vault answers, the memory adds to it
+    answer, _ = ask(chat, question)
+    assert [m.text for m in answer.memory] == [fact]  # what the page shows under "mémoire utilisée"
+    assert search.memory is not None and search.memory.cache is not None
+    search.memory.cache.prune(now=NOW.timestamp() + 1e9)  # the facts' texts are in use: pruning keeps them
+    assert search.memory.cache.lookup([fact])  # embedded once, found again after a restart
+    unrelated = chat.prepare("Quand a lieu le point hebdo ?", now=NOW)
+    assert unrelated.memory_matches == [] and "végétarien" not in unrelated.messages[-1].content
+    forgot, _ = ask(chat, "oublie que je suis végétarien depuis 2020")
+    assert forgot.answer.startswith("J'ai oublié : ")
+    again = chat.prepare(question, now=NOW)
+    assert again.memory_matches == [] and again.memory == [] and "végétarien" not in again.messages[-1].content

@@ -13,7 +13,7 @@ from services.catalog import Catalog
 from services.config import Settings
 from services.embedding_cache import EmbeddingCache
 from services.indexing import IndexPipeline, changed_paths
-from services.models import NoteStatus, StoreFilter
+from services.models import NoteStatus, NoteType, StoreFilter
 from services.search import SearchEngine, SearchRequest
 from services.store import INDEX_LAYOUT, EdgeStore, ModelRecord
 from tests.conftest import tree_hashes
@@ -228,3 +228,30 @@ def test_the_cache_is_bounded_and_pruned_of_unused_texts(tmp_path: Path) -> None
     assert set(cache.lookup(["un", "deux", "cinq"], now=400.0)) == {2}
     other = EmbeddingCache(tmp_path / "e.sqlite3", "another-model", 3)
     assert other.lookup(["cinq"]) == {}  # keyed by model too
+
+
+def test_the_briefing_and_the_profile_are_found_under_their_own_note_types(
+    pipeline: IndexPipeline, settings: Settings, embedder
+) -> None:
+    from services.memory.briefing import write_briefing
+    from services.memory.facts import Fact, FactKind, FactSource, Policy, file_fact
+    from services.memory.profile import sync_profile
+    from services.memory.reminders import parse_reminder, save_reminder
+
+    catalog = pipeline.catalog
+    save_reminder(catalog, parse_reminder("rappelle-moi demain de relancer la mairie", NOW), NOW)  # type: ignore[arg-type]
+    fact = Fact(subject="moi", predicate="préfère", value="le thé vert au café", kind=FactKind.PREFERENCE,
+                source=FactSource.CHAT, created_at=NOW, updated_at=NOW, last_seen=NOW)  # fmt: skip
+    file_fact(catalog, fact, Policy.from_settings(settings), NOW)
+    sync_profile(catalog, settings.vault, Policy.from_settings(settings), NOW)
+    briefing = write_briefing(settings, catalog, None, NOW + timedelta(days=1))
+    assert briefing is not None
+    pipeline.sync_paths([briefing.path, "obsirag/assistant/Profil.md"])
+    engine = SearchEngine(pipeline.store, embedder)
+
+    def found(query: str, note_type: NoteType) -> list[str]:
+        return [r.path for r in engine.search(SearchRequest(query=query, types=[note_type])).results]
+
+    assert found("relancer la mairie", NoteType.BRIEFING) == [briefing.path]
+    assert found("thé vert", NoteType.PROFILE) == ["obsirag/assistant/Profil.md"]
+    assert briefing.path not in found("relancer la mairie", NoteType.NOTE)

@@ -193,6 +193,9 @@ def test_memory_recall_gives_confirmed_facts_with_their_source(mcp: McpSession) 
     fact = found[values.index("le thé vert au café")]
     assert (fact["source"], fact["source_ref"], fact["kind"]) == ("chat", "thread-mcp", "preference")
     assert "le thé vert au café" in [f["value"] for f in mcp.call("memory_recall")]  # the latest, no query
+    # No word in common: the running indexer finds the fact by meaning (each fact embedded once, there).
+    close = mcp.call("memory_recall", query="quelle boisson chaude me servir au petit-déjeuner ?")
+    assert [f["value"] for f in close] == ["le thé vert au café"]
 
 
 def test_ask_answers_with_sources_and_refuses_what_the_vault_lacks(mcp: McpSession) -> None:

@@ -13,6 +13,7 @@ from services.config import Settings
 from services.memory.assistant import ChatMemory
 from services.memory.facts import FactKind, FactStatus
 from services.memory.recall import memory_block, statement_fact
+from services.memory.vectors import MemoryMatch
 
 NOW = datetime(2026, 12, 1, 12, 0).astimezone()
 
@@ -87,3 +88,20 @@ def test_recall_stays_within_its_budget_and_names_subjects(memory: ChatMemory) -
     assert 0 < len(facts) < 30 and sum(len(f.sentence()) for f in facts) <= memory.settings.memory_chat_chars
     assert memory.recall("Quand vois-je Sophie ?")[0].subject == "Sophie"
     assert memory_block(facts[:1], "fr").startswith("Ce que tu sais de l'utilisateur")
+
+
+def test_recall_takes_the_facts_close_in_meaning_and_the_names_a_value_holds(memory: ChatMemory) -> None:
+    memory.reply("retiens que je préfère le thé vert au café", "t1", "fr", NOW)
+    memory.reply("retiens que mon dentiste s'appelle le Dr Roy", "t1", "fr", NOW)
+    tea, dentist = sorted(memory.catalog.facts([FactStatus.CONFIRMED]), key=lambda f: f.id or 0)
+    question = "quelle boisson chaude au petit-déjeuner ?"
+    assert memory.recall(question) == []  # no word in common
+    close = [MemoryMatch(fact_id=tea.id or 0, cosine=0.27)]  # what the indexer's search found
+    assert [f.id for f in memory.recall(question, close)] == [tea.id]
+    assert memory.for_prompt(question, "fr", close).uses[0].text == "moi — préfère : le thé vert au café"
+    # A proper name of the value, named by the question, weighs as a subject does: before a match by meaning.
+    near = [MemoryMatch(fact_id=tea.id or 0, cosine=0.3)]
+    assert [f.id for f in memory.recall("le Dr Roy reçoit-il le samedi ?", near)] == [dentist.id, tea.id]
+    # A capitalised word opening the value, or a stop word, is no name.
+    memory.reply("retiens que je note Les réunions finissent tard", "t1", "fr", NOW)
+    assert memory.recall("les horaires de la cantine ?") == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from litestar.testing import TestClient
 
 from services.config import Settings
+from services.graph import GraphFilter, KnowledgeGraph
 from services.memory.facts import Fact, FactKind, FactSource, FactStatus, Policy, file_fact
 from services.memory.reminders import parse_reminder, save_reminder
 from tests.web.conftest import html
@@ -141,12 +143,25 @@ def test_briefings_are_artifacts_of_their_own_type(memory_site: tuple[Site, Test
 
     site, client = memory_site
     (site.settings.vault / "Projets").mkdir(exist_ok=True)
-    (site.settings.vault / "Projets" / "Atlas.md").write_text("# Atlas\n\n- [ ] relancer la mairie\n", encoding="utf-8")
+    atlas = site.settings.vault / "Projets" / "Atlas.md"
+    atlas.write_text("# Atlas\n\n- [ ] relancer la mairie\n", encoding="utf-8")
+    month_ago = (CREATED - timedelta(days=30)).timestamp()
+    os.utime(atlas, (month_ago, month_ago))  # an open task old enough for the briefing to cite its note
     briefing = write_briefing(site.settings, site.catalog, None, CREATED)
     assert briefing is not None
-    note = vault.read_note(site.settings.vault, briefing.path, site.settings.max_file_bytes)
-    assert note.note_type == NoteType.BRIEFING
-    fields = note.model_dump(include=set(NoteRecord.model_fields) & set(type(note).model_fields))
-    site.catalog.upsert_note(NoteRecord(**fields, status=NoteStatus.INDEXED, chunk_count=1))
+    for path in ("Projets/Atlas.md", briefing.path):  # what the indexer records of both notes
+        note = vault.read_note(site.settings.vault, path, site.settings.max_file_bytes)
+        fields = note.model_dump(include=set(NoteRecord.model_fields) & set(type(note).model_fields))
+        site.catalog.upsert_note(NoteRecord(**fields, status=NoteStatus.INDEXED, chunk_count=1))
+        site.catalog.replace_links(path, note.links)
+    site.catalog.resolve_links()
+    assert vault.read_note(site.settings.vault, briefing.path, 10**6).note_type == NoteType.BRIEFING
     page = html(client, "/artifacts?kind=briefing")
     assert f"Briefing du {CREATED.date().isoformat()}" in page and "Briefings" in page
+    # The graph: the briefing is a node linked to the note it cites, on the graph page too.
+    view = KnowledgeGraph.from_catalog(site.catalog).view(GraphFilter())
+    node = next(n for n in view.nodes if n.id == briefing.path)
+    assert node.type == "briefing" and node.degree == 1
+    [edge] = [e for e in view.edges if briefing.path in (e.source, e.target)]
+    assert {edge.source, edge.target} == {briefing.path, "Projets/Atlas.md"} and edge.kind == "link"
+    assert briefing.path in html(client, "/graph")
