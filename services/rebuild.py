@@ -33,7 +33,7 @@ from services.memory.vectors import FactVectors
 from services.models import Chunk
 from services.search import SearchEngine
 from services.store import VectorStore
-from services.store.edge import NEXT_DIR
+from services.store.edge_folder import NEXT_DIR
 
 log = logging.getLogger(__name__)
 PROGRESS_FILE = "rebuild.json"

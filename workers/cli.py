@@ -315,7 +315,7 @@ def _rebuild_notice(settings: Settings) -> str | None:
     """One line when the embedded index was built with another model: the indexer rebuilds it at start."""
     if settings.qdrant_url:
         return None  # a server's collection is checked by the indexer, which logs the advice
-    from services.store.edge import recorded_model_at
+    from services.store.edge_folder import recorded_model_at
 
     recorded = recorded_model_at(settings.store_path)
     if recorded is None or recorded.name == settings.embedding_model:

@@ -1,4 +1,4 @@
-"""The embedded backend: a Qdrant Edge shard on disk, owned by one process.
+"""The embedded backend: a Qdrant Edge shard on disk, owned by one process (its folder: ``edge_folder``).
 
 Folder layout: ``shard/`` (the Edge shard: segments, WAL), ``model.json`` (the recorded embedding
 model) and ``obsirag.lock`` (a ``filelock`` lock holding the owner's pid, taken while an EdgeStore is
@@ -14,8 +14,6 @@ calls and block new ones while they swap the shard. ``optimize()`` holds the GIL
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import shutil
 import threading
 import uuid
@@ -23,21 +21,15 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
+from filelock import FileLock
 from qdrant_edge import (
     CountRequest,
-    Distance,
-    EdgeConfig,
     EdgeShard,
-    EdgeSparseVectorParams,
-    EdgeVectorParams,
     FieldCondition,
     Filter,
     HasIdCondition,
     MatchAny,
     MatchValue,
-    Modifier,
-    PayloadSchemaType,
     Point,
     Query,
     QueryRequest,
@@ -50,9 +42,6 @@ from qdrant_edge import SparseVector as EdgeSparse
 from services.models import SparseVector, StoreFilter, StoreHit, StorePoint
 from services.store.base import (
     DENSE,
-    FLOAT_FIELDS,
-    INTEGER_FIELDS,
-    KEYWORD_FIELDS,
     SPARSE,
     TITLE,
     CollectionMissingError,
@@ -60,7 +49,6 @@ from services.store.base import (
     ModelMismatchError,
     ModelRecord,
     StoreClosedError,
-    StoreLockedError,
     VectorStore,
     build_filter,
     in_order,
@@ -68,14 +56,25 @@ from services.store.base import (
     record_to_hit,
     title_vector_map,
 )
+from services.store.edge_folder import (
+    MODEL_FILE,
+    NEXT_DIR,
+    SHARD_DIR,
+    SWITCH_FILE,
+    TRASH_PREFIX,
+    ReadWriteLock,
+    create_shard,
+    finish_switch,
+    has_shard,
+    load_shard,
+    lock_folder,
+    read_model,
+    remove_trash,
+    write_json,
+    write_model,
+)
 
 EDGE_SYNTAX = FilterSyntax(filter=Filter, field=FieldCondition, match_any=MatchAny, range=RangeFloat)
-LOCK_FILE = "obsirag.lock"
-MODEL_FILE = "model.json"
-SHARD_DIR = "shard"
-TRASH_PREFIX = "shard.deleted-"
-NEXT_DIR = "next"  # where a rebuild builds the next index (services/rebuild.py)
-SWITCH_FILE = "switch.json"
 WRITE_BATCH = 512
 
 
@@ -85,13 +84,13 @@ class EdgeStore(VectorStore):
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
-        self._lock_handle: FileLock | None = _lock_folder(self.path)
-        self._guard = _ReadWriteLock()
+        self._lock_handle: FileLock | None = lock_folder(self.path)
+        self._guard = ReadWriteLock()
         self._write_mutex = threading.Lock()
         try:
-            _finish_switch(self.path)
-            _remove_trash(self.path)
-            self._shard: EdgeShard | None = _load_shard(self._shard_dir) if _has_shard(self._shard_dir) else None
+            finish_switch(self.path)
+            remove_trash(self.path)
+            self._shard: EdgeShard | None = load_shard(self._shard_dir) if has_shard(self._shard_dir) else None
         except BaseException:
             self._release_folder()
             raise
@@ -110,7 +109,7 @@ class EdgeStore(VectorStore):
         wanted = ModelRecord(model_name, dim)
         with self._guard.exclusive():
             self._check_open()
-            recorded = _read_model(self._model_file)
+            recorded = read_model(self._model_file)
             if self._shard is not None and recorded is None and _points_count(self._shard):
                 raise ModelMismatchError(None, wanted)
             if self._shard is not None and recorded not in (None, wanted):
@@ -118,13 +117,13 @@ class EdgeStore(VectorStore):
             if self._shard is not None and recorded is None:
                 self._drop_shard()  # empty and unrecorded: a crash between create and record
             if self._shard is None:
-                self._shard = _create_shard(self._shard_dir, dim)
+                self._shard = create_shard(self._shard_dir, dim)
             if recorded != wanted:
-                _write_model(self._model_file, wanted)
+                write_model(self._model_file, wanted)
 
     def recorded_model(self) -> ModelRecord | None:
         with self._reading() as shard:
-            return _read_model(self._model_file) if shard is not None else None
+            return read_model(self._model_file) if shard is not None else None
 
     def reset(self) -> None:
         with self._guard.exclusive():
@@ -147,10 +146,10 @@ class EdgeStore(VectorStore):
             if self._shard is not None:
                 self._shard.close()
                 self._shard = None
-            _write_json(self.path / SWITCH_FILE, {"from": NEXT_DIR})
-            _finish_switch(self.path)
-            _remove_trash(self.path)
-            self._shard = _load_shard(self._shard_dir)
+            write_json(self.path / SWITCH_FILE, {"from": NEXT_DIR})
+            finish_switch(self.path)
+            remove_trash(self.path)
+            self._shard = load_shard(self._shard_dir)
 
     def flush(self) -> None:
         with self._writing() as shard:
@@ -288,139 +287,8 @@ class EdgeStore(VectorStore):
             self._lock_handle = None
 
 
-class _ReadWriteLock:
-    """Many shared holders or one exclusive holder; a waiting exclusive holder goes before new shared ones."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._shared = 0
-        self._exclusive = False
-        self._waiting = 0
-
-    @contextlib.contextmanager
-    def shared(self) -> Iterator[None]:
-        with self._cond:
-            self._cond.wait_for(lambda: not (self._exclusive or self._waiting))
-            self._shared += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._shared -= 1
-                self._cond.notify_all()
-
-    @contextlib.contextmanager
-    def exclusive(self) -> Iterator[None]:
-        with self._cond:
-            self._waiting += 1
-            self._cond.wait_for(lambda: not (self._exclusive or self._shared))
-            self._waiting -= 1
-            self._exclusive = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._exclusive = False
-                self._cond.notify_all()
-
-
-def _lock_folder(path: Path) -> FileLock:
-    # Shared across threads: the store may be closed by another thread than the one that opened it.
-    lock = FileLock(path / LOCK_FILE, thread_local=False, on_acquired=_write_pid)
-    try:
-        lock.acquire(blocking=False)
-    except Timeout:
-        raise StoreLockedError(path, (path / LOCK_FILE).read_text(errors="replace").strip()) from None
-    return lock
-
-
-def _write_pid(fd: int) -> None:
-    """The holder's pid in the lock file, for the message a second opener shows."""
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, str(os.getpid()).encode(), 0)
-
-
-def _has_shard(shard_dir: Path) -> bool:
-    return shard_dir.is_dir() and any(shard_dir.iterdir())
-
-
-def _load_shard(shard_dir: Path) -> EdgeShard:
-    try:
-        return EdgeShard.load(str(shard_dir))
-    except Exception as exc:
-        if "WouldBlock" in str(exc):  # the WAL lock: someone opened the shard without our folder lock
-            raise StoreLockedError(shard_dir.parent) from exc
-        raise
-
-
-def _create_shard(shard_dir: Path, dim: int) -> EdgeShard:
-    config = EdgeConfig(
-        vectors={
-            DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine),
-            TITLE: EdgeVectorParams(size=dim, distance=Distance.Cosine),
-        },
-        sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
-    )
-    shard = EdgeShard.create(str(shard_dir), config)
-    for fields, schema in _INDEXES:
-        for field in fields:
-            shard.update(UpdateOperation.create_field_index(field, schema))
-    shard.flush()
-    return shard
-
-
-_INDEXES = (
-    (KEYWORD_FIELDS, PayloadSchemaType.Keyword),
-    (FLOAT_FIELDS, PayloadSchemaType.Float),
-    (INTEGER_FIELDS, PayloadSchemaType.Integer),
-)
-
-
-def _finish_switch(path: Path) -> None:
-    """Complete a swap_in that a crash interrupted (each step can be replayed)."""
-    if not (path / SWITCH_FILE).exists():
-        return
-    source = path / NEXT_DIR
-    if (source / SHARD_DIR).is_dir():
-        if (path / SHARD_DIR).exists():
-            (path / SHARD_DIR).rename(path / f"{TRASH_PREFIX}{uuid.uuid4().hex}")
-        (source / SHARD_DIR).rename(path / SHARD_DIR)
-    if (source / MODEL_FILE).exists():
-        os.replace(source / MODEL_FILE, path / MODEL_FILE)
-    shutil.rmtree(source, ignore_errors=True)
-    (path / SWITCH_FILE).unlink()
-
-
-def _write_json(target: Path, data: dict[str, Any]) -> None:
-    temporary = target.with_suffix(".tmp")
-    temporary.write_text(json.dumps(data), encoding="utf-8")
-    os.replace(temporary, target)
-
-
-def _remove_trash(path: Path) -> None:
-    for trash in path.glob(f"{TRASH_PREFIX}*"):
-        shutil.rmtree(trash, ignore_errors=True)
-
-
 def _points_count(shard: EdgeShard) -> int:
     return shard.count(CountRequest(exact=True))
-
-
-def recorded_model_at(path: Path) -> ModelRecord | None:
-    """The model recorded by the Edge store in folder ``path``, read without opening (or locking) it."""
-    return _read_model(path / MODEL_FILE)
-
-
-def _read_model(model_file: Path) -> ModelRecord | None:
-    try:
-        data = json.loads(model_file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    return ModelRecord(str(data["model_name"]), int(data["dim"]), int(data.get("layout", 1)))
-
-
-def _write_model(model_file: Path, model: ModelRecord) -> None:
-    _write_json(model_file, {"model_name": model.name, "dim": model.dim, "layout": model.layout})
 
 
 def _filter(flt: StoreFilter | None) -> Filter | None:

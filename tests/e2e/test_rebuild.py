@@ -14,7 +14,7 @@ from services.embedding import load_embedder
 from services.indexing import IndexPipeline, changed_paths
 from services.rebuild import read_progress
 from services.store import EdgeStore
-from services.store.edge import recorded_model_at
+from services.store.edge_folder import recorded_model_at
 from tests.e2e.conftest import start_system, wait_until
 from workers.process import stop_process
 

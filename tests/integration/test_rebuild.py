@@ -14,7 +14,7 @@ from services.indexing import IndexPipeline, changed_paths
 from services.rebuild import Rebuild, open_index, read_progress
 from services.search import SearchEngine, SearchRequest
 from services.store import EdgeStore, ModelRecord
-from services.store.edge import NEXT_DIR, SWITCH_FILE, recorded_model_at
+from services.store.edge_folder import NEXT_DIR, SWITCH_FILE, recorded_model_at
 from services.store.server import ClientStore
 
 NOTES = {

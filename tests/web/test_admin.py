@@ -87,7 +87,7 @@ def test_the_dashboard_says_why_the_learner_is_off_and_whether_it_uses_the_web(s
 
 def test_a_rebuild_under_way_is_said_in_one_line(client: TestClient, web_settings: Settings) -> None:
     from services.rebuild import PROGRESS_FILE
-    from services.store.edge import NEXT_DIR
+    from services.store.edge_folder import NEXT_DIR
 
     progress = web_settings.store_path / NEXT_DIR / PROGRESS_FILE
     progress.parent.mkdir(parents=True)
