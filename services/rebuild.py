@@ -109,11 +109,15 @@ class Rebuild:
         embedder: Embedder,
         state: _State,
         engine: SearchEngine | None = None,
+        fresh: bool = False,
     ) -> None:
-        """``engine``: the live search, switched to the new model with the store."""
+        """``engine``: the live search, switched to the new model with the store; ``fresh``: empty the next
+        store first (what a rebuild with another model left there)."""
         self.settings, self.live, self.embedder, self.state = settings, live, embedder, state
         self.folder = settings.store_path / NEXT_DIR  # rebuild.json (and, with Edge, the next store)
         self.store = live.store.open_next()
+        if fresh:
+            self.store.reset()
         self.folder.mkdir(parents=True, exist_ok=True)
         self.store.ensure_collection(embedder.dim, embedder.name)
         self.pipeline = _NextPipeline(settings, self.store, live.catalog, embedder)
@@ -129,12 +133,9 @@ class Rebuild:
         resumed = cls.resume(settings, live, embedder, engine)
         if resumed is not None:
             return resumed
-        stale = live.store.open_next()  # what a rebuild with another model left
-        stale.reset()
-        stale.close()
         now = time.time()
         state = _State(model=embedder.name, started_at=now, resumed_at=now)
-        rebuild = cls(settings, live, embedder, state, engine)
+        rebuild = cls(settings, live, embedder, state, engine, fresh=True)
         rebuild.state.total = len(rebuild._vault_paths())
         rebuild._save()
         log.info("rebuilding the index with %s beside the live one (%d notes)", embedder.name, state.total)
