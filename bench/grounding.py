@@ -75,6 +75,7 @@ class Row:
     candidates: list[str] = field(default_factory=list)
     check: str = ""  # the model's second check: yes, no, unreadable, failed ("" when it did not run)
     check_ms: float = 0.0
+    check_reply: str = ""
 
 
 @dataclass
@@ -142,6 +143,7 @@ def ask(
         evidence=grounding.evidence.values() if grounding else [0.0] * len(FEATURES), ms=ms, cpu_ms=cpu_ms,
         candidates=[docs[r.path] for r in grounding.candidates] if grounding else [],
         check=outcome.verdict if outcome else "", check_ms=outcome.ms if outcome else 0.0,
+        check_reply=outcome.reply if outcome else "",
     )  # fmt: skip
 
 

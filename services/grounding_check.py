@@ -32,7 +32,8 @@ ASK = {
     "Reply with one word: YES or NO.",
 }
 _WORDS = {"oui": "yes", "yes": "yes", "non": "no", "no": "no"}
-_FIRST_WORD = re.compile(r"\w+")
+# The word alone, or before punctuation ("Non, les extraits…"); "Oui ou non" echoes the question.
+_VERDICT = re.compile(r"^\W*(oui|non|yes|no)(?:\W*$|\s*[,.;:!—–-])", re.IGNORECASE)
 Verdict = Literal["yes", "no", "unreadable", "failed"]
 GenerateFn = Callable[[GenerationRequest], str]  # the reply's text; raises GenerationError (an error, a timeout)
 
@@ -75,9 +76,9 @@ def check_messages(messages: list[ChatMessage], language: str) -> list[ChatMessa
 
 
 def read_verdict(reply: str) -> Verdict:
-    """The reply's first word, if it is a yes or a no in French or English."""
-    first = _FIRST_WORD.search(reply.lower())
-    return _WORDS.get(first.group(), "unreadable") if first else "unreadable"  # type: ignore[return-value]
+    """A yes or a no in French or English, alone or before punctuation; anything else is unreadable."""
+    word = _VERDICT.match(reply.strip())
+    return _WORDS[word.group(1).lower()] if word else "unreadable"  # type: ignore[return-value]
 
 
 def check_request(messages: list[ChatMessage], language: str) -> GenerationRequest:

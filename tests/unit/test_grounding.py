@@ -133,10 +133,11 @@ def test_the_explanation_says_the_decision_and_its_evidence() -> None:
 
 @pytest.mark.parametrize(
     ("reply", "verdict"),
-    [("NON", "no"), (" Non, les extraits", "no"), ("no.", "no"), ("OUI", "yes"), ("Yes", "yes"),
-     ("Peut-être", "unreadable"), ("", "unreadable"), ("nonobstant", "unreadable")],
+    [("NON", "no"), (" Non, les extraits", "no"), ("no.", "no"), ("OUI", "yes"), ("Yes", "yes"), ("**Non**", "no"),
+     ("Oui ou", "unreadable"), ("Yes or no", "unreadable"), ("Peut-être", "unreadable"), ("", "unreadable"),
+     ("nonobstant", "unreadable"), ("La question est", "unreadable")],
 )  # fmt: skip
-def test_the_check_reads_a_yes_or_a_no_from_the_first_word(reply: str, verdict: str) -> None:
+def test_the_check_reads_a_yes_or_a_no_alone(reply: str, verdict: str) -> None:
     assert read_verdict(reply) == verdict
 
 
