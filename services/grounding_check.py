@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from services.config import BUNDLED_LLM_MODEL, Settings
+from services.config import Settings
+from services.llm.bundled import is_bundled
 from services.llm.models import ChatMessage, GenerationError, GenerationRequest, Priority, StreamEvent
 from services.memory.redact import redact_text
 
@@ -42,7 +43,7 @@ def check_enabled(settings: Settings) -> bool:
     """``grounding_check``: ``auto`` only with a model able to judge excerpts (the bundled 135M is not)."""
     if settings.grounding_check != "auto":
         return settings.grounding_check == "on"
-    return settings.llm_backend == "openai" or settings.llm_model != BUNDLED_LLM_MODEL
+    return settings.llm_backend == "openai" or not is_bundled(settings.llm_model)
 
 
 @dataclass(frozen=True)

@@ -226,6 +226,16 @@ def test_the_models_yes_streams_the_answer_from_the_same_prompt_prefix(checked: 
     assert check["messages"][:-1] == reply["messages"][:-1] and check["messages"][-1]["content"].startswith(prefix)
 
 
+def test_after_the_models_no_the_web_answers_as_after_the_guards_refusal(checked: CheckedFixture) -> None:
+    server, engine = checked
+    server.script("Non.", "Selon le web [1].")
+    events = list(engine(grounding_check="on").ask(ATLAS_QUESTION, use_web=True, now=NOW))
+    answer = events[-1].answer
+    assert answer is not None and answer.provenance == Provenance.WEB and all(s.url for s in answer.sources)
+    assert answer.answer.startswith(NOT_IN_VAULT["fr"]) and answer.answer.endswith("Selon le web [1].")
+    assert is_check(server.requests[0]) and "Projet Atlas" not in server.requests[1]["messages"][-1]["content"]
+
+
 @pytest.mark.parametrize("verdict", ["Peut-être bien", FAIL])
 def test_an_unreadable_or_failed_check_keeps_the_guards_decision(checked: CheckedFixture, verdict: object) -> None:
     server, engine = checked
