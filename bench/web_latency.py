@@ -40,7 +40,16 @@ from subprocess import DEVNULL
 from typing import Any
 from urllib.parse import quote
 
-from _common import ROOT, SAMPLE_VAULT, hermetic_environment, machine, percentiles, print_table, variant_vault
+from _common import (
+    ROOT,
+    SAMPLE_VAULT,
+    hermetic_environment,
+    machine,
+    percentiles,
+    print_table,
+    start_openai_server,
+    variant_vault,
+)
 from _common import write_results as save
 
 from services import vault
@@ -152,41 +161,6 @@ def graph_in_browser(app: Any, limits: tuple[int, ...] = (300, 2000), repeat: in
     return drawn
 
 
-# An OpenAI-compatible server on this machine: mlx-lm's own, serving the same bundled model with the same
-# BLAS binding as the worker (llama.cpp and Ollama have no wheel here). ObsiRAG's openai backend talks to it.
-_OPENAI_SERVER = (
-    "import sys; from services.llm.mlx_backend import prefer_fast_blas; prefer_fast_blas(); "
-    "from mlx_lm.server import main; sys.argv = ['mlx_lm.server', *sys.argv[1:]]; main()"
-)
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _start_openai_server(model: Path) -> tuple[subprocess.Popen[bytes], str]:
-    import httpx
-
-    port = _free_port()
-    command = [sys.executable, "-c", _OPENAI_SERVER, "--model", str(model), "--port", str(port)]
-    server = subprocess.Popen(command, cwd=ROOT, stdout=DEVNULL, stderr=DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                return server, url
-        except httpx.HTTPError:
-            pass  # still loading
-        time.sleep(0.5)  # polling an observable condition
-    server.kill()
-    raise TimeoutError("mlx_lm.server did not come up")
-
-
 def browser_first_token(questions: int, openai_server: bool = False) -> dict[str, Any]:
     """Submit → first token in Chromium, and the model's own time to first token, per question."""
     from playwright.sync_api import sync_playwright
@@ -204,7 +178,7 @@ def browser_first_token(questions: int, openai_server: bool = False) -> dict[str
         (settings.model_cache / models.name).symlink_to(models)
         server = None
         if openai_server:
-            server, url = _start_openai_server(models)
+            server, url = start_openai_server(models)
             env |= {"OBSIRAG_LLM_BACKEND": "openai", "OBSIRAG_LLM_BASE_URL": url, "OBSIRAG_LLM_MODEL": str(models)}
         command = [sys.executable, "-m", "workers.cli", "up", "--vault", str(root / "vault")]
         command += ["--data", str(settings.data_dir)]

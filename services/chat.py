@@ -33,6 +33,7 @@ from services.context import (
 from services.embedding import calibration
 from services.entities import answer_entities
 from services.grounding import Grounding, assess, combine_parts, split_question
+from services.grounding_check import GenerateFn, check_enabled, generate_through, run_check
 from services.listing import answer_listing, batch_blocks, notes_in_range
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
 from services.memory.assistant import ChatMemory
@@ -126,9 +127,11 @@ class ChatEngine:
         catalog: Catalog,
         worker: WorkerFn | None = None,
         memory: ChatMemory | None = None,
+        check_model: GenerateFn | None = None,
     ) -> None:
         """``worker``: what the running generation worker publishes; its prompt budget and answer cap
-        win over this process's settings."""
+        win over this process's settings. ``check_model``: how the grounding check's short generation runs
+        (default: through ``stream``, without a timeout of its own)."""
         self.settings = settings
         self.search = search
         self.stream = stream
@@ -136,6 +139,7 @@ class ChatEngine:
         self.catalog = catalog
         self.worker = worker
         self.memory = memory or ChatMemory(settings, catalog)
+        self.check_model = check_model or generate_through(stream)
 
     def ask(
         self, question: str, thread_id: str | None = None, use_web: bool | None = None, now: datetime | None = None,
@@ -150,6 +154,7 @@ class ChatEngine:
         one model call, instead of relying on search snippets; slower, so for the learner rather than a chat.
         """
         prepared = self.prepare(question, thread_id, use_web, now)
+        self.second_check(prepared, use_web)
         if prepared.text:
             yield ChatEvent(kind="token", text=prepared.text)
         if prepared.try_web and (intro := self._web_fallback(prepared, read_web_pages)):
@@ -206,8 +211,7 @@ class ChatEngine:
         plan = prepared.plan
         prepared.grounding = grounding = self._ground(prepared)
         if not grounding.supported:
-            prepared.text = prompts.NOT_IN_VAULT[plan.language]
-            prepared.try_web = use_web
+            _refuse(prepared, use_web)
             return
         main = grounding.main
         label = prompts.QUESTION[plan.language]
@@ -224,6 +228,18 @@ class ChatEngine:
         prepared.main_note = main.path if main else None
         prepared.messages = remembered.into(prepared.fit.messages(blocks, label))
         prepared.memory = remembered.uses
+
+    def second_check(self, prepared: Prepared, use_web: bool | None = None) -> None:
+        """The model's word on the excerpts the guard let through (``grounding_check``): "no" → the refusal."""
+        grounding = prepared.grounding
+        if grounding is None or not grounding.supported or prepared.messages is None:
+            return
+        if not check_enabled(self.settings):
+            return
+        grounding.check = run_check(self.check_model, prepared.messages, prepared.plan.language)
+        prepared.lap("check_ms")
+        if grounding.check.refuses:
+            _refuse(prepared, self.settings.web_search if use_web is None else use_web)
 
     def _ground(self, prepared: Prepared) -> Grounding:
         """The guard on the question, and on each part of a two-part question (one search each)."""
@@ -429,6 +445,14 @@ def _caveat(grounding: Grounding, blocks: list[ContextBlock], language: str) -> 
     cited = {c.path for c in grounding.candidates}
     notes = [f"[[{b.title}]] [{b.n}]" for b in blocks if b.path in cited]
     return prompts.SEVERAL_NOTES[language].format(notes=", ".join(notes)) + "\n\n" if len(notes) > 1 else ""
+
+
+def _refuse(prepared: Prepared, use_web: bool) -> None:
+    """The vault does not answer: the refusal said at once, then the web when allowed."""
+    prepared.text = prompts.NOT_IN_VAULT[prepared.plan.language]
+    prepared.try_web = use_web
+    prepared.sources, prepared.main_note, prepared.messages, prepared.memory = [], None, None, []
+    prepared.provenance = Provenance.NONE
 
 
 def _vault_sources(blocks: list[ContextBlock]) -> list[Source]:

@@ -123,6 +123,15 @@ class Settings(BaseSettings):
     )
 
     # Chat.
+    grounding_check: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="Before streaming an answer the guard let through, ask the model in a few tokens whether the "
+        "excerpts answer the question (« non » → the refusal). `auto`: only with a capable model (the openai "
+        "backend, or an MLX model other than the bundled one); `on`, `off`.",
+    )
+    grounding_check_timeout: float = Field(
+        15.0, description="Longest the chat waits for that check; past it the guard's decision stands."
+    )
     web_search: bool = Field(
         False,
         description="Questions the vault cannot answer go to the web search engine by default (the composer's "

@@ -15,10 +15,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from services import lexical
 from services.embedding import DEFAULT_CALIBRATION, Calibration
 from services.search import SearchResult, query_terms
+
+if TYPE_CHECKING:
+    from services.grounding_check import CheckOutcome
 
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-ZÀ-Ý][\w’'-]{2,})")
 _PART_SPLIT = re.compile(r"\s*[,;]?\s+(?:et|ainsi que|and|as well as)\s+|\s*;\s*", re.IGNORECASE)
@@ -57,6 +61,7 @@ class Grounding:
     candidates: list[SearchResult] = field(default_factory=list)  # notes of similar weight, when no main note
     missing_names: list[str] = field(default_factory=list)
     missing_parts: list[str] = field(default_factory=list)  # parts of a two-part question the vault lacks
+    check: CheckOutcome | None = None  # the model's second check (``grounding_check``), when it ran
 
     def explain(self) -> dict[str, object]:
         """The decision as plain data (``obsirag ask --explain``, the web's "pourquoi ces sources ?")."""
@@ -68,6 +73,7 @@ class Grounding:
             "candidates": [r.path for r in self.candidates],
             "missing_names": self.missing_names,
             "missing_parts": self.missing_parts,
+            "check": self.check.explain() if self.check else None,
         }
 
 

@@ -20,6 +20,7 @@ from services.catalog import Catalog
 from services.chat import ChatEngine
 from services.config import Settings
 from services.graph import GraphCache
+from services.grounding_check import generate_through
 from services.markdown import CatalogLinks, MarkdownRenderer
 from services.models import Provenance, Turn
 from services.reader import MarkdownDoc
@@ -73,9 +74,16 @@ class Site:
             lambda request_id: generation.stream(request_id, timeout),
             generation.cancel,
         )
+        check = recording_stream(  # the grounding check: stopped with the run, within its own timeout
+            run,
+            lambda request: generation.submit(request, watched=True),
+            lambda request_id: generation.stream(request_id, self.settings.grounding_check_timeout),
+            generation.cancel,
+        )
         return build_chat_engine(
             self.settings, self.catalog, client=self.client, stream=stream, web_search=self.web_search,
             not_running="ObsiRAG ne tourne pas : lancez `obsirag up` (ou `make run`).", lang="fr",
+            check_model=generate_through(check),
         )  # fmt: skip
 
     def cached(self, name: str, build: Callable[[], T]) -> T:

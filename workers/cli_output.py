@@ -27,7 +27,18 @@ def explain_grounding(grounding: dict[str, Any]) -> str:
         lines.append("  not in the vault: " + " ; ".join(grounding["missing_parts"]))
     if grounding["missing_names"]:
         lines.append("  names no retrieved note holds: " + ", ".join(grounding["missing_names"]))
+    if check := grounding.get("check"):
+        error = f": {check['error']}" if check.get("error") else ""
+        lines.append(f"model's check: {_CHECK_SAYS[check['verdict']]} ({check['ms']:.0f} ms){error}")
     return "\n".join(lines)
+
+
+_CHECK_SAYS = {
+    "yes": "the excerpts answer this: answered",
+    "no": "the excerpts do not answer this: refused",
+    "unreadable": "reply not a yes or a no: the guard's decision kept",
+    "failed": "no reply (error or timeout): the guard's decision kept",
+}
 
 
 class ReadingProgress:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
 DEFAULT_REPLY = '{"facts": []}'
 FAIL = object()  # script this to answer 500
+S = TypeVar("S", bound=ThreadingHTTPServer)
 
 
 class ScriptedOpenAI(ThreadingHTTPServer):
@@ -54,33 +55,62 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.requests.append(body)
         reply = self.server.next_reply()
         if reply is FAIL:
-            self.send_response(500)
-            self.end_headers()
-            self.wfile.write(b'{"error": {"message": "scripted failure"}}')
+            send_error(self, "scripted failure")
             return
         text = str(reply)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.end_headers()
+        start_sse(self)
         pieces = [text[i : i + 16] for i in range(0, len(text), 16)] or [""]
         for piece in pieces:
-            self._event({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
-        self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+            send_event(self, content_chunk(piece))
+        send_event(self, finish_chunk("stop"))
         prompt = sum(len(m["content"]) for m in body["messages"]) // 4
-        self._event({"choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": len(pieces)}})
-        self.wfile.write(b"data: [DONE]\n\n")
-
-    def _event(self, payload: dict[str, Any]) -> None:
-        self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
-        self.wfile.flush()
+        send_event(self, usage_chunk(prompt, len(pieces)))
+        send_done(self)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
+# --- the SSE of ``/v1/chat/completions``, shared with test_openai_backend's FakeOpenAI ------------------
+
+
+def start_sse(handler: BaseHTTPRequestHandler) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.end_headers()
+
+
+def send_event(handler: BaseHTTPRequestHandler, payload: dict[str, Any]) -> None:
+    handler.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
+    handler.wfile.flush()
+
+
+def send_done(handler: BaseHTTPRequestHandler) -> None:
+    handler.wfile.write(b"data: [DONE]\n\n")
+
+
+def send_error(handler: BaseHTTPRequestHandler, message: str, status: int = 500) -> None:
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.end_headers()
+    handler.wfile.write(json.dumps({"error": {"message": message}}).encode())
+
+
+def content_chunk(text: str) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+
+
+def finish_chunk(reason: str) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
+
+
+def usage_chunk(prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+    return {"choices": [], "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}}
+
+
 @contextmanager
-def scripted_server() -> Iterator[ScriptedOpenAI]:
-    server = ScriptedOpenAI()
+def serving(server: S) -> Iterator[S]:
+    """``server`` answering in a thread until the block ends."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -88,3 +118,7 @@ def scripted_server() -> Iterator[ScriptedOpenAI]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def scripted_server() -> AbstractContextManager[ScriptedOpenAI]:
+    return serving(ScriptedOpenAI())

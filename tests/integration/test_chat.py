@@ -306,3 +306,27 @@ def test_a_fact_close_in_meaning_reaches_the_prompt_without_a_shared_word(
     assert forgot.answer.startswith("J'ai oublié : ")
     again = chat.prepare(question, now=NOW)
     assert again.memory_matches == [] and again.memory == [] and "végétarien" not in again.messages[-1].content
+
+
+def test_the_grounding_check_reads_the_answers_prompt_so_the_answer_reads_only_its_end(
+    setup: tuple[Settings, SearchEngine],
+) -> None:
+    """The check's prompt is the answer's plus one line: the worker's prompt cache gives the answer the
+    excerpts the check read (whatever the bundled model says, an unreadable reply keeps the answer)."""
+    settings, search = setup
+    done: list[StreamEvent] = []
+    stream = CountingStream(settings)
+
+    def recording(request: GenerationRequest) -> Iterator[StreamEvent]:
+        for event in stream(request):
+            done.extend([event] if event.kind == "done" else [])
+            yield event
+
+    checked = settings.model_copy(update={"grounding_check": "on"})
+    chat = ChatEngine(checked, search.search, recording, FakeWebSearch(), Catalog(settings.catalog_path))
+    answer, _ = ask(chat, "Combien de voisins cultivent la parcelle du potager partagé ?")  # asked nowhere else
+    assert answer.grounding is not None and answer.grounding["check"]["verdict"] in {"yes", "unreadable"}
+    check, reply = done
+    assert stream.requests[0].max_tokens == 3 and stream.requests[1].messages[:-1] == stream.requests[0].messages[:-1]
+    assert check.cached_tokens < 0.5 * check.prompt_tokens  # new excerpts: the check reads them
+    assert reply.cached_tokens > 0.8 * reply.prompt_tokens  # and the answer does not read them again

@@ -1,32 +1,41 @@
 """The grounding guard, partial answers and listings on the sample vault, with multilingual-e5-small.
 
-Only ``ChatEngine.prepare`` runs (what is decided before any model call), on a real Edge index of the
-sample vault built with the multilingual model: the default the project is moving to.
+``ChatEngine.prepare`` runs (what is decided before any model call) on a real Edge index of the sample
+vault built with the multilingual model, the default the project is moving to; the model's second check
+(``grounding_check``) runs on the same index through the real generation worker (openai backend) and a
+scripted OpenAI-compatible server.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from services import lexical
 from services.catalog import Catalog
-from services.chat import ChatEngine
-from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
+from services.chat import ChatAnswer, ChatEngine
+from services.config import BUNDLED_LLM_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.embedding import Embedder
 from services.grounding import content_terms
+from services.grounding_check import ASK
 from services.indexing import IndexPipeline, changed_paths
 from services.llm.models import GenerationRequest, StreamEvent
 from services.models import Provenance
 from services.prompts import NOT_IN_VAULT
 from services.search import SearchEngine, SearchRequest
 from services.store import EdgeStore
+from services.system.generation import GenerationClient
 from services.websearch import FakeWebSearch
 from tests.conftest import SAMPLE_VAULT
+from tests.integration.conftest import running_worker, worker_settings
+from tests.integration.scripted_openai import FAIL, ScriptedOpenAI, scripted_server
+from workers.mlx_worker import worker_limits
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 TATIN = "Cuisine/Tarte tatin.md"
@@ -35,6 +44,11 @@ POTAGER = "Projets/Potager partagé.md"
 PERMACULTURE = "Lectures/Manuel de permaculture urbaine.md"
 ATLAS = "Projets/Projet Atlas.md"
 ADA = "English/Notes on Ada Lovelace.md"
+CheckedFixture = tuple[ScriptedOpenAI, Callable[..., ChatEngine]]
+
+
+WIFI = "Maison/Wifi.md"
+WIFI_PASSWORD = "Tr0ub4dor&3"  # planted: the check's request must not carry it
 
 
 def no_model(request: GenerationRequest) -> Iterator[StreamEvent]:
@@ -45,6 +59,11 @@ def no_model(request: GenerationRequest) -> Iterator[StreamEvent]:
 def chat(tmp_path_factory: pytest.TempPathFactory, e5_embedder: Embedder) -> Iterator[ChatEngine]:
     root = tmp_path_factory.mktemp("grounding")
     shutil.copytree(SAMPLE_VAULT, root / "vault")
+    (root / "vault" / WIFI).parent.mkdir()
+    (root / "vault" / WIFI).write_text(
+        f"# Wifi de la maison\n\nLa box est dans l'entrée. Réseau Maison-5G, mot de passe : {WIFI_PASSWORD}\n",
+        encoding="utf-8",
+    )
     settings = Settings(
         _env_file=None, vault=root / "vault", data_dir=root / "data", embedding_model=MULTILINGUAL_EMBEDDING_MODEL
     )
@@ -142,3 +161,107 @@ def test_a_listing_question_lists_the_notes_about_a_topic_worded_otherwise(chat:
     assert TATIN not in listed and "Tech/Git habits.md" not in listed
     assert all(n.passage for n in prepared.notes)  # each note comes with the passage that makes it relevant
     assert f"[[{prepared.notes[0].title}]]" in prepared.text
+
+
+# --- the model's second check, through the worker and a scripted server ------------------------
+
+ATLAS_QUESTION = "Quels buts poursuit le projet de cartographie ?"
+
+
+@pytest.fixture(scope="module")
+def checked(chat: ChatEngine, redis_url: str) -> Iterator[CheckedFixture]:
+    """Engines on ``chat``'s index whose generations reach the scripted server through a real worker."""
+    with scripted_server() as server:
+        worker = worker_settings(
+            redis_url, chat.settings.data_dir / "worker", llm_backend="openai", llm_base_url=server.base_url,
+            llm_model="scripted", llm_warm_up=False,
+        )  # fmt: skip
+        client = GenerationClient(worker)
+
+        def stream(request: GenerationRequest) -> Iterator[StreamEvent]:
+            return client.stream(client.submit(request, watched=True), timeout=30)
+
+        def engine(**settings: object) -> ChatEngine:
+            configured = chat.settings.model_copy(update=settings)
+            quick = lambda request: client.generate(request, timeout=10).text  # noqa: E731
+            return ChatEngine(configured, chat.search, stream, FakeWebSearch(), chat.catalog, check_model=quick)
+
+        with running_worker(worker, limits=worker_limits(worker)):
+            yield server, engine
+
+
+def asked(engine: ChatEngine, question: str) -> ChatAnswer:
+    events = list(engine.ask(question, use_web=False, now=NOW))
+    assert all(e.kind != "error" for e in events), events
+    answer = events[-1].answer
+    assert answer is not None
+    return answer
+
+
+def is_check(request: dict[str, Any]) -> bool:
+    return request["messages"][-1]["content"].endswith(ASK["fr"])
+
+
+def test_the_models_no_turns_an_answer_the_guard_let_through_into_the_refusal(checked: CheckedFixture) -> None:
+    server, engine = checked
+    server.script("NON")
+    answer = asked(engine(llm_backend="openai", llm_model="scripted"), ATLAS_QUESTION)
+    assert answer.answer == NOT_IN_VAULT["fr"] and answer.provenance == Provenance.NONE and not answer.sources
+    assert answer.grounding is not None and answer.grounding["supported"]  # the guard alone would have answered
+    assert answer.grounding["check"]["verdict"] == "no" and answer.grounding["check"]["decision"] == "refused"
+    (check,) = server.requests  # no answer was asked for
+    assert is_check(check) and check["max_tokens"] == 3 and check["temperature"] == 0.0
+    assert "Projet Atlas" in check["messages"][-1]["content"]  # the excerpts the answer would read
+
+
+def test_the_models_yes_streams_the_answer_from_the_same_prompt_prefix(checked: CheckedFixture) -> None:
+    server, engine = checked
+    server.script("OUI", "Cartographier les jardins [1].")
+    answer = asked(engine(grounding_check="on"), ATLAS_QUESTION)
+    assert answer.answer.endswith("Cartographier les jardins [1].") and answer.main_note == ATLAS
+    assert answer.grounding is not None and answer.grounding["check"]["verdict"] == "yes"
+    check, reply = server.requests
+    assert is_check(check) and not is_check(reply)
+    prefix = reply["messages"][-1]["content"]
+    assert check["messages"][:-1] == reply["messages"][:-1] and check["messages"][-1]["content"].startswith(prefix)
+
+
+def test_after_the_models_no_the_web_answers_as_after_the_guards_refusal(checked: CheckedFixture) -> None:
+    server, engine = checked
+    server.script("Non.", "Selon le web [1].")
+    events = list(engine(grounding_check="on").ask(ATLAS_QUESTION, use_web=True, now=NOW))
+    answer = events[-1].answer
+    assert answer is not None and answer.provenance == Provenance.WEB and all(s.url for s in answer.sources)
+    assert answer.answer.startswith(NOT_IN_VAULT["fr"]) and answer.answer.endswith("Selon le web [1].")
+    assert is_check(server.requests[0]) and "Projet Atlas" not in server.requests[1]["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize("verdict", ["Peut-être bien", FAIL])
+def test_an_unreadable_or_failed_check_keeps_the_guards_decision(checked: CheckedFixture, verdict: object) -> None:
+    server, engine = checked
+    server.script(verdict, "Cartographier les jardins [1].")
+    answer = asked(engine(grounding_check="on"), ATLAS_QUESTION)
+    assert answer.provenance == Provenance.VAULT and answer.answer.endswith("[1].")
+    assert answer.grounding is not None
+    assert answer.grounding["check"]["verdict"] == ("unreadable" if verdict != FAIL else "failed")
+    assert len(server.requests) == 2
+
+
+def test_auto_with_the_bundled_model_sends_no_check(checked: CheckedFixture) -> None:
+    server, engine = checked
+    server.script("Cartographier les jardins [1].")
+    answer = asked(engine(llm_backend="mlx", llm_model=BUNDLED_LLM_MODEL, grounding_check="auto"), ATLAS_QUESTION)
+    assert answer.provenance == Provenance.VAULT and answer.grounding is not None
+    assert answer.grounding["check"] is None
+    (only,) = server.requests
+    assert not is_check(only)
+
+
+def test_the_check_request_holds_no_planted_secret(checked: CheckedFixture) -> None:
+    server, engine = checked
+    server.script("OUI", "La box est dans l'entrée [1].")
+    answer = asked(engine(grounding_check="on"), "Quel est le mot de passe du wifi de la maison ?")
+    assert answer.main_note == WIFI
+    check = server.requests[0]
+    assert is_check(check) and "Maison-5G" in json.dumps(check, ensure_ascii=False)  # the note was read
+    assert WIFI_PASSWORD not in json.dumps(check, ensure_ascii=False)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +15,16 @@ from services.llm.models import ChatMessage, GenerationError, GenerationRequest
 from services.llm.openai_backend import OpenAIBackend, OpenAIServerError, sse_chunks
 from services.system.generation import GenerationClient
 from tests.integration.conftest import running_worker, worker_settings
+from tests.integration.scripted_openai import (
+    content_chunk,
+    finish_chunk,
+    send_done,
+    send_error,
+    send_event,
+    serving,
+    start_sse,
+    usage_chunk,
+)
 from workers.mlx_worker import worker_limits
 
 ANSWER = ["The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog."]
@@ -45,28 +54,18 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
         if self.path != "/v1/chat/completions" or body["messages"][-1]["content"] == "explode":
-            self.send_response(500)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(b'{"error": {"message": "model exploded"}}')
+            send_error(self, "model exploded")
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.end_headers()
+        start_sse(self)
         words = ANSWER[: body["max_tokens"]]
-        self._event({"choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]})
+        send_event(self, {"choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}]})
         self.wfile.write(b": keep-alive\n\n")
         for word in words:
-            self._event({"choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]})
-        reason = "stop" if len(words) == len(ANSWER) else "length"
-        self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+            send_event(self, content_chunk(word))
+        send_event(self, finish_chunk("stop" if len(words) == len(ANSWER) else "length"))
         if self.server.include_usage and body.get("stream_options", {}).get("include_usage"):
-            self._event({"choices": [], "usage": {"prompt_tokens": 21, "completion_tokens": len(words)}})
-        self.wfile.write(b"data: [DONE]\n\n")
-
-    def _event(self, payload: dict[str, Any]) -> None:
-        self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
-        self.wfile.flush()
+            send_event(self, usage_chunk(21, len(words)))
+        send_done(self)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -74,12 +73,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def fake_server() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with serving(FakeOpenAI()) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL
+from services.config import BUNDLED_EMBEDDING_MODEL, BUNDLED_LLM_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.embedding import DEFAULT_CALIBRATION, calibration
 from services.grounding import (
     FEATURES,
@@ -26,7 +26,10 @@ from services.grounding import (
     select_main_note,
     split_question,
 )
+from services.grounding_check import CheckOutcome, check_enabled, check_request, read_verdict, run_check
+from services.llm.models import ChatMessage, GenerationError, GenerationRequest
 from services.search import SearchResult
+from workers.cli_output import explain_grounding
 
 
 def hit(
@@ -123,3 +126,44 @@ def test_the_explanation_says_the_decision_and_its_evidence() -> None:
     assert text.startswith("guard: refused") and "dense 0.42" in text and "Pérou" in text
     answered = explain_grounding(assess("objectifs du projet Atlas", [ATLAS, TARTE], RULE).explain())
     assert "answered from the vault" in answered and "main note: Projets/Atlas.md" in answered
+
+
+# --- the model's second check ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [("NON", "no"), (" Non, les extraits", "no"), ("no.", "no"), ("OUI", "yes"), ("Yes", "yes"), ("**Non**", "no"),
+     ("Oui ou", "unreadable"), ("Yes or no", "unreadable"), ("Peut-être", "unreadable"), ("", "unreadable"),
+     ("nonobstant", "unreadable"), ("La question est", "unreadable")],
+)  # fmt: skip
+def test_the_check_reads_a_yes_or_a_no_alone(reply: str, verdict: str) -> None:
+    assert read_verdict(reply) == verdict
+
+
+@pytest.mark.parametrize(
+    ("setting", "backend", "model", "enabled"),
+    [("auto", "mlx", BUNDLED_LLM_MODEL, False), ("auto", "mlx", "mlx-community/Qwen2.5-7B-Instruct-4bit", True),
+     ("auto", "openai", "llama3", True), ("off", "openai", "llama3", False), ("on", "mlx", BUNDLED_LLM_MODEL, True)],
+)  # fmt: skip
+def test_auto_checks_only_with_a_capable_model(setting: str, backend: str, model: str, enabled: bool) -> None:
+    settings = Settings(_env_file=None, grounding_check=setting, llm_backend=backend, llm_model=model)
+    assert check_enabled(settings) is enabled
+
+
+def test_a_failed_check_keeps_the_guard_and_says_why() -> None:
+    def broken(request: GenerationRequest) -> str:
+        raise GenerationError("pas de réponse du modèle en 15 s")
+
+    messages = [ChatMessage(role="system", content="S"), ChatMessage(role="user", content="Extraits :\n[1] x")]
+    outcome = run_check(broken, messages, "fr")
+    assert not outcome.refuses and outcome.explain()["decision"] == "guard kept"
+    assert "15 s" in explain_grounding(_explained(outcome))
+    request = check_request(messages, "fr")
+    assert request.messages[0] == messages[0] and request.messages[1].content.startswith("Extraits :\n[1] x\n\n")
+
+
+def _explained(outcome: CheckOutcome) -> dict[str, object]:
+    evidence = {name: 0.5 for name in FEATURES}
+    return {"supported": True, "confidence": 0.6, "evidence": evidence, "main_note": None, "candidates": [],
+            "missing_parts": [], "missing_names": [], "check": outcome.explain()}  # fmt: skip
