@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 from urllib.parse import quote
 
+import anyio
 import mcp_types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -35,6 +36,7 @@ from services.mcp.schemas import (
     SearchResults,
     SimilarNote,
 )
+from services.mcp.stdio import serve_stdio
 from services.mcp.tools import VaultTools
 from services.models import EntityKind, NoteStatus, NoteType
 from services.system import SystemNotRunning
@@ -58,8 +60,9 @@ Until = Annotated[datetime | None, Field(description="only notes dated before th
 class VaultServer(MCPServer):
     """``MCPServer`` whose resource list is the vault's indexed notes (one ``obsirag://note/<path>`` each)."""
 
-    def __init__(self, tools: VaultTools, **kwargs: Any) -> None:
+    def __init__(self, tools: VaultTools, calls: CallLog, **kwargs: Any) -> None:
         self.tools = tools
+        self.calls = calls  # its owner closes it (``run_stdio``, the web app's lifespan): the last records
         super().__init__(**kwargs)
 
     async def _handle_list_resources(self, ctx: Any, params: mcp_types.PaginatedRequestParams | None) -> Any:
@@ -85,8 +88,10 @@ class VaultServer(MCPServer):
 def build_server(tools: VaultTools, calls: CallLog | None = None) -> VaultServer:
     configure_logging("WARNING")
     logging.getLogger("mcp").setLevel(logging.WARNING)  # its INFO lines (each session) would drown the process's log
-    server = VaultServer(tools, name="obsirag", title="ObsiRAG", instructions=text.INSTRUCTIONS, log_level="WARNING")
     calls = calls or CallLog(tools.client.history)
+    server = VaultServer(
+        tools, calls, name="obsirag", title="ObsiRAG", instructions=text.INSTRUCTIONS, log_level="WARNING"
+    )
     _add_tools(server, tools, calls)
     _add_resources(server, tools)
     _add_prompts(server, tools)
@@ -96,9 +101,11 @@ def build_server(tools: VaultTools, calls: CallLog | None = None) -> VaultServer
 def run_stdio(settings: Settings) -> None:
     """``obsirag mcp``: serve one client on stdin/stdout until it hangs up."""
     tools = VaultTools(settings)
+    server = build_server(tools)
     try:
-        build_server(tools).run("stdio")
+        anyio.run(serve_stdio, server)
     finally:
+        server.calls.close()
         tools.close()
 
 
