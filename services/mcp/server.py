@@ -109,10 +109,14 @@ def run_stdio(settings: Settings) -> None:
         tools.close()
 
 
-def recorded(name: str, fn: F, calls: CallLog) -> F:
-    """``fn`` as a tool: its call recorded, an expected failure turned into one clear error line."""
+def recorded(name: str, fn: F, calls: CallLog, on_loop: bool = False) -> F:
+    """``fn`` as a tool: its call recorded, an expected failure turned into one clear error line.
 
-    @functools.wraps(fn)
+    ``on_loop``: run on the event loop rather than in a worker thread (the SDK's way with a sync tool), for
+    tools that only read the catalog and a note file: a few milliseconds, less than the two thread wake-ups
+    that a loaded machine makes wait for a core. Tools that wait on the system (search, ask) keep a thread.
+    """
+
     def call(**arguments: Any) -> Any:
         started, error = time.perf_counter(), None
         try:
@@ -126,7 +130,10 @@ def recorded(name: str, fn: F, calls: CallLog) -> F:
         finally:
             calls.record(name, arguments, started, error)
 
-    return call  # type: ignore[return-value]
+    async def call_on_loop(**arguments: Any) -> Any:
+        return call(**arguments)
+
+    return functools.wraps(fn)(call_on_loop if on_loop else call)  # type: ignore[return-value]
 
 
 def _add_tools(server: MCPServer, tools: VaultTools, calls: CallLog) -> None:
@@ -194,15 +201,16 @@ def _add_tools(server: MCPServer, tools: VaultTools, calls: CallLog) -> None:
     ) -> list[RememberedFact]:
         return tools.memory_recall(query, limit)
 
-    published = [
-        (search, text.SEARCH, READ_ONLY), (read_note, text.READ_NOTE, READ_ONLY),
-        (list_notes, text.LIST_NOTES, READ_ONLY), (similar_notes, text.SIMILAR_NOTES, READ_ONLY),
-        (graph_neighbors, text.GRAPH_NEIGHBORS, READ_ONLY), (entities, text.ENTITIES, READ_ONLY),
-        (ask, text.ASK, ASKS), (recent_changes, text.RECENT_CHANGES, READ_ONLY),
-        (memory_recall, text.MEMORY_RECALL, READ_ONLY),
+    published = [  # (tool, description, hints, runs on the event loop: reads the catalog and files only)
+        (search, text.SEARCH, READ_ONLY, False), (read_note, text.READ_NOTE, READ_ONLY, True),
+        (list_notes, text.LIST_NOTES, READ_ONLY, True), (similar_notes, text.SIMILAR_NOTES, READ_ONLY, False),
+        (graph_neighbors, text.GRAPH_NEIGHBORS, READ_ONLY, True), (entities, text.ENTITIES, READ_ONLY, True),
+        (ask, text.ASK, ASKS, False), (recent_changes, text.RECENT_CHANGES, READ_ONLY, True),
+        (memory_recall, text.MEMORY_RECALL, READ_ONLY, False),
     ]  # fmt: skip
-    for fn, description, hints in published:
-        server.add_tool(recorded(fn.__name__, fn, calls), description=description, annotations=hints)
+    for fn, description, hints, on_loop in published:
+        tool = recorded(fn.__name__, fn, calls, on_loop)
+        server.add_tool(tool, description=description, annotations=hints)
 
 
 def _add_resources(server: MCPServer, tools: VaultTools) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
@@ -206,14 +207,15 @@ def test_ask_answers_with_sources_and_refuses_what_the_vault_lacks(mcp: McpSessi
 
 
 def test_every_call_is_in_the_task_history_and_on_the_dashboard(mcp: McpSession, system: System, base_url: str) -> None:
+    called = time.time()
     mcp.error("read_note", path="Nulle part.md")
 
     def failure() -> TaskRecord | None:  # the server's writer thread stores records just after each call
-        return next((r for r in mcp_records(system) if r.name == "read_note" and r.status == "error"), None)
+        return next((r for r in mcp_records(system) if r.at >= called and r.kwargs == {"path": "Nulle part.md"}), None)
 
     failed = wait_until(failure, "the failed call in the task history")
     records = mcp_records(system)
-    assert failed.kwargs == {"path": "Nulle part.md"} and "no note" in failed.error
+    assert failed.name == "read_note" and failed.status == "error" and "no note" in failed.error
     searched = next(r for r in records if r.name == "search" and r.status == "complete")
     assert searched.duration_ms is not None and searched.duration_ms > 0 and "query" in searched.kwargs
     dashboard = httpx.get(base_url.rstrip("/") + "/admin/live", headers={"accept": "text/html"}).text
