@@ -5,8 +5,9 @@ The supervisor of ``obsirag up`` runs the indexer, the watcher and the web proce
 sample vault. Then, on the same French queries and note paths, interleaved (each round calls every path
 once, in a rotating order, so a busy machine slows all of them alike):
 
-- direct: ``SystemClient.search`` (Huey search queue → indexer → result) and ``NoteReader.read`` (catalog
-  and vault), in this process: what an MCP call does once it has been decoded;
+- direct: ``SystemClient.search`` (Huey search queue → indexer → result) in a worker thread and
+  ``NoteReader.read`` (catalog and vault) on the event loop, in this process: what an MCP call does once
+  it has been decoded, where the server does it;
 - stdio: the official ``mcp`` client against ``obsirag mcp`` (a subprocess, as desktop clients launch it);
 - http: the same client against ``/mcp`` on the web process (Streamable HTTP, one session).
 
@@ -101,7 +102,7 @@ async def _measure(settings: Any, process: Any, log: Path, rounds: int) -> dict[
                 "search direct": _sync(lambda q=query: tools.client.search(SearchRequest(query=q, k=K))),
                 "search stdio": lambda q=query: _tool(over_stdio, "search", {"query": q, "k": K}),
                 "search http": lambda q=query: _tool(over_http, "search", {"query": q, "k": K}),
-                "read_note direct": _sync(lambda p=path: tools.notes.read(p)),
+                "read_note direct": _on_loop(lambda p=path: tools.notes.read(p)),
                 "read_note stdio": lambda p=path: _tool(over_stdio, "read_note", {"path": p}),
                 "read_note http": lambda p=path: _tool(over_http, "read_note", {"path": p}),
             }
@@ -158,9 +159,17 @@ def _cpu_ms(server: int | None) -> float:
 
 
 def _sync(fn: Callable[[], Any]) -> Callable[[], Awaitable[Any]]:
-    # In a worker thread, as the MCP server runs its (sync) tools: the loop keeps serving the clients' tasks.
+    # In a worker thread, as the MCP server runs search: the loop keeps serving the clients' tasks.
     async def call() -> Any:
         return await anyio.to_thread.run_sync(fn)
+
+    return call
+
+
+def _on_loop(fn: Callable[[], Any]) -> Callable[[], Awaitable[Any]]:
+    # On the event loop, as the MCP server runs read_note (services.mcp.server, ``on_loop``).
+    async def call() -> Any:
+        return fn()
 
     return call
 
