@@ -111,13 +111,14 @@ async def _measure(settings: Any, process: Any, log: Path, rounds: int) -> dict[
             for name in names[n % len(names) :] + names[: n % len(names)]:  # a rotating order
                 _VALIDATION.clear()
                 server = servers.get(name.split()[-1])
-                cpu = _cpu_ms(server)
+                cpu, served = _cpu_ms(server), _cpu_ms(server, own=False)
                 started = time.perf_counter()
                 await calls[name]()
                 elapsed = (time.perf_counter() - started) * 1000
                 if n >= WARM_UP_ROUNDS:
                     samples.setdefault(name, []).append(elapsed)
                     samples.setdefault(f"{name} cpu", []).append(_cpu_ms(server) - cpu)
+                    samples.setdefault(f"{name} server cpu", []).append(_cpu_ms(server, own=False) - served)
                     if _VALIDATION:
                         samples.setdefault(f"{name} validation", []).append(sum(_VALIDATION))
     tools.close()
@@ -149,9 +150,9 @@ def _stdio_pid() -> int | None:
     return None
 
 
-def _cpu_ms(server: int | None) -> float:
-    """CPU milliseconds used so far by this process and, when given, by the server process."""
-    used = time.process_time() * 1000
+def _cpu_ms(server: int | None, own: bool = True) -> float:
+    """CPU milliseconds used so far by this process (``own``) and, when given, by the server process."""
+    used = time.process_time() * 1000 if own else 0.0
     if server is not None:
         tasks = Path(f"/proc/{server}/task")
         used += sum(int((t / "schedstat").read_text().split()[0]) for t in tasks.iterdir()) / 1e6

@@ -59,7 +59,7 @@ async def serve_stdio(server: MCPServer) -> None:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
     stdout = os.fdopen(_divert(1, os.dup(2)), "wb", buffering=0)
     transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
-    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
     lowlevel: Any = server._lowlevel_server  # what the SDK's run_stdio_async runs, over our streams
     try:
         async with stdio_server(stdin=PipeLines(reader), stdout=PipeWriter(writer)) as (incoming, outgoing):  # type: ignore[arg-type]
