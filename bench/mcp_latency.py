@@ -5,10 +5,16 @@ The supervisor of ``obsirag up`` runs the indexer, the watcher and the web proce
 sample vault. Then, on the same French queries and note paths, interleaved (each round calls every path
 once, in a rotating order, so a busy machine slows all of them alike):
 
-- direct: ``SystemClient.search`` (Huey search queue → indexer → result) and ``NoteReader.read`` (catalog
-  and vault), in this process: what an MCP call does once it has been decoded;
+- direct: ``SystemClient.search`` (Huey search queue → indexer → result) in a worker thread and
+  ``NoteReader.read`` (catalog and vault) on the event loop, in this process: what an MCP call does once
+  it has been decoded, where the server does it;
 - stdio: the official ``mcp`` client against ``obsirag mcp`` (a subprocess, as desktop clients launch it);
 - http: the same client against ``/mcp`` on the web process (Streamable HTTP, one session).
+
+Each call's CPU time is counted too, in this process (``time.process_time``) and in the server's
+(``/proc/<pid>/task/*/schedstat``: the stdio subprocess, the web process): on a shared machine the
+wall-clock figures carry the other processes' load, the CPU figures much less. ``search``'s CPU leaves out
+the indexer's, the same work on every path.
 
 The MCP figures are the client's whole call (encode, transport, the server's validation, the same work,
 the result's JSON both ways, and the official client's check of the result against the tool's output
@@ -84,6 +90,7 @@ async def _measure(settings: Any, process: Any, log: Path, rounds: int) -> dict[
     queries = french_sentences()[: max(rounds, 1)]
     paths = [r.path for r in tools.catalog.list_notes()]
     samples: dict[str, list[float]] = {}
+    web_pid = tools.client.status().process("web").pid  # type: ignore[union-attr]
     async with (
         Client(stdio) as over_stdio,
         httpx2.AsyncClient(timeout=60) as http,
@@ -95,17 +102,23 @@ async def _measure(settings: Any, process: Any, log: Path, rounds: int) -> dict[
                 "search direct": _sync(lambda q=query: tools.client.search(SearchRequest(query=q, k=K))),
                 "search stdio": lambda q=query: _tool(over_stdio, "search", {"query": q, "k": K}),
                 "search http": lambda q=query: _tool(over_http, "search", {"query": q, "k": K}),
-                "read_note direct": _sync(lambda p=path: tools.notes.read(p)),
+                "read_note direct": _on_loop(lambda p=path: tools.notes.read(p)),
                 "read_note stdio": lambda p=path: _tool(over_stdio, "read_note", {"path": p}),
                 "read_note http": lambda p=path: _tool(over_http, "read_note", {"path": p}),
             }
             names = list(calls)
+            servers = {"stdio": _stdio_pid(), "http": web_pid}
             for name in names[n % len(names) :] + names[: n % len(names)]:  # a rotating order
                 _VALIDATION.clear()
+                server = servers.get(name.split()[-1])
+                cpu, served = _cpu_ms(server), _cpu_ms(server, own=False)
                 started = time.perf_counter()
                 await calls[name]()
+                elapsed = (time.perf_counter() - started) * 1000
                 if n >= WARM_UP_ROUNDS:
-                    samples.setdefault(name, []).append((time.perf_counter() - started) * 1000)
+                    samples.setdefault(name, []).append(elapsed)
+                    samples.setdefault(f"{name} cpu", []).append(_cpu_ms(server) - cpu)
+                    samples.setdefault(f"{name} server cpu", []).append(_cpu_ms(server, own=False) - served)
                     if _VALIDATION:
                         samples.setdefault(f"{name} validation", []).append(sum(_VALIDATION))
     tools.close()
@@ -128,10 +141,36 @@ def _time_client_validation() -> None:
     ClientSession.validate_tool_result = timed  # type: ignore[method-assign]
 
 
+def _stdio_pid() -> int | None:
+    """The ``obsirag mcp`` subprocess (this process's child running ``workers.cli mcp``)."""
+    for task in Path("/proc/self/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            if b"mcp" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
+                return int(pid)
+    return None
+
+
+def _cpu_ms(server: int | None, own: bool = True) -> float:
+    """CPU milliseconds used so far by this process (``own``) and, when given, by the server process."""
+    used = time.process_time() * 1000 if own else 0.0
+    if server is not None:
+        tasks = Path(f"/proc/{server}/task")
+        used += sum(int((t / "schedstat").read_text().split()[0]) for t in tasks.iterdir()) / 1e6
+    return used
+
+
 def _sync(fn: Callable[[], Any]) -> Callable[[], Awaitable[Any]]:
-    # In a worker thread, as the MCP server runs its (sync) tools: the loop keeps serving the clients' tasks.
+    # In a worker thread, as the MCP server runs search: the loop keeps serving the clients' tasks.
     async def call() -> Any:
         return await anyio.to_thread.run_sync(fn)
+
+    return call
+
+
+def _on_loop(fn: Callable[[], Any]) -> Callable[[], Awaitable[Any]]:
+    # On the event loop, as the MCP server runs read_note (services.mcp.server, ``on_loop``).
+    async def call() -> Any:
+        return fn()
 
     return call
 
@@ -172,10 +211,16 @@ def report(samples: dict[str, list[float]], rounds: int, output: Path | None) ->
         for transport in ("direct", "stdio", "http"):
             s = stats[f"{tool} {transport}"]
             added = "" if transport == "direct" else f"{s['p95'] - direct['p95']:+.2f}"
+            added_p50 = "" if transport == "direct" else f"{s['p50'] - direct['p50']:+.2f}"
             check = stats.get(f"{tool} {transport} validation", {}).get("p50", "")
-            rows.append([tool, transport, s["p50"], s["p95"], s["p99"], added, check])
-    headers = ["tool", "path", "p50 ms", "p95 ms", "p99 ms", "MCP adds at p95 ms", "client schema check p50 ms"]
+            cpu = stats[f"{tool} {transport} cpu"]["mean"]
+            rows.append([tool, transport, s["p50"], s["p95"], s["p99"], added_p50, added, cpu, check])
+    headers = [
+        "tool", "path", "p50 ms", "p95 ms", "p99 ms", "MCP adds at p50 ms", "MCP adds at p95 ms",
+        "CPU ms/call (mean)", "client schema check p50 ms",
+    ]  # fmt: skip
     print_table(headers, rows)
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     data = {"machine": machine(), "rounds": rounds, "target_overhead_ms": TARGET_OVERHEAD_MS, "stats": stats}
     print(f"results: {save('mcp_latency', data, output)}")
 

@@ -90,7 +90,10 @@ def mcp_mount(
 
     @asynccontextmanager
     async def lifespan(_app: Litestar) -> AsyncIterator[None]:
-        async with server.session_manager.run():
-            yield
+        try:
+            async with server.session_manager.run():
+                yield
+        finally:
+            server.calls.close()
 
     return mcp_app, lifespan, tools

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 from urllib.parse import quote
 
+import anyio
 import mcp_types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -35,6 +36,7 @@ from services.mcp.schemas import (
     SearchResults,
     SimilarNote,
 )
+from services.mcp.stdio import serve_stdio
 from services.mcp.tools import VaultTools
 from services.models import EntityKind, NoteStatus, NoteType
 from services.system import SystemNotRunning
@@ -58,8 +60,9 @@ Until = Annotated[datetime | None, Field(description="only notes dated before th
 class VaultServer(MCPServer):
     """``MCPServer`` whose resource list is the vault's indexed notes (one ``obsirag://note/<path>`` each)."""
 
-    def __init__(self, tools: VaultTools, **kwargs: Any) -> None:
+    def __init__(self, tools: VaultTools, calls: CallLog, **kwargs: Any) -> None:
         self.tools = tools
+        self.calls = calls  # its owner closes it (``run_stdio``, the web app's lifespan): the last records
         super().__init__(**kwargs)
 
     async def _handle_list_resources(self, ctx: Any, params: mcp_types.PaginatedRequestParams | None) -> Any:
@@ -85,8 +88,10 @@ class VaultServer(MCPServer):
 def build_server(tools: VaultTools, calls: CallLog | None = None) -> VaultServer:
     configure_logging("WARNING")
     logging.getLogger("mcp").setLevel(logging.WARNING)  # its INFO lines (each session) would drown the process's log
-    server = VaultServer(tools, name="obsirag", title="ObsiRAG", instructions=text.INSTRUCTIONS, log_level="WARNING")
     calls = calls or CallLog(tools.client.history)
+    server = VaultServer(
+        tools, calls, name="obsirag", title="ObsiRAG", instructions=text.INSTRUCTIONS, log_level="WARNING"
+    )
     _add_tools(server, tools, calls)
     _add_resources(server, tools)
     _add_prompts(server, tools)
@@ -96,16 +101,22 @@ def build_server(tools: VaultTools, calls: CallLog | None = None) -> VaultServer
 def run_stdio(settings: Settings) -> None:
     """``obsirag mcp``: serve one client on stdin/stdout until it hangs up."""
     tools = VaultTools(settings)
+    server = build_server(tools)
     try:
-        build_server(tools).run("stdio")
+        anyio.run(serve_stdio, server)
     finally:
+        server.calls.close()
         tools.close()
 
 
-def recorded(name: str, fn: F, calls: CallLog) -> F:
-    """``fn`` as a tool: its call recorded, an expected failure turned into one clear error line."""
+def recorded(name: str, fn: F, calls: CallLog, on_loop: bool = False) -> F:
+    """``fn`` as a tool: its call recorded, an expected failure turned into one clear error line.
 
-    @functools.wraps(fn)
+    ``on_loop``: run on the event loop rather than in a worker thread (the SDK's way with a sync tool), for
+    tools that only read the catalog and a note file: a few milliseconds, less than the two thread wake-ups
+    that a loaded machine makes wait for a core. Tools that wait on the system (search, ask) keep a thread.
+    """
+
     def call(**arguments: Any) -> Any:
         started, error = time.perf_counter(), None
         try:
@@ -119,7 +130,10 @@ def recorded(name: str, fn: F, calls: CallLog) -> F:
         finally:
             calls.record(name, arguments, started, error)
 
-    return call  # type: ignore[return-value]
+    async def call_on_loop(**arguments: Any) -> Any:
+        return call(**arguments)
+
+    return functools.wraps(fn)(call_on_loop if on_loop else call)  # type: ignore[return-value]
 
 
 def _add_tools(server: MCPServer, tools: VaultTools, calls: CallLog) -> None:
@@ -187,15 +201,16 @@ def _add_tools(server: MCPServer, tools: VaultTools, calls: CallLog) -> None:
     ) -> list[RememberedFact]:
         return tools.memory_recall(query, limit)
 
-    published = [
-        (search, text.SEARCH, READ_ONLY), (read_note, text.READ_NOTE, READ_ONLY),
-        (list_notes, text.LIST_NOTES, READ_ONLY), (similar_notes, text.SIMILAR_NOTES, READ_ONLY),
-        (graph_neighbors, text.GRAPH_NEIGHBORS, READ_ONLY), (entities, text.ENTITIES, READ_ONLY),
-        (ask, text.ASK, ASKS), (recent_changes, text.RECENT_CHANGES, READ_ONLY),
-        (memory_recall, text.MEMORY_RECALL, READ_ONLY),
+    published = [  # (tool, description, hints, runs on the event loop: reads the catalog and files only)
+        (search, text.SEARCH, READ_ONLY, False), (read_note, text.READ_NOTE, READ_ONLY, True),
+        (list_notes, text.LIST_NOTES, READ_ONLY, True), (similar_notes, text.SIMILAR_NOTES, READ_ONLY, False),
+        (graph_neighbors, text.GRAPH_NEIGHBORS, READ_ONLY, True), (entities, text.ENTITIES, READ_ONLY, True),
+        (ask, text.ASK, ASKS, False), (recent_changes, text.RECENT_CHANGES, READ_ONLY, True),
+        (memory_recall, text.MEMORY_RECALL, READ_ONLY, False),
     ]  # fmt: skip
-    for fn, description, hints in published:
-        server.add_tool(recorded(fn.__name__, fn, calls), description=description, annotations=hints)
+    for fn, description, hints, on_loop in published:
+        tool = recorded(fn.__name__, fn, calls, on_loop)
+        server.add_tool(tool, description=description, annotations=hints)
 
 
 def _add_resources(server: MCPServer, tools: VaultTools) -> None:

@@ -6,6 +6,7 @@ links, graph and entities are read from the catalog and the vault by ``NoteReade
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 
 from services.catalog import Catalog
@@ -23,6 +24,8 @@ from services.system.running import DOWN
 
 NOT_RUNNING = "ObsiRAG is not running: start it with `obsirag up` (or `make run`)"
 SIMILAR_THRESHOLD = 0.0  # the k closest notes, however close: the caller reads the similarity
+# A heartbeat read this recently is trusted (the heartbeat itself lives 3 beats): no Redis round trip per call.
+SEEN_RUNNING_S = 1.0
 RECALL_CHARS = 20_000  # of fact sentences: the limit counts, not the chat prompt's small budget
 
 
@@ -33,6 +36,7 @@ class VaultTools:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.catalog = Catalog(settings.catalog_path)
         self.notes = NoteReader(settings, self.catalog)
+        self._seen_running = -SEEN_RUNNING_S  # monotonic time the indexer was last seen beating
 
     def uri(self, path: str) -> str:
         return obsidian_uri(self.settings.vault.name, path)
@@ -40,8 +44,11 @@ class VaultTools:
     def require_running(self) -> None:
         """One clear line when the system is down: what the tool's error says. While the supervisor
         restarts Redis or the indexer, wait ``search_timeout`` for it, then say which is away."""
+        if time.monotonic() - self._seen_running < SEEN_RUNNING_S:
+            return
         if not self.client.wait_running(self.settings.search_timeout):
             raise SystemNotRunning(self.client.unavailable() or NOT_RUNNING)
+        self._seen_running = time.monotonic()
 
     def search(
         self, query: str, k: int = 8, tags: list[str] | None = None, folders: list[str] | None = None,

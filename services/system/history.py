@@ -78,8 +78,12 @@ class TaskHistory:
         self.limit = limit
 
     def record(self, record: TaskRecord) -> None:
+        self.record_many([record])
+
+    def record_many(self, records: list[TaskRecord]) -> None:
+        """Store ``records`` (oldest first) in one round trip."""
         pipe = self.client.pipeline()
-        pipe.lpush(HISTORY_KEY, record.model_dump_json())
+        pipe.lpush(HISTORY_KEY, *(r.model_dump_json() for r in records))
         pipe.ltrim(HISTORY_KEY, 0, self.limit - 1)
         pipe.execute()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
@@ -23,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from services.catalog import Catalog
 from services.memory.facts import Fact, FactKind, FactSource, FactStatus
 from services.prompts import NOT_IN_VAULT
-from services.system.history import TaskHistory
+from services.system.history import TaskHistory, TaskRecord
 from tests.e2e.conftest import System, wait_until
 from tests.live import MCP_TOKEN, ROOT
 
@@ -209,14 +210,23 @@ def test_ask_answers_with_sources_and_refuses_what_the_vault_lacks(mcp: McpSessi
 
 
 def test_every_call_is_in_the_task_history_and_on_the_dashboard(mcp: McpSession, system: System, base_url: str) -> None:
+    called = time.time()
     mcp.error("read_note", path="Nulle part.md")
-    records = [r for r in TaskHistory(system.redis).recent(200) if r.queue == "mcp"]
-    failed = next(r for r in records if r.name == "read_note" and r.status == "error")
-    assert failed.kwargs == {"path": "Nulle part.md"} and "no note" in failed.error
+
+    def failure() -> TaskRecord | None:  # the server's writer thread stores records just after each call
+        return next((r for r in mcp_records(system) if r.at >= called and r.kwargs == {"path": "Nulle part.md"}), None)
+
+    failed = wait_until(failure, "the failed call in the task history")
+    records = mcp_records(system)
+    assert failed.name == "read_note" and failed.status == "error" and "no note" in failed.error
     searched = next(r for r in records if r.name == "search" and r.status == "complete")
     assert searched.duration_ms is not None and searched.duration_ms > 0 and "query" in searched.kwargs
     dashboard = httpx.get(base_url.rstrip("/") + "/admin/live", headers={"accept": "text/html"}).text
     assert "<td>mcp</td><td>read_note</td><td>path=Nulle part.md</td>" in dashboard
+
+
+def mcp_records(system: System) -> list[TaskRecord]:
+    return [r for r in TaskHistory(system.redis).recent(200) if r.queue == "mcp"]
 
 
 def test_http_refuses_a_missing_token_and_a_foreign_origin(system: System, base_url: str) -> None:
