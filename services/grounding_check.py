@@ -22,7 +22,7 @@ from typing import Literal
 from services.config import Settings
 from services.llm.bundled import is_bundled
 from services.llm.models import ChatMessage, GenerationError, GenerationRequest, Priority, StreamEvent
-from services.memory.redact import redact_text
+from services.redact import redact_secrets
 
 CHECK_TOKENS = 3  # "NON", "Oui." and the like; a longer reply is cut and read by its first word
 REPLY_CHARS = 40  # how much of the reply ``explain`` keeps
@@ -69,9 +69,9 @@ class CheckOutcome:
 
 
 def check_messages(messages: list[ChatMessage], language: str) -> list[ChatMessage]:
-    """The answer's ``messages`` with the check's question after the last one, every text redacted (the
-    same prefix as the answer's prompt whenever the excerpts hold no secret)."""
-    clean = [m.model_copy(update={"content": redact_text(m.content)}) for m in messages]
+    """The answer's ``messages`` with the check's question after the last one, every text redacted as the
+    worker redacts the answer's (``redact_secrets``): the same prefix as the answer's prompt."""
+    clean = [m.model_copy(update={"content": redact_secrets(m.content)}) for m in messages]
     last = clean[-1]
     return [*clean[:-1], last.model_copy(update={"content": f"{last.content}\n\n{ASK.get(language, ASK['en'])}"})]
 

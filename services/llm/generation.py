@@ -23,6 +23,7 @@ import redis
 from services.llm import streams
 from services.llm.backends import Backend, TokenCounts
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
+from services.redact import redact_secrets
 
 log = logging.getLogger(__name__)
 STEP_SECONDS = 0.5  # prompt reading between two checks for a cancel
@@ -152,8 +153,10 @@ class GenerationService:
             if read < total:  # the last call comes with the first token
                 self._checkpoint(request, stats, StreamEvent(kind="progress", prompt_done=read, prompt_tokens=total))
 
+        # Whatever asked (chat, learner, memory, MCP), no model reads a key, a password or a card number.
+        messages = [m.model_copy(update={"content": redact_secrets(m.content)}) for m in request.messages]
         text = self.backend.stream(
-            request.messages, request.max_tokens, request.temperature, request.stop, on_prompt, self.prompt_step()
+            messages, request.max_tokens, request.temperature, request.stop, on_prompt, self.prompt_step()
         )
         try:
             for piece in text:

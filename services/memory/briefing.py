@@ -22,10 +22,10 @@ from services.learner.artifacts import create_artifact, render_frontmatter, wiki
 from services.memory.consolidate import parse_reply
 from services.memory.facts import Fact, FactStatus
 from services.memory.llm import AskFn
-from services.memory.redact import redact_text
 from services.memory.reminders import Reminder, ReminderStatus
 from services.models import ParsedNote
 from services.reader import read_markdown
+from services.redact import redact_text
 from services.when import parse_clock
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from services import vault
 from services.conversations import GENERATED_ROOT
-from services.memory.redact import redact
+from services.redact import redact
 
 if TYPE_CHECKING:
     from services.catalog import Catalog

@@ -265,3 +265,9 @@ def test_the_check_request_holds_no_planted_secret(checked: CheckedFixture) -> N
     check = server.requests[0]
     assert is_check(check) and "Maison-5G" in json.dumps(check, ensure_ascii=False)  # the note was read
     assert WIFI_PASSWORD not in json.dumps(check, ensure_ascii=False)
+    # Nor does the answer's: the worker redacts every request, and the two prompts keep one prefix.
+    reply = server.requests[1]
+    assert WIFI_PASSWORD not in json.dumps(reply, ensure_ascii=False) and "[MOT_DE_PASSE]" in json.dumps(
+        reply, ensure_ascii=False
+    )
+    assert check["messages"][:-1] == reply["messages"][:-1]

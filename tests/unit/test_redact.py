@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.memory.redact import iban_valid, luhn_valid, redact
+from services.redact import PERSONAL, iban_valid, luhn_valid, redact, redact_secrets
 
 SECRETS = {
     "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12": "[CLÉ_API]",
@@ -55,3 +55,13 @@ def test_ordinary_numbers_dates_and_words_stay() -> None:
 def test_checksums() -> None:
     assert iban_valid("FR7630006000011234567890189") and not iban_valid("FR7630006000011234567890188")
     assert luhn_valid("4111111111111111") and not luhn_valid("4111111111111112")
+
+
+def test_every_prompt_loses_its_secrets_but_keeps_the_contacts_a_user_asks_for() -> None:
+    text = " ; ".join(SECRETS) + "\nmot de passe : Tr0ub4dor&3"
+    kept = redact_secrets(text)
+    assert "Tr0ub4dor" not in kept and "[MOT_DE_PASSE]" in kept
+    for secret, placeholder in SECRETS.items():
+        personal = placeholder in {"[EMAIL]", "[TÉLÉPHONE]"}
+        assert (secret in kept) == personal, secret
+    assert {"email", "phone"} == PERSONAL

@@ -67,6 +67,16 @@ def redact_text(text: str) -> str:
     return redact(text).text
 
 
+def redact_secrets(text: str) -> str:
+    """``text`` without its credentials and payment numbers (keys and tokens, passwords, IBANs, cards): what
+    every prompt loses before a model reads it. E-mail addresses and phone numbers stay — a user asks their
+    vault for them — and only memory's consolidation, which keeps facts for good, hides them too."""
+    for name, step in _STEPS:
+        if name not in PERSONAL:
+            text, _found = step(text)
+    return text
+
+
 def _password_lines(text: str) -> tuple[str, int]:
     return _PASSWORD_LINE.subn(lambda m: m["head"] + PASSWORD if m["value"] != PASSWORD else m[0], text)
 
@@ -122,6 +132,7 @@ def _plain(pattern: re.Pattern[str], placeholder: str) -> Callable[[str], tuple[
     return lambda text: pattern.subn(placeholder, text)
 
 
+PERSONAL = frozenset({"email", "phone"})  # personal data rather than secrets (see ``redact_secrets``)
 # Order matters: password lines first (their value may be anything), IBAN and cards before phones.
 _STEPS: list[tuple[str, Callable[[str], tuple[str, int]]]] = [
     ("password", _password_lines),
