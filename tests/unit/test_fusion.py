@@ -133,3 +133,20 @@ def test_rank_notes_rescores_only_the_first_notes_by_title() -> None:
     notes = rank_notes(fuse_scores(dense, []), limit=2, title_similarities=similarities, rescored=3)
     assert asked == [["a1", "b1", "c1"]]  # f1's perfect title is never read: too far behind
     assert [n.best.hit.id for n in notes] == ["a1", "b1"] and notes[0].title_similarity is None
+
+
+def test_the_order_can_weigh_titles_more_while_the_score_keeps_its_title_weight() -> None:
+    # B's chunk leads, C's title is closer: with the order's heavier title term C comes first, and each
+    # note's ``score`` (the guard's evidence) is still best chunk + title_weight × cosine.
+    dense = [hit("b1", 1.0, "B.md"), hit("c1", 0.8, "C.md")]
+    titles = {"B.md": 0.80, "C.md": 0.86}
+
+    def similarities(items: list[FusedHit]) -> list[float | None]:
+        return [titles[item.hit.payload["path"]] for item in items]
+
+    fused = fuse_scores(dense, [], dense_weight=1.0, sparse_weight=0.0)  # scores 1.0, 0.0
+    same = rank_notes(fused, 2, similarities, title_weight=0.7, second_weight=0.0)
+    assert [n.best.hit.id for n in same] == ["b1", "c1"] and [n.rank for n in same] == [n.score for n in same]
+    heavier = rank_notes(fused, 2, similarities, title_weight=0.7, second_weight=0.0, order_title_weight=20.0)
+    assert [n.best.hit.id for n in heavier] == ["c1", "b1"]  # 0 + 20 × 0.86 > 1 + 20 × 0.80
+    assert {n.best.hit.id: n.score for n in heavier} == pytest.approx({"b1": 1.0 + 0.7 * 0.8, "c1": 0.7 * 0.86})
