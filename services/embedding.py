@@ -52,6 +52,7 @@ class Calibration:
     # The notes' order alone: its own share of the query–title cosine (None: ``title_weight``). The results'
     # ``score``, which the guard, the main note and the listing read, keeps ``title_weight``.
     order_title_weight: float | None = None
+    order_lead: float = 0.0  # the order alone: added to each note's opening chunk (``fusion.rank_notes``)
     # The lexical list's share scaled by the share of the query's terms its best hit holds: for a model
     # that matches meaning across languages, where a stray shared word must not outweigh it.
     sparse_by_coverage: bool = False
@@ -77,6 +78,7 @@ CALIBRATIONS = {
         synapse_cosine=0.93,
         list_drop=0.03,
         order_title_weight=5.0,
+        order_lead=0.1,
         guard_weights=(4.27, 4.02, 1.38, 1.35, -0.34, 0.7, 58.07, -4.03),
         guard_bias=-9.85,
     ),

@@ -143,22 +143,26 @@ def rank_notes(
     second_weight: float = SECOND_CHUNK_WEIGHT,
     rescored: int = TITLE_RESCORED_NOTES,
     order_title_weight: float | None = None,
+    order_lead: float = 0.0,
 ) -> list[NoteHit]:
     """Notes best first: best chunk + ``second_weight`` × second chunk, then for the first ``rescored``
     notes (at least ``limit``) + a share of the query–title cosine.
 
     Two scores come out: ``score`` adds ``title_weight`` × the cosine (the evidence the grounding guard,
-    the main note and the listing were fitted on), ``rank`` adds ``order_title_weight`` × it (default:
-    the same) and orders the notes. A model can so weigh titles more in the order without moving the
-    guard's evidence (docs/performance.md, "Quality with the default").
+    the main note and the listing were fitted on); ``rank`` orders the notes: ``order_title_weight`` ×
+    the cosine (default: the same), and each note's opening chunk (``chunk_index`` 0) counts
+    ``order_lead`` more. A model can so rank differently without moving the guard's evidence
+    (docs/performance.md, "Quality with the default").
     ``title_similarities`` gives, for the best chunks of those notes, their note's query–title cosine
     (None for a note without a title vector), in one call: the search reads the vectors in one request.
     """
     order_weight = title_weight if order_title_weight is None else order_title_weight
     notes = []
     for chunks in group_by_note(hits, len(hits)):
-        base = chunks[0].score + (second_weight * chunks[1].score if len(chunks) > 1 else 0.0)
-        notes.append(NoteHit(chunks, base, rank=base))
+        led = [c.score + (order_lead if c.hit.payload.get("chunk_index") == 0 else 0.0) for c in chunks]
+        notes.append(
+            NoteHit(chunks, _two_best([c.score for c in chunks], second_weight), rank=_two_best(led, second_weight))
+        )
     notes.sort(key=_note_order)
     if title_similarities is not None:
         notes = notes[: max(limit, rescored)]
@@ -169,6 +173,11 @@ def rank_notes(
                 note.rank += order_weight * similarity
         notes.sort(key=_note_order)
     return notes[:limit]
+
+
+def _two_best(scores: list[float], second_weight: float) -> float:
+    best = sorted(scores, reverse=True)
+    return best[0] + (second_weight * best[1] if len(best) > 1 else 0.0)
 
 
 def _note_order(note: NoteHit) -> tuple[float, str]:

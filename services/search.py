@@ -18,8 +18,8 @@ from services.models import NoteType, StoreFilter, StoreHit
 from services.store import VectorStore
 
 CANDIDATES = 100  # chunks fetched from each list before fusion (CNIL: 50 → 100, MRR +0.01)
-# What fusion reads of a candidate (grouping, title matches); the results' chunks are then read whole.
-CANDIDATE_FIELDS = ("path", "title", "aliases")
+# What fusion reads of a candidate (grouping, title matches, opening chunk); the results' chunks are then read whole.
+CANDIDATE_FIELDS = ("path", "title", "aliases", "chunk_index")
 SNIPPET_CHARS = 240
 # Question words that say how to ask, not what about: they never count as a match (grounding reads them too).
 QUESTION_TERMS = frozenset(
@@ -107,8 +107,10 @@ class SearchEngine:
         fused = fuse_scores(dense, sparse, cal.dense_weight, sparse_weight)
         fused = boost_title_matches(fused, _title_matcher(text))
         titles = _title_similarities(self.store, vector)
-        order_weight = None if request.guard_order else cal.order_title_weight
-        notes = rank_notes(fused, request.k, titles, cal.title_weight, order_title_weight=order_weight)
+        order = (
+            {} if request.guard_order else {"order_title_weight": cal.order_title_weight, "order_lead": cal.order_lead}
+        )
+        notes = rank_notes(fused, request.k, titles, cal.title_weight, **order)
         self._read_whole([note.best for note in notes])
         results = [_result(note, text) for note in notes]
         done = time.perf_counter()

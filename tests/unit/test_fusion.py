@@ -150,3 +150,15 @@ def test_the_order_can_weigh_titles_more_while_the_score_keeps_its_title_weight(
     heavier = rank_notes(fused, 2, similarities, title_weight=0.7, second_weight=0.0, order_title_weight=20.0)
     assert [n.best.hit.id for n in heavier] == ["c1", "b1"]  # 0 + 20 × 0.86 > 1 + 20 × 0.80
     assert {n.best.hit.id: n.score for n in heavier} == pytest.approx({"b1": 1.0 + 0.7 * 0.8, "c1": 0.7 * 0.86})
+
+
+def test_the_order_can_favour_a_note_s_opening_chunk_while_the_score_ignores_it() -> None:
+    # A's best chunk is its third, B's its opening one, a hair behind: the order's lead puts B first.
+    a3 = StoreHit(id="a3", score=1.0, payload={"path": "A.md", "chunk_index": 2})
+    b0 = StoreHit(id="b0", score=0.96, payload={"path": "B.md", "chunk_index": 0})
+    fused = fuse_scores([a3, b0], [], dense_weight=1.0, sparse_weight=0.0)
+    fused[1].score = 0.96  # min-max would make it 0: set the fused score by hand
+    assert [n.best.hit.id for n in rank_notes(fused, 2, second_weight=0.0)] == ["a3", "b0"]
+    led = rank_notes(fused, 2, second_weight=0.0, order_lead=0.1)
+    assert [n.best.hit.id for n in led] == ["b0", "a3"]
+    assert [n.score for n in led] == pytest.approx([0.96, 1.0]) and [n.rank for n in led] == pytest.approx([1.06, 1.0])
