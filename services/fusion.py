@@ -123,7 +123,7 @@ def boost_title_matches(
 @dataclass
 class NoteHit:
     """A note among the results: its chunks in the hits (best first), its score, its title's similarity,
-    and the score that orders the results (``rank``: the score with the order's own title weight)."""
+    and the score that orders the results (``rank``: with the order's own title weight and opening chunk)."""
 
     chunks: list[FusedHit]
     score: float
@@ -152,7 +152,7 @@ def rank_notes(
     the main note and the listing were fitted on); ``rank`` orders the notes: ``order_title_weight`` ×
     the cosine (default: the same), and each note's opening chunk (``chunk_index`` 0) counts
     ``order_lead`` more. A model can so rank differently without moving the guard's evidence
-    (docs/performance.md, "Quality with the default").
+    (docs/performance.md, "The order alone").
     ``title_similarities`` gives, for the best chunks of those notes, their note's query–title cosine
     (None for a note without a title vector), in one call: the search reads the vectors in one request.
     """

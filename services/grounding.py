@@ -132,8 +132,8 @@ def assess(question: str, results: list[SearchResult], calibration: Calibration 
     """Decide whether ``results`` answer ``question``; if so, which notes to answer from and the main one.
 
     The guard, the support share and the main note were fitted on notes in fused-score order; a model
-    whose results are ordered with a heavier title term (``SearchResult.rank_score``) is read in that
-    order all the same, so its evidence does not move."""
+    whose results are ordered otherwise (``SearchResult.rank_score``: a heavier title term, the opening
+    chunk) is read in that order all the same, so its evidence does not move."""
     results = sorted(results, key=lambda r: -r.score)  # stable: equal scores keep the search's order
     evidence, missing = gather_evidence(question, results)
     p = confidence(evidence, calibration)
