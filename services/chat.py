@@ -351,7 +351,7 @@ class ChatEngine:
         plan = prepared.plan
         request = SearchRequest(
             query=query, k=k, tags=plan.tags, folders=plan.folders, types=plan.types,
-            since=plan.since, until=plan.until, parse_dates=False, memory=memory,
+            since=plan.since, until=plan.until, parse_dates=False, memory=memory, guard_order=True,
         )  # fmt: skip
         response = self.search(request)
         prepared.lap("retrieval_ms")

@@ -122,11 +122,13 @@ def boost_title_matches(
 
 @dataclass
 class NoteHit:
-    """A note among the results: its chunks in the hits (best first), its score and its title's similarity."""
+    """A note among the results: its chunks in the hits (best first), its score, its title's similarity,
+    and the score that orders the results (``rank``: with the order's own title weight and opening chunk)."""
 
     chunks: list[FusedHit]
     score: float
     title_similarity: float | None = None
+    rank: float = 0.0
 
     @property
     def best(self) -> FusedHit:
@@ -140,17 +142,27 @@ def rank_notes(
     title_weight: float = TITLE_WEIGHT,
     second_weight: float = SECOND_CHUNK_WEIGHT,
     rescored: int = TITLE_RESCORED_NOTES,
+    order_title_weight: float | None = None,
+    order_lead: float = 0.0,
 ) -> list[NoteHit]:
     """Notes best first: best chunk + ``second_weight`` × second chunk, then for the first ``rescored``
-    notes (at least ``limit``) + ``title_weight`` × the query–title cosine.
+    notes (at least ``limit``) + a share of the query–title cosine.
 
+    Two scores come out: ``score`` adds ``title_weight`` × the cosine (the evidence the grounding guard,
+    the main note and the listing were fitted on); ``rank`` orders the notes: ``order_title_weight`` ×
+    the cosine (default: the same), and each note's opening chunk (``chunk_index`` 0) counts
+    ``order_lead`` more. A model can so rank differently without moving the guard's evidence
+    (docs/performance.md, "The order alone").
     ``title_similarities`` gives, for the best chunks of those notes, their note's query–title cosine
     (None for a note without a title vector), in one call: the search reads the vectors in one request.
     """
+    order_weight = title_weight if order_title_weight is None else order_title_weight
     notes = []
     for chunks in group_by_note(hits, len(hits)):
-        second = second_weight * chunks[1].score if len(chunks) > 1 else 0.0
-        notes.append(NoteHit(chunks, chunks[0].score + second))
+        led = [c.score + (order_lead if c.hit.payload.get("chunk_index") == 0 else 0.0) for c in chunks]
+        notes.append(
+            NoteHit(chunks, _two_best([c.score for c in chunks], second_weight), rank=_two_best(led, second_weight))
+        )
     notes.sort(key=_note_order)
     if title_similarities is not None:
         notes = notes[: max(limit, rescored)]
@@ -158,12 +170,18 @@ def rank_notes(
             note.title_similarity = similarity
             if similarity is not None:
                 note.score += title_weight * similarity
+                note.rank += order_weight * similarity
         notes.sort(key=_note_order)
     return notes[:limit]
 
 
+def _two_best(scores: list[float], second_weight: float) -> float:
+    best = sorted(scores, reverse=True)
+    return best[0] + (second_weight * best[1] if len(best) > 1 else 0.0)
+
+
 def _note_order(note: NoteHit) -> tuple[float, str]:
-    return -note.score, note.best.hit.id
+    return -note.rank, note.best.hit.id
 
 
 def group_by_note(hits: Sequence[FusedHit], limit: int) -> list[list[FusedHit]]:

@@ -135,7 +135,12 @@ def confidence(evidence: Evidence, calibration: Calibration) -> float:
 
 
 def assess(question: str, results: list[SearchResult], calibration: Calibration = DEFAULT_CALIBRATION) -> Grounding:
-    """Decide whether ``results`` answer ``question``; if so, which notes to answer from and the main one."""
+    """Decide whether ``results`` answer ``question``; if so, which notes to answer from and the main one.
+
+    The guard, the support share and the main note were fitted on notes in fused-score order; a model
+    whose results are ordered otherwise (``SearchResult.rank_score``: a heavier title term, the opening
+    chunk) is read in that order all the same, so its evidence does not move."""
+    results = sorted(results, key=lambda r: -r.score)  # stable: equal scores keep the search's order
     evidence, missing = gather_evidence(question, results)
     p = confidence(evidence, calibration)
     grounding = Grounding(p >= 0.5, p, evidence, missing_names=missing)

@@ -20,8 +20,8 @@ from services.models import NoteType, StoreFilter, StoreHit
 from services.store import VectorStore
 
 CANDIDATES = 100  # chunks fetched from each list before fusion (CNIL: 50 → 100, MRR +0.01)
-# What fusion reads of a candidate (grouping, title matches); the results' chunks are then read whole.
-CANDIDATE_FIELDS = ("path", "title", "aliases")
+# What fusion reads of a candidate (grouping, title matches, opening chunk); the results' chunks are then read whole.
+CANDIDATE_FIELDS = ("path", "title", "aliases", "chunk_index")
 SNIPPET_CHARS = 240
 # The store searches without the GIL: the lexical list is searched beside the dense one, not after it.
 _LISTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-lists")
@@ -47,12 +47,15 @@ class SearchRequest(BaseModel):
     now: datetime | None = None  # the reference time for date expressions (defaults to the server's clock)
     entities: list[str] = Field(default_factory=list)  # normalised entity names (services.entities.normalize_name)
     memory: bool = False  # also the confirmed facts close to the query in meaning (the chat's memory recall)
+    # Notes in the fused-score order the grounding guard was fitted on (the chat asks so), not with the
+    # model's heavier title term for the order (``Calibration.order_title_weight``): its evidence stays put.
+    guard_order: bool = False
 
 
 class SearchResult(BaseModel):
     path: str
     title: str
-    score: float
+    score: float  # the note's fused score: the evidence the grounding guard, the main note and the listing read
     heading: str
     snippet: str
     text: str = ""  # the best chunk's full text (the chat engine packs it into its prompt)
@@ -65,6 +68,7 @@ class SearchResult(BaseModel):
     title_match: bool = False
     title_similarity: float | None = None  # cosine between the query and the note's title embedding
     matched_terms: list[str] = Field(default_factory=list)
+    rank_score: float | None = None  # what orders the results (``score`` with the order's title weight)
 
 
 class SearchResponse(BaseModel):
@@ -113,7 +117,11 @@ class SearchEngine:
         sparse_weight = (1.0 - cal.dense_weight) * (self._coverage(text, sparse) if cal.sparse_by_coverage else 1.0)
         fused = fuse_scores(dense, sparse, cal.dense_weight, sparse_weight)
         fused = boost_title_matches(fused, _title_matcher(text))
-        notes = rank_notes(fused, request.k, _title_similarities(self.store, vector), cal.title_weight)
+        titles = _title_similarities(self.store, vector)
+        order = (
+            {} if request.guard_order else {"order_title_weight": cal.order_title_weight, "order_lead": cal.order_lead}
+        )
+        notes = rank_notes(fused, request.k, titles, cal.title_weight, **order)
         self._read_whole([note.best for note in notes])
         results = [_result(note, text) for note in notes]
         searched = time.perf_counter()
@@ -207,6 +215,7 @@ def _result(note: NoteHit, query: str) -> SearchResult:
         path=payload["path"],
         title=payload.get("title", ""),
         score=round(note.score, 6),
+        rank_score=round(note.rank, 6),
         heading=" > ".join(payload.get("heading_path", [])),
         snippet=snippet(payload.get("text", ""), query),
         text=payload.get("text", ""),

@@ -116,5 +116,6 @@ def print_results(response: SearchResponse, explain: bool) -> None:
             click.echo(
                 f"   dense rank {r.dense_rank or '-'} · sparse rank {r.sparse_rank or '-'} · "
                 f"title match {'yes' if r.title_match else 'no'} · title cosine {cosine} · "
-                f"score {r.score:.4f} · terms: {', '.join(r.matched_terms) or '-'}"
+                f"score {r.score:.4f} · order {r.rank_score or r.score:.4f} · "
+                f"terms: {', '.join(r.matched_terms) or '-'}"
             )

@@ -133,3 +133,32 @@ def test_rank_notes_rescores_only_the_first_notes_by_title() -> None:
     notes = rank_notes(fuse_scores(dense, []), limit=2, title_similarities=similarities, rescored=3)
     assert asked == [["a1", "b1", "c1"]]  # f1's perfect title is never read: too far behind
     assert [n.best.hit.id for n in notes] == ["a1", "b1"] and notes[0].title_similarity is None
+
+
+def test_the_order_can_weigh_titles_more_while_the_score_keeps_its_title_weight() -> None:
+    # B's chunk leads, C's title is closer: with the order's heavier title term C comes first, and each
+    # note's ``score`` (the guard's evidence) is still best chunk + title_weight × cosine.
+    dense = [hit("b1", 1.0, "B.md"), hit("c1", 0.8, "C.md")]
+    titles = {"B.md": 0.80, "C.md": 0.86}
+
+    def similarities(items: list[FusedHit]) -> list[float | None]:
+        return [titles[item.hit.payload["path"]] for item in items]
+
+    fused = fuse_scores(dense, [], dense_weight=1.0, sparse_weight=0.0)  # scores 1.0, 0.0
+    same = rank_notes(fused, 2, similarities, title_weight=0.7, second_weight=0.0)
+    assert [n.best.hit.id for n in same] == ["b1", "c1"] and [n.rank for n in same] == [n.score for n in same]
+    heavier = rank_notes(fused, 2, similarities, title_weight=0.7, second_weight=0.0, order_title_weight=20.0)
+    assert [n.best.hit.id for n in heavier] == ["c1", "b1"]  # 0 + 20 × 0.86 > 1 + 20 × 0.80
+    assert {n.best.hit.id: n.score for n in heavier} == pytest.approx({"b1": 1.0 + 0.7 * 0.8, "c1": 0.7 * 0.86})
+
+
+def test_the_order_can_favour_a_note_s_opening_chunk_while_the_score_ignores_it() -> None:
+    # A's best chunk is its third, B's its opening one, a hair behind: the order's lead puts B first.
+    a3 = StoreHit(id="a3", score=1.0, payload={"path": "A.md", "chunk_index": 2})
+    b0 = StoreHit(id="b0", score=0.96, payload={"path": "B.md", "chunk_index": 0})
+    fused = fuse_scores([a3, b0], [], dense_weight=1.0, sparse_weight=0.0)
+    fused[1].score = 0.96  # min-max would make it 0: set the fused score by hand
+    assert [n.best.hit.id for n in rank_notes(fused, 2, second_weight=0.0)] == ["a3", "b0"]
+    led = rank_notes(fused, 2, second_weight=0.0, order_lead=0.1)
+    assert [n.best.hit.id for n in led] == ["b0", "a3"]
+    assert [n.score for n in led] == pytest.approx([0.96, 1.0]) and [n.rank for n in led] == pytest.approx([1.06, 1.0])

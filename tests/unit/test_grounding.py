@@ -97,6 +97,16 @@ def test_the_main_note_is_the_best_note_when_it_leads_else_the_close_notes_are_c
     assert select_main_note([]) == (None, [])
 
 
+def test_the_guard_reads_the_notes_in_fused_score_order_whatever_orders_the_results() -> None:
+    # A model may order its results with a heavier title term (``rank_score``): the evidence, the notes
+    # answered from and the main note are those of the fused-score order the guard was fitted on.
+    lifted = TARTE.model_copy(update={"rank_score": 9.0})
+    question = "objectifs du projet Atlas"
+    reordered, plain = assess(question, [lifted, ATLAS], RULE), assess(question, [ATLAS, TARTE], RULE)
+    assert reordered.evidence == plain.evidence and reordered.evidence.margin == pytest.approx(0.8)
+    assert reordered.main is ATLAS and [r.path for r in reordered.results] == [r.path for r in plain.results]
+
+
 def test_a_question_asking_two_things_splits_in_two_and_one_asking_one_does_not() -> None:
     assert split_question("Quel est le budget du projet Atlas et la recette de la tarte tatin ?") == [
         "Quel est le budget du projet Atlas",

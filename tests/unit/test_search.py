@@ -150,3 +150,20 @@ def test_a_lexical_best_hit_matching_a_stray_word_weighs_what_it_matched() -> No
     engine.calibration = replace(engine.calibration, sparse_by_coverage=True)
     assert engine.search(query).results[0].path == "X.md"  # it matched "shared" only: 1/5 of the terms
     assert search.query_terms(query.query) == ["neighbour", "tend", "shar", "garden", "plot"]
+
+
+def test_the_order_s_title_weight_reorders_the_results_but_not_the_chat_s_guard_order() -> None:
+    # X leads on its chunk, Y on its title: a model whose order weighs titles more puts Y first, each
+    # result's ``score`` stays fused + title_weight × cosine, and the chat's search keeps the fused order.
+    dense = [hit("x1", 0.9, "X.md", "Far", "texte"), hit("y1", 0.5, "Y.md", "Close", "texte")]
+    store = StubStore(dense, [], titles={"x1": [0.6, 0.8], "y1": [0.8, 0.6]})
+    engine = SearchEngine(store, StubEmbedder())
+    engine.calibration = replace(engine.calibration, order_title_weight=5.0)
+    shown = engine.search(SearchRequest(query="question", now=NOW)).results
+    assert [r.path for r in shown] == ["Y.md", "X.md"]  # 0.3 × 0 + 5 × 0.8 > 0.3 × 1 + 5 × 0.6
+    assert [r.rank_score for r in shown] == pytest.approx([4.0, 3.3])
+    assert [r.score for r in shown] == pytest.approx([fusion.TITLE_WEIGHT * 0.8, 0.3 + fusion.TITLE_WEIGHT * 0.6])
+    guarded = engine.search(SearchRequest(query="question", now=NOW, guard_order=True)).results
+    assert [r.path for r in guarded] == ["X.md", "Y.md"] and [r.score for r in guarded] == [
+        r.score for r in shown[::-1]
+    ]
