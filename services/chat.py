@@ -20,12 +20,11 @@ from pydantic import BaseModel, Field
 
 from services import prompts
 from services.catalog import Catalog
+from services.chat_web import FRAME_TOKENS, WebAnswer
 from services.config import Settings
 from services.context import (
-    CHARS_PER_TOKEN,
     ContextBlock,
     PromptLimits,
-    estimate_tokens,
     pack_context,
     prompt_limits,
     token_budget,
@@ -42,7 +41,7 @@ from services.models import AnswerEntity, AnswerMarks, MemoryUse, Provenance, So
 from services.prompt_fit import PromptFit, exchange
 from services.query import Intent, QueryPlan, understand
 from services.search import SearchRequest, SearchResponse
-from services.websearch import WebResult, WebSearch, WebSearchFailed
+from services.websearch import WebSearch
 
 log = logging.getLogger(__name__)
 SearchFn = Callable[[SearchRequest], SearchResponse]
@@ -50,7 +49,6 @@ StreamFn = Callable[[GenerationRequest], Iterator[StreamEvent]]
 WorkerFn = Callable[[], WorkerState | None]
 HISTORY_TURNS = 3
 RETRIEVE_K = 8
-FRAME_TOKENS = 150  # system prompt and task of a summary or page prompt
 
 
 class ChatAnswer(AnswerMarks, BaseModel):
@@ -157,7 +155,8 @@ class ChatEngine:
         self.second_check(prepared, use_web)
         if prepared.text:
             yield ChatEvent(kind="token", text=prepared.text)
-        if prepared.try_web and (intro := self._web_fallback(prepared, read_web_pages)):
+        web = WebAnswer(self.settings, self.web, self.stream, self._request)
+        if prepared.try_web and (intro := web.prepare(prepared, read_web_pages)):
             yield ChatEvent(kind="token", text=intro)
         if prepared.sources:
             yield ChatEvent(kind="sources", sources=prepared.sources)
@@ -281,70 +280,6 @@ class ChatEngine:
         partials = [self._partial_summary(prepared, i + 1, batch) for i, batch in enumerate(prepared.map_batches)]
         prepared.messages = prepared.fit.messages(partials, prompts.SUMMARY_TASK[lang])
 
-    def _web_fallback(self, prepared: Prepared, read_pages: bool = False) -> str:
-        """Search the web after the refusal; returns the text introducing the web answer ("" if none).
-
-        Each result's context is its snippet, or with ``read_pages`` the summary of its page for the first
-        ``web_read_pages`` results (trusted domains come first).
-        """
-        lang = prepared.plan.language
-        try:
-            results = self.web.search(prepared.plan.retrieval_query)
-        except WebSearchFailed as exc:  # offline, DNS, rate limit: said in the answer's provenance line
-            log.warning("web search failed: %s", exc)
-            prepared.web = "failed"
-            return ""
-        reading = self.settings.web_read_pages if read_pages else 0
-        texts = [self._page_summary(prepared, r) if i < reading else r.snippet for i, r in enumerate(results)]
-        prepared.lap("web_ms")  # search, downloads and summaries
-        if not results:
-            prepared.web = "empty"
-            return ""
-        prepared.sources = [Source(n=i + 1, title=r.title, url=r.url) for i, r in enumerate(results)]
-        prepared.provenance = Provenance.WEB
-        share = int(token_budget(self.settings, limits=prepared.limits) * CHARS_PER_TOKEN) // len(
-            results
-        )  # summaries may be long
-        blocks = [
-            ContextBlock(i + 1, r.url, r.title, "", _clip(text, share))
-            for i, (r, text) in enumerate(zip(results, texts, strict=True))
-        ]
-        prepared.messages = prepared.fit.messages(blocks, prompts.QUESTION[lang])
-        intro = f"\n\n{prompts.WEB_INTRO[lang]} "
-        prepared.text += intro
-        return intro
-
-    def _page_summary(self, prepared: Prepared, result: WebResult) -> str:
-        """What ``result``'s page says about the question (one model call); its snippet when the page cannot
-        be read or the model says nothing."""
-        page = self.web.read(result.url)
-        lang = prepared.plan.language
-        question = prepared.plan.retrieval_query  # self-contained, unlike a follow-up's own words
-        fields = {"question": question, "title": result.title, "url": result.url}
-        frame = prompts.PAGE_SYSTEM[lang] + prompts.PAGE_SUMMARY[lang].format(**fields, text="")
-        room = token_budget(self.settings, FRAME_TOKENS, prepared.limits) - estimate_tokens(
-            frame
-        )  # the page gets what the prompt leaves
-        text = _clip(page.strip(), int(room * CHARS_PER_TOKEN))
-        if not text:
-            return result.snippet
-        messages = [
-            ChatMessage(role="system", content=prompts.PAGE_SYSTEM[lang]),
-            ChatMessage(role="user", content=prompts.PAGE_SUMMARY[lang].format(**fields, text=text)),
-        ]
-        parts: list[str] = []
-        for event in self.stream(self._request(messages)):
-            if event.kind == "error":  # the answer's own call will report a failing model
-                log.warning("summary of %s failed: %s", result.url, event.error)
-                return result.snippet
-            if event.kind == "token":
-                parts.append(event.text)
-        summary = "".join(parts).strip()
-        if not summary:
-            return result.snippet
-        prepared.read_urls.append(result.url)
-        return summary
-
     # --- steps ----------------------------------------------------------------------------
 
     def _retrieve(self, prepared: Prepared, query: str, k: int = RETRIEVE_K, memory: bool = False) -> SearchResponse:
@@ -427,14 +362,6 @@ def _answered(thread: Thread) -> list[Turn]:
 
 def _asks_latest(plan: QueryPlan) -> bool:
     return any(w in plan.question.lower() for w in ("dernières", "latest", "recent"))
-
-
-def _clip(text: str, chars: int) -> str:
-    """At most ``chars`` characters of ``text``, cut between two words."""
-    if len(text) <= chars:
-        return text
-    words = text[: max(0, chars)].rsplit(maxsplit=1)
-    return words[0] if len(words) > 1 else "".join(words)
 
 
 def _caveat(grounding: Grounding, blocks: list[ContextBlock], language: str) -> str:
