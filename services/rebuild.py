@@ -179,10 +179,11 @@ class Rebuild:
 
     def _switch(self) -> None:
         live = self.live
-        live.store.swap_in(self.store)
-        shutil.rmtree(self.folder, ignore_errors=True)  # the server's rebuild.json (Edge moved its folder)
         if self.engine is not None:
-            self.engine.use_embedder(self.embedder)
+            self.engine.switch(lambda: live.store.swap_in(self.store), self.embedder)
+        else:
+            live.store.swap_in(self.store)
+        shutil.rmtree(self.folder, ignore_errors=True)  # the server's rebuild.json (Edge moved its folder)
         live.embedder, live.cache, live.counter = self.embedder, self.pipeline.cache, self.pipeline.counter
         if self.engine is not None and self.engine.memory is not None:
             self.engine.memory.cache = live.cache  # the facts' vectors kept with the new model's

@@ -17,6 +17,7 @@ from services.embedding import Embedder, calibration
 from services.fusion import FusedHit, NoteHit, boost_title_matches, fuse_scores, rank_notes
 from services.memory.vectors import FactVectors, MemoryMatch
 from services.models import NoteType, StoreFilter, StoreHit
+from services.rwlock import ReadWriteLock
 from services.store import VectorStore
 
 CANDIDATES = 100  # chunks fetched from each list before fusion (CNIL: 50 → 100, MRR +0.01)
@@ -88,6 +89,7 @@ class SearchEngine:
         """``memory``: where ``SearchRequest.memory`` finds the facts (None: no fact matches)."""
         self.store = store
         self.memory = memory
+        self._switching = ReadWriteLock()  # a search reads one model's index with that model's queries
         self.use_embedder(embedder)
 
     def use_embedder(self, embedder: Embedder) -> None:
@@ -95,7 +97,18 @@ class SearchEngine:
         self.embedder = embedder
         self.calibration = calibration(embedder.name)  # the model's share in the fusion, its title weight
 
+    def switch(self, swap: Callable[[], None], embedder: Embedder) -> None:
+        """Run ``swap`` (the store's index replaced by one built with ``embedder``) and use ``embedder``, with
+        no search in between: a search half on each side would embed with one model and read the other's."""
+        with self._switching.exclusive():
+            swap()
+            self.use_embedder(embedder)
+
     def search(self, request: SearchRequest) -> SearchResponse:
+        with self._switching.shared():
+            return self._search(request)
+
+    def _search(self, request: SearchRequest) -> SearchResponse:
         started = time.perf_counter()
         text, since, until = _query_and_range(request)
         flt = StoreFilter(

@@ -40,6 +40,7 @@ from qdrant_edge import (
 from qdrant_edge import SparseVector as EdgeSparse
 
 from services.models import SparseVector, StoreFilter, StoreHit, StorePoint
+from services.rwlock import ReadWriteLock
 from services.store.base import (
     DENSE,
     SPARSE,
@@ -62,7 +63,6 @@ from services.store.edge_folder import (
     SHARD_DIR,
     SWITCH_FILE,
     TRASH_PREFIX,
-    ReadWriteLock,
     create_shard,
     finish_switch,
     has_shard,

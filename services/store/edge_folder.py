@@ -1,18 +1,15 @@
 """The Edge store's folder on disk: its lock, shard, recorded model and the switch a rebuild makes.
 
 Plain functions over paths (no open store), so that readers such as ``obsirag status`` can look at a
-store another process holds; ``edge.EdgeStore`` composes them. Also the store's reader/writer lock.
+store another process holds; ``edge.EdgeStore`` composes them.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,42 +42,6 @@ SHARD_DIR = "shard"
 TRASH_PREFIX = "shard.deleted-"
 NEXT_DIR = "next"  # where a rebuild builds the next index (services/rebuild.py)
 SWITCH_FILE = "switch.json"
-
-
-class ReadWriteLock:
-    """Many shared holders or one exclusive holder; a waiting exclusive holder goes before new shared ones."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._shared = 0
-        self._exclusive = False
-        self._waiting = 0
-
-    @contextlib.contextmanager
-    def shared(self) -> Iterator[None]:
-        with self._cond:
-            self._cond.wait_for(lambda: not (self._exclusive or self._waiting))
-            self._shared += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._shared -= 1
-                self._cond.notify_all()
-
-    @contextlib.contextmanager
-    def exclusive(self) -> Iterator[None]:
-        with self._cond:
-            self._waiting += 1
-            self._cond.wait_for(lambda: not (self._exclusive or self._shared))
-            self._waiting -= 1
-            self._exclusive = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._exclusive = False
-                self._cond.notify_all()
 
 
 def lock_folder(path: Path) -> FileLock:
