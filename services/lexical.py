@@ -218,4 +218,10 @@ def encode_query(text: str) -> SparseVector:
 def matched_terms(query: str, text: str) -> list[str]:
     """The analysed query terms (unique, in query order) that also occur in ``text``."""
     present = set(analyze(text))
-    return [term for term in dict.fromkeys(analyze(query)) if term in present]
+    return [term for term in _unique_terms(query) if term in present]
+
+
+@lru_cache(maxsize=256)
+def _unique_terms(query: str) -> tuple[str, ...]:
+    # One query, ten results: analysed once, not once a result.
+    return tuple(dict.fromkeys(analyze(query)))

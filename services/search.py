@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -186,8 +187,10 @@ def _query_and_range(request: SearchRequest) -> tuple[str, datetime | None, date
     return strip_date_expression(request.query, found).strip(), found.start, found.end
 
 
+@lru_cache(maxsize=8192)
 def _fold(text: str) -> str:
-    """Case- and accent-insensitive form with single spaces, for substring matching."""
+    """Case- and accent-insensitive form with single spaces, for substring matching (cached: the same
+    titles and aliases come back among the candidates of every search)."""
     return " ".join(lexical.fold_accents(text.casefold()).split())
 
 
