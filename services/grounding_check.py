@@ -22,7 +22,6 @@ from typing import Literal
 from services.config import Settings
 from services.llm.bundled import is_bundled
 from services.llm.models import ChatMessage, GenerationError, GenerationRequest, Priority, StreamEvent
-from services.redact import redact_secrets
 
 CHECK_TOKENS = 3  # "NON", "Oui." and the like; a longer reply is cut and read by its first word
 REPLY_CHARS = 40  # how much of the reply ``explain`` keeps
@@ -69,11 +68,10 @@ class CheckOutcome:
 
 
 def check_messages(messages: list[ChatMessage], language: str) -> list[ChatMessage]:
-    """The answer's ``messages`` with the check's question after the last one, every text redacted as the
-    worker redacts the answer's (``redact_secrets``): the same prefix as the answer's prompt."""
-    clean = [m.model_copy(update={"content": redact_secrets(m.content)}) for m in messages]
-    last = clean[-1]
-    return [*clean[:-1], last.model_copy(update={"content": f"{last.content}\n\n{ASK.get(language, ASK['en'])}"})]
+    """The answer's ``messages`` with the check's question after the last one: the same prefix as the
+    answer's prompt (the generation worker redacts secrets from both, as from every request)."""
+    last = messages[-1]
+    return [*messages[:-1], last.model_copy(update={"content": f"{last.content}\n\n{ASK.get(language, ASK['en'])}"})]
 
 
 def read_verdict(reply: str) -> Verdict:
