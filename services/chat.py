@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -78,6 +78,21 @@ class ChatEvent(BaseModel):
     progress: float | None = None  # progress: share of the prompt the model has read (0–1)
     sources: list[Source] = Field(default_factory=list)
     answer: ChatAnswer | None = None
+
+
+class ChatFailed(RuntimeError):
+    """The chat's stream ended with an error, or without its answer."""
+
+
+def final_answer(events: Iterable[ChatEvent], missing: str = "the chat engine gave no answer") -> ChatAnswer:
+    """The answer a chat's events end with, for callers that need it whole (the learner, MCP's ``ask``);
+    ``ChatFailed`` with the error's text, or ``missing`` when no answer came."""
+    for event in events:
+        if event.kind == "error":
+            raise ChatFailed(event.text)
+        if event.kind == "done" and event.answer is not None:
+            return event.answer
+    raise ChatFailed(missing)
 
 
 @dataclass

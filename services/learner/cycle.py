@@ -19,7 +19,7 @@ from filelock import FileLock, Timeout
 
 from services import vault
 from services.catalog import Catalog
-from services.chat import ChatAnswer, ChatEngine
+from services.chat import ChatAnswer, ChatEngine, final_answer
 from services.config import Settings
 from services.embedding import calibration
 from services.entities import iter_entity_tags
@@ -242,16 +242,9 @@ class Learner:
 
     def _ask(self, now: datetime) -> Callable[[str], ChatAnswer]:
         def ask(question: str) -> ChatAnswer:
-            final = None
             # Pages read and summarised, not only snippets: an insight is worth the extra model calls.
             events = self.deps.chat.ask(question, use_web=self.settings.learn_web_search, now=now, read_web_pages=True)
-            for event in events:
-                if event.kind == "error":
-                    raise RuntimeError(event.text)
-                if event.kind == "done":
-                    final = event.answer
-            if final is None:
-                raise RuntimeError("the chat engine gave no answer")
+            final = final_answer(events)
             self.catalog.delete_thread(final.thread_id)  # the learner's questions are no conversation
             return final
 

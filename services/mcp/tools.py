@@ -10,6 +10,7 @@ import time
 from datetime import datetime
 
 from services.catalog import Catalog
+from services.chat import ChatFailed, final_answer
 from services.config import Settings
 from services.markdown import obsidian_uri
 from services.mcp.notes import NoteError, NoteReader
@@ -86,14 +87,12 @@ class VaultTools:
         """The chat's grounded answer, generated at chat priority; the not-in-vault refusal as in the chat."""
         self.require_running()
         engine = build_chat_engine(self.settings, self.catalog, client=self.client)
-        final = None
-        for event in engine.ask(question, thread_id=thread_id):
-            if event.kind == "error":
-                raise NoteError(event.text)
-            if event.kind == "done":
-                final = event.answer
-        if final is None:
-            raise NoteError("no answer came back from the generation worker")
+        try:
+            final = final_answer(
+                engine.ask(question, thread_id=thread_id), "no answer came back from the generation worker"
+            )
+        except ChatFailed as exc:
+            raise NoteError(str(exc)) from exc
         sources = [
             Source(
                 n=s.n,
