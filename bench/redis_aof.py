@@ -21,7 +21,7 @@ from pathlib import Path
 from _common import machine, percentiles, print_table, write_results
 
 from services.config import Settings
-from workers.queues import Queues
+from services.system.queues import Queues
 from workers.redis_server import redis_command, wait_for_redis
 
 MODES = {"no file": ("no", "everysec"), "everysec": ("yes", "everysec"), "always": ("yes", "always")}

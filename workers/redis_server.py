@@ -53,9 +53,10 @@ def redis_command(settings: Settings) -> list[str]:
         "--unixsocket", str(settings.redis_socket),
         "--unixsocketperm", "700",
         "--dir", str(settings.redis_dir),
-        # Queued tasks survive a restart of Redis or of the whole system: each write reaches the file
-        # before Redis answers it (a killed Redis loses nothing), fsynced every second (a power cut may
-        # lose the last second). bench/redis_aof.py measures what it costs an enqueue.
+        # Queued tasks survive a restart of Redis or of the whole system: a write normally reaches the
+        # file before Redis answers it, fsynced every second. While a slow fsync runs Redis holds writes
+        # back (up to 2 s), which a kill or a power cut loses: the watcher reconciles when it sees a new
+        # Redis. bench/redis_aof.py measures what the file costs an enqueue.
         "--appendonly", "yes",
         "--appendfsync", "everysec",
         "--save", "",

@@ -70,6 +70,8 @@ class Watcher:
         self.debouncer = Debouncer(settings)
         self.next_reconcile = 0.0
         self.last_reconcile: dict[str, float] = {}
+        self.redis_run: str | None = None  # the run id of the Redis this watcher last saw
+        self.next_redis_check = 0.0
 
     def reconcile(self) -> None:
         paths = changed_paths(self.settings, self.catalog)
@@ -79,12 +81,24 @@ class Watcher:
         self.last_reconcile = {"at": time.time(), "changed": len(paths)}
         self.next_reconcile = time.monotonic() + self.settings.reconcile_minutes * 60
 
+    def redis_restarted(self) -> bool:
+        """Whether Redis is a new run since the last check (once a second). A killed Redis comes back from
+        its append-only file, but with ``appendfsync everysec`` it may have held its last writes back (up to
+        2 s while a slow fsync runs) and lost a queued task or two: the reconcile re-enqueues what the
+        catalog does not have yet (a task queued twice costs nothing, an unchanged note is skipped)."""
+        if time.monotonic() < self.next_redis_check:
+            return False
+        self.next_redis_check = time.monotonic() + 1.0
+        run = self.queues.index.storage.conn.info("server")["run_id"]
+        seen, self.redis_run = self.redis_run, run
+        return seen is not None and seen != run
+
     def state(self) -> dict[str, object]:
         return {"pending": len(self.debouncer.pending), "last_reconcile": self.last_reconcile}
 
     def flush(self) -> None:
-        """Emit debounced events; run the reconcile when it is due or a folder changed."""
-        if self.debouncer.rescan.is_set() or time.monotonic() >= self.next_reconcile:
+        """Emit debounced events; run the reconcile when it is due, a folder changed or Redis restarted."""
+        if self.redis_restarted() or self.debouncer.rescan.is_set() or time.monotonic() >= self.next_reconcile:
             self.debouncer.rescan.clear()
             self.reconcile()
         due = self.debouncer.due()
