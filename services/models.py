@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
@@ -106,7 +107,11 @@ class StorePoint(BaseModel):
     title: list[float] | None = None  # the embedding of the note's title (the same on all its chunks)
 
 
-class StoreHit(BaseModel):
+@dataclass(slots=True)
+class StoreHit:
+    """A point the store returned. A plain dataclass, not a model: a search builds ~200 of them from the
+    store's own typed points, where validation would only cost time."""
+
     id: str
     score: float
     payload: dict[str, Any]

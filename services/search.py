@@ -122,13 +122,11 @@ class SearchEngine:
         )
         vector = self.embedder.encode_query(text or request.query)
         embedded = time.perf_counter()
-        lexical_list = _LISTS.submit(
-            self.store.search_sparse, lexical.encode_query(text), flt, CANDIDATES, CANDIDATE_FIELDS
-        )
-        dense = self.store.search_dense(vector, flt, CANDIDATES, CANDIDATE_FIELDS)
-        sparse = lexical_list.result()
         cal = self.calibration
-        sparse_weight = (1.0 - cal.dense_weight) * (self._coverage(text, sparse) if cal.sparse_by_coverage else 1.0)
+        lexical_list = _LISTS.submit(self._lexical, text, flt, cal.sparse_by_coverage)
+        dense = self.store.search_dense(vector, flt, CANDIDATES, CANDIDATE_FIELDS)
+        sparse, coverage = lexical_list.result()
+        sparse_weight = (1.0 - cal.dense_weight) * coverage
         fused = fuse_scores(dense, sparse, cal.dense_weight, sparse_weight)
         fused = boost_title_matches(fused, _title_matcher(text))
         titles = _title_similarities(self.store, vector)
@@ -152,6 +150,11 @@ class SearchEngine:
     @property
     def dense_weight(self) -> float:
         return self.calibration.dense_weight
+
+    def _lexical(self, text: str, flt: StoreFilter, by_coverage: bool) -> tuple[list[StoreHit], float]:
+        """The lexical list and the share of the sparse weight it gets (1.0, or its coverage), beside the dense list."""
+        sparse = self.store.search_sparse(lexical.encode_query(text), flt, CANDIDATES, CANDIDATE_FIELDS)
+        return sparse, self._coverage(text, sparse) if by_coverage else 1.0
 
     def _coverage(self, query: str, sparse: list[StoreHit]) -> float:
         """Share of the query's terms in the best lexical hit: min-max normalisation makes any best hit

@@ -255,15 +255,15 @@ def _record_vectors(record: Any) -> dict[str, Any]:
     return record.vector if isinstance(record.vector, dict) else {}
 
 
-def record_to_hit(record: Any) -> StoreHit:
-    """A backend's scored point or record (``id``, ``payload``, ``vector``, maybe ``score``) as a StoreHit."""
-    dense = _record_vectors(record).get(DENSE)
-    # Our own points, already typed by the backend: skip validation (200 hits a search, ~1 ms saved).
-    return StoreHit.model_construct(
-        id=str(record.id),
-        score=float(getattr(record, "score", 0.0) or 0.0),
-        payload=record.payload or {},
-        dense=list(dense) if dense is not None else None,
+def record_to_hit(record: Any, with_vectors: bool = False) -> StoreHit:
+    """A backend's scored point or record (``id``, ``payload``, maybe ``vector`` and ``score``) as a StoreHit;
+    ``with_vectors``: it was read with its dense vector (reading ``vector`` costs the binding a conversion)."""
+    dense = _record_vectors(record).get(DENSE) if with_vectors else None
+    return StoreHit(
+        str(record.id),
+        float(getattr(record, "score", 0.0) or 0.0),
+        record.payload or {},
+        list(dense) if dense is not None else None,
     )
 
 

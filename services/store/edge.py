@@ -218,7 +218,7 @@ class EdgeStore(VectorStore):
             if shard is None:
                 return []
             records = shard.retrieve(list(ids), with_payload=True, with_vector=[DENSE] if with_vectors else False)
-        return in_order(ids, [record_to_hit(record) for record in records])
+        return in_order(ids, [record_to_hit(record, with_vectors) for record in records])
 
     def title_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         if not ids:

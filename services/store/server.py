@@ -169,7 +169,7 @@ class ClientStore(VectorStore):
         def fetch() -> list[Any]:
             return self.client.retrieve(self.collection, list(ids), with_payload=True, with_vectors=vectors)
 
-        return in_order(ids, [record_to_hit(record) for record in self._call(fetch, [])])
+        return in_order(ids, [record_to_hit(record, with_vectors) for record in self._call(fetch, [])])
 
     def title_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         if not ids:

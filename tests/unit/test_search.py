@@ -38,7 +38,7 @@ class StubStore:
         self.fields.append(fields)
         if fields is None:
             return hits
-        return [h.model_copy(update={"payload": {k: v for k, v in h.payload.items() if k in fields}}) for h in hits]
+        return [replace(h, payload={k: v for k, v in h.payload.items() if k in fields}) for h in hits]
 
     def search_dense(
         self, vector: list[float], flt: StoreFilter | None, limit: int, fields: tuple[str, ...] | None = None
@@ -55,7 +55,7 @@ class StubStore:
     def retrieve(self, ids: list[str]) -> list[StoreHit]:
         self.retrieved.append(list(ids))
         by_id = {h.id: h for h in self.dense + self.sparse}
-        return [by_id[i].model_copy() for i in ids if i in by_id]
+        return [replace(by_id[i]) for i in ids if i in by_id]
 
     def title_vectors(self, ids: list[str]) -> dict[str, list[float]]:
         self.title_requests.append(list(ids))
