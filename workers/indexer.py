@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
+import threading
 
 from huey.signals import SIGNAL_ERROR
 
 from services.config import load_settings
 from services.indexing import changed_paths
 from services.rebuild import open_index
+from services.search import CANDIDATE_FIELDS
+from services.store import StoreClosedError, VectorStore
 from services.system.handlers.indexer import IndexerHandlers
 from services.system.queues import RECONCILE_PRIORITY, Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
@@ -25,6 +29,8 @@ def main() -> None:
     pipeline, engine, configured, rebuild = open_index(settings, on_indexed=queues.enqueue_entities)
     if engine.memory is not None:
         engine.memory.warm(engine.embedder)  # the first chat question pays no fact's embedding
+    # Candidates' fields from memory once read (searches meanwhile read them from the store, as before).
+    threading.Thread(target=_keep_candidates, args=(engine.store,), name="candidates", daemon=True).start()
     # The model and libraries are loaded for good: out of the collector's sight, they no longer make
     # every full collection walk their objects (searches: -2 to -5 ms at p95, bench/search_latency.py).
     gc.collect()
@@ -47,6 +53,11 @@ def main() -> None:
     finally:
         pipeline.catalog.finish_run(pipeline.run_id)
         pipeline.store.close()
+
+
+def _keep_candidates(store: VectorStore) -> None:
+    with contextlib.suppress(StoreClosedError):  # the indexer stopped before the read was done
+        store.keep_candidate_fields(CANDIDATE_FIELDS)
 
 
 if __name__ == "__main__":

@@ -191,6 +191,10 @@ class VectorStore(ABC):
     def flush(self) -> None:  # noqa: B027 (a no-op unless the backend buffers writes)
         """Make every write so far durable (the server backend writes with ``wait=True``: nothing to do)."""
 
+    def keep_candidate_fields(self, fields: Sequence[str]) -> None:  # noqa: B027 (where a backend gains by it)
+        """Keep ``fields`` of every point in memory for searches that ask for no more (the Edge store: its
+        payload reads are a search's largest cost after the query embedding; a server's are not)."""
+
     def open_next(self) -> VectorStore:
         """An empty or half-built store beside this one, for a rebuild (``services/rebuild.py``)."""
         raise NotImplementedError

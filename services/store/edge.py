@@ -57,6 +57,7 @@ from services.store.base import (
     record_to_hit,
     title_vector_map,
 )
+from services.store.candidates import CandidateFields
 from services.store.edge_folder import (
     MODEL_FILE,
     NEXT_DIR,
@@ -87,6 +88,7 @@ class EdgeStore(VectorStore):
         self._lock_handle: FileLock | None = lock_folder(self.path)
         self._guard = ReadWriteLock()
         self._write_mutex = threading.Lock()
+        self._candidates: CandidateFields | None = None  # see keep_candidate_fields
         try:
             finish_switch(self.path)
             remove_trash(self.path)
@@ -133,13 +135,33 @@ class EdgeStore(VectorStore):
 
     def open_next(self) -> EdgeStore:
         """The store a rebuild fills, in ``NEXT_DIR`` (locked like this one)."""
-        return EdgeStore(self.path / NEXT_DIR)
+        other = EdgeStore(self.path / NEXT_DIR)
+        if self._candidates is not None:
+            other.keep_candidate_fields(self._candidates.fields)
+        return other
+
+    def keep_candidate_fields(self, fields: Sequence[str]) -> None:
+        """Serve searches that ask for ``fields`` (or fewer) from memory (``services.store.candidates``):
+        read once here, all points (~1.7 s for 50k chunks; writes wait meanwhile, searches do not), then
+        kept current by every write. For the process that owns the store for good (the indexer)."""
+        candidates = CandidateFields(fields)
+        with self._writing() as shard:
+            if shard is not None:
+                offset = None
+                while True:
+                    request = ScrollRequest(offset=offset, limit=1024, filter=None, with_payload=list(fields))
+                    records, offset = shard.scroll(request)
+                    candidates.put((str(record.id), record.payload or {}) for record in records)
+                    if offset is None:
+                        break
+            self._candidates = candidates
 
     def swap_in(self, other: EdgeStore) -> None:  # type: ignore[override]
         """Replace this store's shard and model by ``other``'s (a store in ``self.path / NEXT_DIR``), which
         is closed. Readers wait for the few renames and then read the new shard: nobody sees an empty index."""
         if other.path != self.path / NEXT_DIR:
             raise ValueError(f"{other.path} is not {self.path / NEXT_DIR}")
+        candidates = other._candidates  # the next shard's, kept current while it was filled
         other.close()
         with self._guard.exclusive():
             self._check_open()
@@ -150,6 +172,7 @@ class EdgeStore(VectorStore):
             finish_switch(self.path)
             remove_trash(self.path)
             self._shard = load_shard(self._shard_dir)
+            self._candidates = candidates if self._candidates is not None else None
 
     def flush(self) -> None:
         with self._writing() as shard:
@@ -178,6 +201,8 @@ class EdgeStore(VectorStore):
                 raise CollectionMissingError()
             for start in range(0, len(edge_points), WRITE_BATCH):
                 shard.update(UpdateOperation.upsert_points(edge_points[start : start + WRITE_BATCH]))
+            if self._candidates is not None:
+                self._candidates.put((point.id, point.payload) for point in points)
 
     def delete_note(self, path: str, keep_ids: Collection[str] = ()) -> None:
         keep = [HasIdCondition(set(keep_ids))] if keep_ids else None
@@ -185,12 +210,16 @@ class EdgeStore(VectorStore):
         with self._writing() as shard:
             if shard is not None:
                 shard.update(UpdateOperation.delete_points_by_filter(flt))
+                if self._candidates is not None:
+                    self._candidates.drop_note(path, keep_ids)
 
     def set_note_payload(self, path: str, payload: dict[str, Any]) -> None:
         flt = Filter(must=[FieldCondition(key="path", match=MatchValue(path))])
         with self._writing() as shard:
             if shard is not None:
                 shard.update(UpdateOperation.set_payload_by_filter(flt, payload))
+                if self._candidates is not None:
+                    self._candidates.update_note(path, payload)
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -238,11 +267,35 @@ class EdgeStore(VectorStore):
     # --- helpers ---------------------------------------------------------------------------
 
     def _query(self, query: Query, flt: StoreFilter | None, limit: int, fields: Sequence[str] | None) -> list[StoreHit]:
+        candidates = self._candidates
+        if candidates is not None and candidates.covers(fields):
+            return self._query_lean(query, flt, limit, candidates, list(fields or ()))
         payload = list(fields) if fields is not None else True
         request = QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=payload)
         with self._reading() as shard:
             points = shard.query(request) if shard is not None else []
         return [record_to_hit(point) for point in points]
+
+    def _query_lean(
+        self, query: Query, flt: StoreFilter | None, limit: int, candidates: CandidateFields, fields: list[str]
+    ) -> list[StoreHit]:
+        """Ids and scores from the shard, the fields from memory; a point written since is read from the shard."""
+        request = QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=False)
+        with self._reading() as shard:
+            if shard is None:
+                return []
+            scored = [(str(point.id), point.score) for point in shard.query(request)]
+            missing = [point_id for point_id, _ in scored if candidates.get(point_id) is None]
+            read = shard.retrieve(missing, with_payload=fields, with_vector=False) if missing else []
+        found = {str(record.id): record.payload or {} for record in read}
+        hits = []
+        for point_id, score in scored:
+            lean = candidates.get(point_id)
+            if lean is None:
+                lean = found.get(point_id)
+            if lean is not None:  # else deleted since the query: not a result
+                hits.append(StoreHit(point_id, score, dict(lean)))
+        return hits
 
     def _scroll(self, flt: Filter | None, batch: int, with_payload: bool) -> Iterator[StoreHit]:
         offset = None
@@ -273,6 +326,8 @@ class EdgeStore(VectorStore):
             raise StoreClosedError()
 
     def _drop_shard(self) -> None:
+        if self._candidates is not None:
+            self._candidates.clear()
         if self._shard is not None:
             self._shard.close()
             self._shard = None

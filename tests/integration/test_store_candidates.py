@@ -1,0 +1,113 @@
+"""The Edge store's candidate fields kept in memory: after every kind of write, a search that asks for those
+fields returns what the shard itself holds (read back whole with ``retrieve``), as without the map."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.search import CANDIDATE_FIELDS
+from services.store import EdgeStore
+from tests.integration.test_store import DIM, JOURNAL, MODEL, PLAN, ROOT, axis, corpus, make_point, sparse, unit
+
+FIELDS = CANDIDATE_FIELDS
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[EdgeStore]:
+    store = EdgeStore(tmp_path / "store")
+    store.ensure_collection(DIM, MODEL)
+    store.upsert(corpus())
+    store.keep_candidate_fields(FIELDS)  # read from the shard, as the indexer does at start
+    yield store
+    store.close()
+
+
+def lean_hits(store: EdgeStore) -> dict[str, dict[str, object]]:
+    """Every point's candidate fields as both lists return them (each list searched wide enough for all)."""
+    found = {}
+    for vector in [axis(i) for i in range(DIM)]:
+        found |= {hit.id: hit.payload for hit in store.search_dense(vector, None, 50, FIELDS)}
+    found |= {hit.id: hit.payload for hit in store.search_sparse(sparse({1: 1.0}), None, 50, FIELDS)}
+    return found
+
+
+def shard_truth(store: EdgeStore) -> dict[str, dict[str, object]]:
+    """The same fields read from the shard itself (whole payloads)."""
+    return {hit.id: {k: hit.payload[k] for k in FIELDS if k in hit.payload} for hit in store.scroll()}
+
+
+def test_the_map_is_read_from_the_shard_and_serves_the_searches(store: EdgeStore) -> None:
+    assert store._candidates is not None and len(store._candidates) == len(corpus())
+    assert lean_hits(store) == shard_truth(store)
+    whole = store.search_dense(axis(0), None, 1)[0].payload  # a search asking for more reads the shard
+    assert whole["text"] == corpus()[0].payload["text"]
+
+
+def test_every_write_keeps_the_map_equal_to_the_shard(store: EdgeStore) -> None:
+    store.upsert([make_point(PLAN, 0, axis(0), {1: 1.0}, title="Plan renommé", aliases=["Alpha"])])  # replaced
+    store.upsert([make_point("New.md", 0, axis(5), {1: 1.0, 4: 1.0})])  # added
+    assert lean_hits(store) == shard_truth(store)
+    assert lean_hits(store)[corpus()[0].id]["title"] == "Plan renommé"
+
+    store.delete_note(PLAN, keep_ids={corpus()[0].id})  # the note's second chunk goes
+    store.delete_note(JOURNAL)
+    store.set_note_payload(ROOT, {"title": "Racine", "tags": ["x"]})
+    truth = shard_truth(store)
+    assert lean_hits(store) == truth and len(store._candidates or []) == len(truth)
+    assert {p["path"] for p in truth.values()} == {PLAN, ROOT, "New.md", corpus()[3].payload["path"]}
+
+    store.reset()
+    store.ensure_collection(DIM, MODEL)
+    store.upsert([make_point(ROOT, 0, axis(4), {1: 1.0})])
+    assert lean_hits(store) == shard_truth(store) and len(store._candidates or []) == 1
+
+
+def test_a_point_the_map_does_not_know_is_read_from_the_shard(store: EdgeStore) -> None:
+    assert store._candidates is not None
+    store._candidates.clear()  # as when a write lands between a search's query and its lookups
+    assert lean_hits(store) == shard_truth(store)
+
+
+def test_a_rebuilt_store_switched_in_brings_its_own_map(store: EdgeStore) -> None:
+    rebuilt = store.open_next()
+    rebuilt.ensure_collection(DIM, MODEL)
+    rebuilt.upsert([make_point("Rebuilt.md", 0, axis(0), {1: 1.0}), make_point(PLAN, 0, axis(1), {1: 1.0})])
+    store.swap_in(rebuilt)
+    truth = shard_truth(store)
+    assert set(p["path"] for p in truth.values()) == {"Rebuilt.md", PLAN}
+    assert lean_hits(store) == truth and len(store._candidates or []) == 2
+
+
+def test_concurrent_writes_leave_the_map_equal_to_the_shard(store: EdgeStore) -> None:
+    """A writer renames notes and deletes chunks while searches read the map: no search fails, and once
+    the writes are done every search returns what the shard holds."""
+    failures: list[BaseException] = []
+    done = threading.Event()
+
+    def search() -> None:
+        while not done.is_set():
+            try:
+                lean_hits(store)
+            except BaseException as exc:  # noqa: BLE001 (reported by the assertion below)
+                failures.append(exc)
+                return
+
+    searcher = threading.Thread(target=search)
+    searcher.start()
+    try:
+        for n in range(60):
+            path = f"Notes/{n % 7}.md"
+            store.upsert([make_point(path, i, unit(1.0, n / 60, i), {1: 1.0}, title=f"titre {n}") for i in range(3)])
+            if n % 5 == 0:
+                store.delete_note(path, keep_ids=set())
+            if n % 11 == 0:
+                store.set_note_payload(path, {"aliases": [f"alias {n}"]})
+    finally:
+        done.set()
+        searcher.join()
+    assert not failures
+    assert lean_hits(store) == shard_truth(store)
