@@ -373,8 +373,9 @@ def time_in_process(store: Any, embedder: Any, queries: list[Query]) -> dict[str
     """SearchEngine.search and the bare store calls, on the open store, query by query."""
     from services import lexical
     from services.models import StoreFilter
-    from services.search import CANDIDATES, SearchEngine, _query_and_range
+    from services.search import CANDIDATE_FIELDS, CANDIDATES, SearchEngine, _query_and_range
 
+    store.keep_candidate_fields(CANDIDATE_FIELDS)  # as the indexer does at start
     engine = SearchEngine(store, embedder)
     samples: dict[str, list[float]] = {key: [] for key in IN_PROCESS_KEYS}
     empty = 0

@@ -4,8 +4,8 @@ A search fetches 100 candidates from each list and reads four small fields of ea
 ``aliases``, ``chunk_index``: ``services.search.CANDIDATE_FIELDS``). Asking the shard for them costs about
 as much as the vector search itself (1.8 ms of 3.9 at 50k chunks, after a query embedding has emptied the
 CPU caches: docs/performance.md, "Search latency"); a dict lookup costs nothing. The indexer, which owns
-the store and every write to it, keeps them here (~300 bytes a chunk); a point the map does not know (a
-write raced the search) is read from the shard as before.
+the store and every write to it, keeps them here (~500 bytes a chunk: 25 MB for 50,000); a point the
+map does not know (a write raced the search) is read from the shard as before.
 """
 
 from __future__ import annotations
@@ -37,9 +37,10 @@ class CandidateFields:
         """Record (or replace) each ``(point id, payload)``; fields beyond ``self.fields`` are not kept."""
         for point_id, payload in points:
             lean = {key: payload[key] for key in self.fields if key in payload}
+            for key in ("path", "title"):  # a note's chunks share one string of each
+                if isinstance(lean.get(key), str):
+                    lean[key] = sys.intern(lean[key])
             path = lean.get("path")
-            if isinstance(path, str):
-                lean["path"] = path = sys.intern(path)  # a note's chunks share one string
             old = self._by_id.get(point_id)
             if old is not None and old.get("path") != path:
                 self._by_path.get(old.get("path"), set()).discard(point_id)

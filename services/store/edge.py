@@ -142,7 +142,7 @@ class EdgeStore(VectorStore):
 
     def keep_candidate_fields(self, fields: Sequence[str]) -> None:
         """Serve searches that ask for ``fields`` (or fewer) from memory (``services.store.candidates``):
-        read once here, all points (~1.7 s for 50k chunks; writes wait meanwhile, searches do not), then
+        read once here, all points (~1.5 s for 50k chunks; writes wait meanwhile, searches do not), then
         kept current by every write. For the process that owns the store for good (the indexer)."""
         candidates = CandidateFields(fields)
         with self._writing() as shard:

@@ -92,7 +92,7 @@ def test_concurrent_writes_leave_the_map_equal_to_the_shard(store: EdgeStore) ->
         while not done.is_set():
             try:
                 lean_hits(store)
-            except BaseException as exc:  # noqa: BLE001 (reported by the assertion below)
+            except BaseException as exc:  # reported by the assertion below
                 failures.append(exc)
                 return
 
