@@ -58,6 +58,7 @@ def main() -> None:
 def _keep_candidates(store: VectorStore) -> None:
     with contextlib.suppress(StoreClosedError):  # the indexer stopped before the read was done
         store.keep_candidate_fields(CANDIDATE_FIELDS)
+        gc.freeze()  # the map lives as long as the process: out of the collector's sight, like the model
 
 
 if __name__ == "__main__":
