@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from services import prompts
 from services.config import Settings
 from services.context import CHARS_PER_TOKEN, ContextBlock, estimate_tokens, token_budget
-from services.llm.models import ChatMessage, GenerationRequest, StreamEvent
+from services.grounding_check import generate_through
+from services.llm.models import ChatMessage, GenerationError, GenerationRequest, StreamEvent
 from services.models import Provenance, Source
 from services.websearch import WebResult, WebSearch, WebSearchFailed
 
@@ -84,14 +85,11 @@ class WebAnswer:
             ChatMessage(role="system", content=prompts.PAGE_SYSTEM[lang]),
             ChatMessage(role="user", content=prompts.PAGE_SUMMARY[lang].format(**fields, text=text)),
         ]
-        parts: list[str] = []
-        for event in self.stream(self.request(messages)):
-            if event.kind == "error":  # the answer's own call will report a failing model
-                log.warning("summary of %s failed: %s", result.url, event.error)
-                return result.snippet
-            if event.kind == "token":
-                parts.append(event.text)
-        summary = "".join(parts).strip()
+        try:
+            summary = generate_through(self.stream)(self.request(messages)).strip()
+        except GenerationError as exc:  # the answer's own call will report a failing model
+            log.warning("summary of %s failed: %s", result.url, exc)
+            return result.snippet
         if not summary:
             return result.snippet
         prepared.read_urls.append(result.url)
