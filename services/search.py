@@ -190,11 +190,14 @@ def _query_and_range(request: SearchRequest) -> tuple[str, datetime | None, date
     return strip_date_expression(request.query, found).strip(), found.start, found.end
 
 
-@lru_cache(maxsize=8192)
-def _fold(text: str) -> str:
-    """Case- and accent-insensitive form with single spaces, for substring matching (cached: the same
-    titles and aliases come back among the candidates of every search)."""
+def _flat_fold(text: str) -> str:
+    """Case- and accent-insensitive form with single spaces, for substring matching."""
     return " ".join(lexical.fold_accents(text.casefold()).split())
+
+
+# Cached for titles, aliases and queries (the same titles come back among every search's candidates);
+# a result's chunk text, seldom the same twice, is folded by ``_flat_fold`` and does not crowd them out.
+_fold = lru_cache(maxsize=8192)(_flat_fold)
 
 
 def _title_matcher(query: str) -> Callable[[dict[str, Any]], bool]:
@@ -255,7 +258,7 @@ def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    folded = _fold(flat)
+    folded = _flat_fold(flat)
     positions = [folded.find(word) for word in _fold(query).split() if len(word) > 3]
     hits = [p for p in positions if p >= 0]
     start = max(0, min(hits) - width // 4) if hits else 0
