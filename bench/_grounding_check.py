@@ -22,7 +22,7 @@ from typing import Any
 from _beir import percentile
 from _common import start_openai_server
 
-from services.grounding_check import GenerateFn, check_request
+from services.chat.grounding_check import GenerateFn, check_request
 from services.llm import bundled
 from services.llm.models import ChatMessage, GenerationError, GenerationRequest
 from services.llm.openai_backend import OpenAIBackend

@@ -20,12 +20,14 @@ from pathlib import Path
 from _beir import Benchmark, note_path, note_text
 from retrieval_quality import INDEX_BATCH, EmbeddingCache
 
-from services import chunking, indexing, lexical
 from services.catalog import Catalog
 from services.config import Settings
-from services.embedding import Embedder
-from services.indexing import IndexPipeline
-from services.store import EdgeStore
+from services.indexing import chunking
+from services.indexing import pipeline as indexing
+from services.indexing.pipeline import IndexPipeline
+from services.retrieval import lexical
+from services.retrieval.embedding import Embedder
+from services.retrieval.store import EdgeStore
 
 HALVES = ("a", "b")
 log = logging.getLogger("bench")

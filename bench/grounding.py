@@ -36,15 +36,15 @@ from _grounding_check import after_check, check_server, generate_with, latency, 
 from _grounding_sets import FAR, SAMPLE_VAULT, Question
 from _vaults import HALVES, HalfIndex, half_of, is_held_out, open_folder, open_half
 
-from services.chat import ChatEngine
+from services.catalog.models import Provenance
+from services.chat.engine import ChatEngine
+from services.chat.grounding import FEATURES
+from services.chat.grounding_check import GenerateFn
+from services.chat.websearch import FakeWebSearch
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.embedding import Embedder, calibration, load_embedder
-from services.grounding import FEATURES
-from services.grounding_check import GenerateFn
 from services.llm.openai_backend import OpenAIBackend
-from services.models import Provenance
-from services.search import SearchEngine
-from services.websearch import FakeWebSearch
+from services.retrieval.embedding import Embedder, calibration, load_embedder
+from services.retrieval.search import SearchEngine
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "bench" / ".cache"

@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     hermetic_environment()
     from services.config import Settings
-    from services.embedding import load_embedder
+    from services.retrieval.embedding import load_embedder
 
     defaults = Settings()
     batch_notes = args.batch_notes or defaults.index_batch_notes
@@ -113,7 +113,7 @@ def chunk_texts(settings: Any, embedder: Any, paths: list[str]) -> list[str]:
     """The texts the pipeline will embed, computed like it does (untimed), in path order: every chunk's
     ``embedding_text`` and every note's title (the store's title vector), each distinct text once."""
     from services import vault
-    from services.chunking import chunk_note, embedding_text
+    from services.indexing.chunking import chunk_note, embedding_text
 
     counter = embedder.token_counter
     max_tokens = min(settings.chunk_tokens, embedder.max_tokens)
@@ -135,8 +135,8 @@ def warm_up(settings: Any, embedder: Any, work: Path, texts: list[str]) -> None:
 def run_pipeline(settings: Any, embedder: Any, data_dir: Path, limit: int | None = None) -> PipelineRun:
     """Index the whole vault into a fresh store and catalog with ``sync_paths``, batch by batch."""
     from services.catalog import Catalog
-    from services.indexing import IndexPipeline, changed_paths
-    from services.store import EdgeStore
+    from services.indexing.pipeline import IndexPipeline, changed_paths
+    from services.retrieval.store import EdgeStore
 
     settings = settings.model_copy(update={"data_dir": data_dir})
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
@@ -168,7 +168,9 @@ def run_pipeline(settings: Any, embedder: Any, data_dir: Path, limit: int | None
 
 def instrument(pipeline: Any, batches: list[list[str]]) -> Stopwatch:
     """Time each step of the pipeline by wrapping what it calls; record every encode call's texts."""
-    from services import indexing, lexical, vault
+    from services import vault
+    from services.indexing import pipeline as indexing
+    from services.retrieval import lexical
 
     embedder = pipeline.embedder
     encode = embedder.encode

@@ -78,7 +78,7 @@ async def _measure(settings: Any, process: Any, log: Path, rounds: int) -> dict[
     from mcp.client.streamable_http import streamable_http_client
 
     from services.mcp.tools import VaultTools
-    from services.search import SearchRequest
+    from services.retrieval.search import SearchRequest
 
     _time_client_validation()
     tools = VaultTools(settings)
@@ -183,7 +183,7 @@ async def _tool(client: Any, name: str, arguments: dict[str, Any]) -> Any:
 
 
 def _wait_indexed(tools: Any, timeout: float = 600.0) -> None:
-    from services.models import NoteStatus
+    from services.catalog.models import NoteStatus
     from services.vault import iter_vault_paths
 
     total = len(list(iter_vault_paths(tools.settings.vault, [])))

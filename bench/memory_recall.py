@@ -2,7 +2,7 @@
 
 Twelve facts, each with a question about it that shares no word with it (the pairs below, written for
 this calibration); every other (fact, question) pair counts as unrelated. For the raw cosine and the
-centred one ``services.memory.vectors`` uses, prints the ROC AUC, the related pairs' minimum and mean,
+centred one ``services.retrieval.fact_vectors`` uses, prints the ROC AUC, the related pairs' minimum and mean,
 the unrelated pairs' 95th percentile and maximum, and at each floor the share of related pairs kept and
 of unrelated pairs let in (the floor ships as ``Calibration.memory_cosine``).
 
@@ -67,8 +67,8 @@ def main() -> None:
     args = parser.parse_args()
     hermetic_environment()
     from services.config import Settings
-    from services.embedding import calibration, load_embedder
-    from services.memory.vectors import FactVectors
+    from services.retrieval.embedding import calibration, load_embedder
+    from services.retrieval.fact_vectors import FactVectors
 
     embedder = load_embedder(args.model or Settings().embedding_model)
     facts = [fact for fact, _ in PAIRS]

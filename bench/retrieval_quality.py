@@ -46,16 +46,16 @@ from _beir import (
     write_vault,
 )
 
-from services import fusion, lexical, search
 from services.catalog import Catalog
 from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.embedding import Embedder, calibration, load_embedder
-from services.embedding_cache import EmbeddingCache as TextCache
-from services.fusion import fuse, group_by_note
-from services.indexing import IndexPipeline
-from services.models import StoreHit
-from services.search import SearchEngine, SearchRequest
-from services.store import EdgeStore
+from services.indexing.pipeline import IndexPipeline
+from services.retrieval import fusion, lexical, search
+from services.retrieval.embedding import Embedder, calibration, load_embedder
+from services.retrieval.embedding_cache import EmbeddingCache as TextCache
+from services.retrieval.fusion import fuse, group_by_note
+from services.retrieval.models import StoreHit
+from services.retrieval.search import SearchEngine, SearchRequest
+from services.retrieval.store import EdgeStore
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BENCHMARKS = ("cnil-fr", "spf-fr")
@@ -98,7 +98,7 @@ class SystemResult:
 
 class EmbeddingCache:
     """Passage embeddings kept between runs in ``--cache``/embeddings.sqlite3, the product's own cache
-    (``services.embedding_cache``: keyed by model and exact text, safe for several bench processes at once)."""
+    (``services.retrieval.embedding_cache``: keyed by model and exact text, safe for several bench processes at once)."""
 
     def __init__(self, folder: Path | None, model: str) -> None:
         self.folder, self.model = folder, model

@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     hermetic_environment()
     from services.config import Settings
-    from services.embedding import load_embedder
+    from services.retrieval.embedding import load_embedder
 
     work = Path(tempfile.mkdtemp(prefix="obsirag-bench-search-"))
     settings = Settings(vault=work / "vault", data_dir=work / "data")
@@ -162,7 +162,7 @@ def measure_size(
     settings: Any, embedder: Any, corpus: Corpus, queries: list[Query], size: int, workers: Sequence[str]
 ) -> dict[str, Any]:
     from services.catalog import Catalog
-    from services.store import EdgeStore
+    from services.retrieval.store import EdgeStore
 
     store = EdgeStore(settings.store_path)
     catalog = Catalog(settings.catalog_path)
@@ -239,7 +239,9 @@ class Corpus:
 
     def _note(self, vault: Path, count: int) -> tuple[Any, list[Any]]:
         from services import vault as vault_module
-        from services.models import Chunk, ParsedNote, WikiLink
+        from services.indexing.chunking import Chunk
+        from services.vault.models import ParsedNote
+        from services.vault.syntax import WikiLink
 
         rng = self.rng
         self.notes += 1
@@ -275,10 +277,10 @@ class Corpus:
         return " ".join(words)
 
     def _points(self, note: Any, chunks: list[Any]) -> list[Any]:
-        from services import lexical
-        from services.indexing import chunk_payload
-        from services.models import StorePoint
-        from services.store import point_id
+        from services.indexing.pipeline import chunk_payload
+        from services.retrieval import lexical
+        from services.retrieval.models import StorePoint
+        from services.retrieval.store import point_id
 
         assert self.bases is not None
         picks = [self.rng.sample(range(len(self.bases)), 2) for _ in chunks]
@@ -314,7 +316,7 @@ def _markdown(title: str, tags: list[str], created: datetime, modified: datetime
 
 
 def _record(note: Any, chunk_count: int) -> Any:
-    from services.models import NoteRecord, NoteStatus
+    from services.catalog.models import NoteRecord, NoteStatus
 
     return NoteRecord(
         path=note.path, content_hash=note.content_hash, mtime=note.mtime, size=note.size, title=note.title,
@@ -334,7 +336,7 @@ class Query:
 
 def make_queries(rng: random.Random, count: int, now: datetime, corpus: Corpus) -> list[Query]:
     """French questions: half plain, the rest with a tag, folder, date expression or explicit range."""
-    from services.search import SearchRequest
+    from services.retrieval.search import SearchRequest
 
     kinds = ["plain"] * 10 + ["phrase"] * 3 + ["tag"] * 3 + ["folder"] * 2 + ["date words"] * 2 + ["range"] * 2
     queries = []
@@ -371,9 +373,9 @@ def _count(items: Any) -> dict[str, int]:
 
 def time_in_process(store: Any, embedder: Any, queries: list[Query]) -> dict[str, Any]:
     """SearchEngine.search and the bare store calls, on the open store, query by query."""
-    from services import lexical
-    from services.models import StoreFilter
-    from services.search import CANDIDATE_FIELDS, CANDIDATES, SearchEngine, _query_and_range
+    from services.retrieval import lexical
+    from services.retrieval.models import StoreFilter
+    from services.retrieval.search import CANDIDATE_FIELDS, CANDIDATES, SearchEngine, _query_and_range
 
     store.keep_candidate_fields(CANDIDATE_FIELDS)  # as the indexer does at start
     engine = SearchEngine(store, embedder)

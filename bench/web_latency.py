@@ -54,9 +54,10 @@ from _common import write_results as save
 
 from services import vault
 from services.catalog import Catalog
+from services.catalog.models import NoteRecord, NoteStatus
 from services.config import Settings
 from services.llm import bundled
-from services.models import NoteRecord, NoteStatus, ParsedNote
+from services.vault.models import ParsedNote
 
 RECORD_FIELDS = set(NoteRecord.model_fields) & set(ParsedNote.model_fields)  # what a note says of itself
 GRAPH_FILTERS = ["", "?folder=Projets", "?q=atlas", "?tag=cuisine", "?days=30", "?type=note"]  # ≤ 300 nodes each

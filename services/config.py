@@ -313,3 +313,7 @@ class Settings(BaseSettings):
 def load_settings(**overrides: object) -> Settings:
     """Settings from the environment, with explicit overrides (CLI flags) taking precedence."""
     return Settings(**{k: v for k, v in overrides.items() if v is not None})
+
+
+class SetupError(RuntimeError):
+    """Something the user must fix in the set-up (model, index); the message says how."""

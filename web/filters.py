@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from services.models import Provenance
-from services.prompts import WEB_STATUS
+from services.catalog.models import Provenance
+from services.chat.prompts import WEB_STATUS
 
 NAV = (
     ("/", "Chat", "chat"),

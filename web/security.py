@@ -14,7 +14,7 @@ from litestar.datastructures import MutableScopeHeaders
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from services.config import Settings
-from services.startup import is_loopback
+from services.system.startup import is_loopback
 
 AUTH_COOKIE = "obsirag_auth"
 SECRET_FILE = "web-secret"

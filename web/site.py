@@ -17,16 +17,16 @@ from litestar.di import NamedDependency
 
 from services import vault
 from services.catalog import Catalog
-from services.chat import ChatEngine
+from services.catalog.graph import GraphCache
+from services.catalog.models import Provenance, Turn
+from services.chat.engine import ChatEngine
+from services.chat.grounding_check import generate_through
+from services.chat.websearch import WebSearch, make_web_search
 from services.config import Settings
-from services.graph import GraphCache
-from services.grounding_check import generate_through
-from services.markdown import CatalogLinks, MarkdownRenderer
-from services.models import Provenance, Turn
-from services.reader import MarkdownDoc
 from services.system import SystemClient, build_chat_engine
-from services.websearch import WebSearch, make_web_search
+from services.vault.reader import MarkdownDoc
 from web.chat_runs import ChatRun, ChatRuns, recording_stream
+from web.rendering import CatalogLinks, MarkdownRenderer
 from web.urls import WebUrls
 
 T = TypeVar("T")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from services.markdown import heading_slug
+from services.vault.addresses import heading_slug
 
 NOTES_PREFIX = "/notes/"
 FILES_PREFIX = "/vault-files/"
@@ -20,7 +20,7 @@ def file_url(path: str) -> str:
 
 
 class WebUrls:
-    """``services.markdown.LinkUrls`` for ObsiRAG's web pages."""
+    """``web.rendering.LinkUrls`` for ObsiRAG's web pages."""
 
     note = staticmethod(note_url)
     file = staticmethod(file_url)

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from services.config import Settings, load_settings
-from services.models import NoteType, SetupError
-from services.prompts import TRUNCATED
+from services.chat.prompts import TRUNCATED
+from services.config import Settings, SetupError, load_settings
+from services.vault.models import NoteType
 from workers.cli_memory import memory_status_now
 from workers.cli_memory import register as _register_memory
 from workers.cli_output import ReadingProgress, ask_json, explain_grounding, print_results, print_sources, search_json
 from workers.mcp_server import mcp
 
 if TYPE_CHECKING:
-    from services.indexing import IndexPipeline
-    from services.search import SearchRequest, SearchResponse
+    from services.indexing.pipeline import IndexPipeline
+    from services.retrieval.search import SearchRequest, SearchResponse
 
 # Import-time cost matters for a CLI: heavy modules (torch, qdrant) load inside the commands.
 
@@ -52,7 +52,7 @@ def main() -> None:
 @common_options
 def up(settings: Settings) -> None:
     """Start the whole system (Redis, watcher, indexer, …) in the foreground; Ctrl-C stops it."""
-    from services.startup import startup_problem
+    from services.system.startup import startup_problem
 
     # Everything that would make a child fail (and be restarted forever) is refused here, before any start.
     if problem := startup_problem(settings):
@@ -87,7 +87,7 @@ def index(settings: Settings) -> None:
 def index_in_foreground(settings: Settings, pipeline: IndexPipeline) -> None:
     from tqdm import tqdm
 
-    from services.indexing import changed_paths
+    from services.indexing.pipeline import changed_paths
 
     paths = changed_paths(settings, pipeline.catalog)
     run_id = pipeline.run_id = pipeline.catalog.start_run("cli-index")
@@ -123,7 +123,7 @@ def rebuild_in_foreground(settings: Settings) -> None:
     """Build the next index beside the current one, switch, then bring the catalog up to date."""
     from tqdm import tqdm
 
-    from services.rebuild import Rebuild, open_index
+    from services.indexing.rebuild import Rebuild, open_index
 
     pipeline, _engine, configured, rebuild = open_index(settings)
     rebuild = rebuild or Rebuild.start(settings, pipeline, configured)
@@ -149,7 +149,7 @@ def rebuild_in_foreground(settings: Settings) -> None:
 @common_options
 def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: bool, **filters: Any) -> None:
     """Hybrid search over the vault."""
-    from services.search import SearchRequest
+    from services.retrieval.search import SearchRequest
 
     request = SearchRequest(
         query=" ".join(query),
@@ -224,7 +224,7 @@ def ask(
 
 
 def _save_thread(settings: Settings, catalog: Any, thread_id: str) -> None:
-    from services.conversations import export_thread
+    from services.chat.export import export_thread
 
     thread = catalog.get_thread(thread_id)
     path = export_thread(settings.vault, thread, datetime.now().astimezone())
@@ -315,7 +315,7 @@ def _rebuild_notice(settings: Settings) -> str | None:
     """One line when the embedded index was built with another model: the indexer rebuilds it at start."""
     if settings.qdrant_url:
         return None  # a server's collection is checked by the indexer, which logs the advice
-    from services.store.edge_folder import recorded_model_at
+    from services.retrieval.store.edge_folder import recorded_model_at
 
     recorded = recorded_model_at(settings.store_path)
     if recorded is None or recorded.name == settings.embedding_model:
@@ -328,9 +328,9 @@ def _rebuild_notice(settings: Settings) -> str | None:
 
 def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:
     """Through the running indexer when there is one, else on the store opened here."""
-    from services.store.base import StoreLockedError
+    from services.retrieval.store.base import StoreLockedError
     from services.system import SystemNotRunning
-    from services.system.local import search_anywhere
+    from services.system.offline_search import search_anywhere
 
     try:
         return search_anywhere(settings, request)
@@ -339,7 +339,7 @@ def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:
 
 
 def _open_pipeline(settings: Settings) -> IndexPipeline:
-    from services.rebuild import open_pipeline
+    from services.indexing.rebuild import open_pipeline
 
     return open_pipeline(settings)
 
@@ -354,7 +354,7 @@ def _day(value: str | None) -> datetime | None:
 
 
 def _print_counts(settings: Settings) -> None:
-    from services.system.running import note_counts
+    from services.system.client import note_counts
 
     counts = note_counts(settings)
     click.echo(f"{counts['indexed']} indexed, {counts['skipped']} skipped, {counts['error']} failed")

@@ -119,7 +119,8 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
     @common_options
     def listing(settings: Settings, due: bool, as_json: bool, now_text: str | None) -> None:
         """Active reminders, soonest first (⚠ when snoozed three times)."""
-        from services.memory.reminders import ReminderStatus, reminder_line
+        from services.catalog.memory_models import ReminderStatus
+        from services.memory.reminders import reminder_line
 
         with _catalog(settings) as catalog:
             found = catalog.reminders(ReminderStatus.ACTIVE, due_before=_now(now_text) if due else None)

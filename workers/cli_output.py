@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from services.models import Provenance
-from services.prompts import WEB_STATUS
+from services.catalog.models import Provenance
+from services.chat.prompts import WEB_STATUS
 
 if TYPE_CHECKING:
-    from services.search import SearchResponse
+    from services.retrieval.search import SearchResponse
 
 
 def explain_grounding(grounding: dict[str, Any]) -> str:

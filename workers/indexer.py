@@ -10,10 +10,10 @@ import threading
 from huey.signals import SIGNAL_ERROR
 
 from services.config import load_settings
-from services.indexing import changed_paths
-from services.rebuild import open_index
-from services.search import CANDIDATE_FIELDS
-from services.store import StoreClosedError, VectorStore
+from services.indexing.pipeline import changed_paths
+from services.indexing.rebuild import open_index
+from services.retrieval.search import CANDIDATE_FIELDS
+from services.retrieval.store import StoreClosedError, VectorStore
 from services.system.handlers.indexer import IndexerHandlers
 from services.system.queues import RECONCILE_PRIORITY, Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals

@@ -14,10 +14,10 @@ from typing import Any
 
 from services.catalog import Catalog
 from services.config import Settings, load_settings
-from services.context import prompt_limits
 from services.learner import schedule
 from services.learner.cycle import Learner, LearnerDeps
-from services.learner.generation import LearnerModel
+from services.learner.pacing import LearnerModel
+from services.llm.limits import prompt_limits
 from services.llm.models import GenerationRequest, StreamEvent
 from services.memory.cycle import MemoryTicker
 from services.memory.llm import ask_through

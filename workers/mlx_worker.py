@@ -8,10 +8,11 @@ import threading
 import redis
 
 from services.config import Settings, load_settings
-from services.llm.backends import Backend, open_backend
-from services.llm.generation import GenerationService, Limits
-from services.system.generation import WORKER_NAME
-from services.system.handlers.generation import GenerationHandlers
+from services.llm.backend import Backend
+from services.llm.backends import open_backend
+from services.llm.serving import GenerationService, Limits
+from services.system.generation_client import WORKER_NAME
+from services.system.handlers.generator import GenerationHandlers
 from services.system.queues import Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 

@@ -6,7 +6,7 @@ import logging
 
 from services.catalog import Catalog
 from services.config import load_settings
-from services.entities import EntityExtractor
+from services.indexing.entities import EntityExtractor
 from services.system.handlers.ner import NerHandlers
 from services.system.queues import Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals

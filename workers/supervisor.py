@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from filelock import FileLock, Timeout
 
 from services.config import Settings
-from services.supervision import supervisor_lock
 from services.system.processes import WORKERS
+from services.system.supervision import supervisor_lock
 from workers.process import run_until_stopped, stop_process
 from workers.redis_server import redis_command, wait_for_redis
 

@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Self
 
 from services.catalog._schema import MIGRATIONS, SCHEMA_VERSION_KEY
-from services.text import fold as fold_text
+from services.language.fold import fold as fold_text
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ class SchemaTooNewError(RuntimeError):
 
 
 def fold(text: str | None) -> str:
-    """Case- and accent-blind form of a string (``services.text.fold``), for substring search (SQL ``fold``)."""
+    """Case- and accent-blind form of a string (``services.language.fold.fold``), for substring search (SQL ``fold``)."""
     return fold_text(text or "")
 
 

@@ -7,7 +7,7 @@ import uuid
 from datetime import UTC, datetime
 
 from services.catalog._base import CatalogBase
-from services.models import Source, Thread, Turn
+from services.catalog.models import Source, Thread, Turn
 
 
 class ConversationsTable(CatalogBase):

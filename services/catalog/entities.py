@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from services.catalog._base import CatalogBase
-from services.models import EntityKind, EntitySummary, NoteEntity
+from services.catalog.models import EntityKind, EntitySummary, NoteEntity
 
 
 class EntitiesTable(CatalogBase):

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from services.catalog._base import CatalogBase
-from services.models import LearnedNote, LearnOutcome, SynapsePair
+from services.catalog.models import LearnedNote, LearnOutcome, SynapsePair
 
 
 class LearnerTable(CatalogBase):

@@ -7,8 +7,9 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from services.catalog._base import CatalogBase
-from services.links import LinkResolver
-from services.models import ResolvedLink, WikiLink
+from services.catalog.models import ResolvedLink
+from services.vault.links import LinkResolver
+from services.vault.syntax import WikiLink
 
 _SELECT = "SELECT source, position, target, heading, block, alias, embed, target_path FROM links"
 _INSERT = (
@@ -36,7 +37,7 @@ class LinksTable(CatalogBase):
             conn.executemany(_INSERT, [_link_row(source, i, link, known) for i, link in enumerate(links)])
 
     def resolve_links(self, attachments: Iterable[str] = ()) -> int:
-        """Recompute every link's ``target_path`` (see ``services.links``) in one transaction.
+        """Recompute every link's ``target_path`` (see ``services.vault.links``) in one transaction.
 
         Call it after a batch of upserts, deletes or alias changes. ``attachments`` are the
         vault's non-note files: an embed of a file not listed here is dangling.

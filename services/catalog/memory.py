@@ -10,8 +10,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from services.catalog._base import CatalogBase
-from services.memory.facts import ACTIVE, Fact, FactStatus, normalise, sentence
-from services.memory.reminders import Reminder, ReminderStatus
+from services.catalog.memory_models import ACTIVE, Fact, FactStatus, Reminder, ReminderStatus, normalise, sentence
 
 MEMORY_RUN = "memory"
 _FACT_COLUMNS = (

@@ -8,8 +8,8 @@ from collections import Counter, defaultdict
 from datetime import datetime
 
 from services.catalog._base import CatalogBase, fold
-from services.links import folder_of
-from services.models import FolderCoverage, NoteRecord, NoteStatus
+from services.catalog.models import FolderCoverage, NoteRecord, NoteStatus
+from services.vault.links import folder_of
 
 _COLUMNS = (
     "path", "folder", "content_hash", "mtime", "size", "title", "aliases", "tags", "note_type",

@@ -7,7 +7,7 @@ from collections import defaultdict
 from datetime import UTC, datetime
 
 from services.catalog._base import CatalogBase
-from services.models import IndexRun
+from services.catalog.models import IndexRun
 
 CHUNKS_EMBEDDED = "chunks_embedded"
 

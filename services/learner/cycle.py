@@ -19,17 +19,18 @@ from filelock import FileLock, Timeout
 
 from services import vault
 from services.catalog import Catalog
-from services.chat import ChatAnswer, ChatEngine, final_answer
+from services.catalog.models import LearnOutcome, NoteStatus, SynapsePair
+from services.chat.engine import ChatAnswer, ChatEngine, final_answer
 from services.config import Settings
-from services.embedding import calibration
-from services.entities import iter_entity_tags
+from services.indexing.entities import iter_entity_tags
+from services.language.detect import detect_language
 from services.learner import insight_files, schedule
-from services.learner.generation import GenerationMeter, LearnerModel, LearnerStopped
 from services.learner.insights import answer_question, prompt_chars, study_note
+from services.learner.pacing import GenerationMeter, LearnerModel, LearnerStopped
 from services.learner.synapses import SimilarFn, explain_connection, synapse_candidates, write_synapse
 from services.learner.synthesis import summarise_week, week_notes, write_synthesis
-from services.models import LearnOutcome, NoteStatus, NoteType, ParsedNote, SynapsePair
-from services.query import detect_language
+from services.retrieval.embedding import calibration
+from services.vault.models import NoteType, ParsedNote
 
 log = logging.getLogger(__name__)
 

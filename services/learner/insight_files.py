@@ -8,19 +8,21 @@ from pathlib import Path
 from typing import Any
 
 from services import vault
-from services.conversations import PROVENANCE_LABELS, slugify
+from services.catalog.models import Provenance, Source
+from services.chat.export import PROVENANCE_LABELS
 from services.learner import prompts
-from services.learner.artifacts import (
+from services.learner.insights import InsightAnswer, SemanticField, combined_provenance
+from services.vault.artifacts import (
     append_to_artifact,
     create_artifact,
     merge_list,
     render_frontmatter,
     scan_artifacts,
+    slugify,
     vault_relative,
     wikilink,
 )
-from services.learner.insights import InsightAnswer, SemanticField, combined_provenance
-from services.models import ParsedNote, Provenance, Source
+from services.vault.models import ParsedNote
 
 FOLDER = "insights"
 ENTITY_PREFIXES = ("personne/", "org/", "lieu/")

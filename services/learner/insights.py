@@ -11,23 +11,21 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from services import lexical
-from services import prompts as chat_prompts
+from services.catalog.models import Provenance, Source
+from services.chat import prompts as chat_prompts
+from services.chat.engine import ChatAnswer
 from services.config import Settings
-from services.entities import note_segments
+from services.indexing.entities import note_segments
 from services.learner import prompts
-from services.learner.generation import LearnerModel
-from services.models import ParsedNote, Provenance, Source
-
-if TYPE_CHECKING:
-    from services.chat import ChatAnswer
+from services.learner.pacing import LearnerModel
+from services.retrieval import lexical
+from services.vault.models import ParsedNote
 
 NOTE_CHARS = 1500  # of the note's text in a prompt: the small model reads slowly, its start says most
 MIN_NOTE_CHARS = 300
 PROMPT_OVERHEAD_TOKENS = 250  # the instructions around the note's text
-CHARS_PER_TOKEN = 3.2  # conservative for French (services.context uses the same figure)
+CHARS_PER_TOKEN = 3.2  # conservative for French (services.chat.context uses the same figure)
 MAX_QUESTIONS = 3
 MIN_ANSWER_WORDS = 6
 MIN_DISTINCT_WORDS = 0.35  # below this share of distinct words, the text is a loop

@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 
+from services.catalog.models import LearnedNote
 from services.config import Settings
-from services.models import LearnedNote
 
 LAST_RUN_KEY = "learner.last_run"
 NEXT_RUN_KEY = "learner.next_run"

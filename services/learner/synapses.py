@@ -13,12 +13,12 @@ from datetime import datetime
 from pathlib import Path
 
 from services.catalog import Catalog
-from services.conversations import slugify
+from services.catalog.models import NoteStatus
 from services.learner import prompts
-from services.learner.artifacts import create_artifact, render_frontmatter, vault_relative, wikilink
-from services.learner.generation import LearnerModel
 from services.learner.insights import MIN_ANSWER_WORDS, note_excerpt
-from services.models import NoteStatus, NoteType, ParsedNote
+from services.learner.pacing import LearnerModel
+from services.vault.artifacts import create_artifact, render_frontmatter, slugify, vault_relative, wikilink
+from services.vault.models import NoteType, ParsedNote
 
 SimilarFn = Callable[[str, float, int], list[tuple[str, float]]]
 FOLDER = "synapses"

@@ -10,14 +10,15 @@ from pathlib import Path
 
 from services import vault
 from services.catalog import Catalog
+from services.catalog.models import NoteRecord, NoteStatus, Provenance
 from services.config import Settings
+from services.language.detect import detect_language
 from services.learner import prompts
-from services.learner.artifacts import append_to_artifact, create_artifact, render_frontmatter, wikilink
-from services.learner.generation import LearnerModel
 from services.learner.insights import MIN_ANSWER_WORDS, answer_problem, prompt_chars
+from services.learner.pacing import LearnerModel
 from services.learner.schedule import WeekSlot
-from services.models import NoteRecord, NoteStatus, NoteType, Provenance
-from services.query import detect_language
+from services.vault.artifacts import append_to_artifact, create_artifact, render_frontmatter, wikilink
+from services.vault.models import NoteType
 
 FOLDER = "synthesis"
 NOTE_CHARS = 600  # of each note in the prompt

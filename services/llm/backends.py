@@ -1,161 +1,19 @@
-"""The backend interface every LLM runtime implements (MLX in-process, or an OpenAI-compatible server).
-
-A backend turns chat messages into a stream of text pieces. It formats the prompt with the model's
-chat template (or lets the server do it), counts tokens for the stats, and stops at the stop strings.
-"""
+"""The backend a setting names: the mlx-lm model in this process, or an OpenAI-compatible server."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-
 from services.config import Settings
-from services.llm.models import ChatMessage
-
-
-@dataclass
-class TokenCounts:
-    """Filled in by the backend while its stream is consumed."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0  # of the prompt, already read for an earlier request (the prompt cache)
-    finish_reason: str | None = None  # "stop" (end of turn or a stop string) or "length"
-
-
-PromptProgress = Callable[[int, int], None]  # (prompt tokens read, prompt tokens in all)
-
-
-class TextStream:
-    """Text pieces of one generation; ``counts`` is final once iteration ends (or ``close()`` is called)."""
-
-    def __init__(self, pieces: Iterator[str], counts: TokenCounts, stop: Sequence[str]) -> None:
-        self.counts = counts
-        self._pieces = pieces
-        self._stop = [s for s in stop if s]
-        self._iter = self._cut_at_stop()
-
-    def __iter__(self) -> Iterator[str]:
-        return self._iter
-
-    def __next__(self) -> str:
-        return next(self._iter)
-
-    def close(self) -> None:
-        """Stop generating now (the caller cancelled): the backend frees what it holds."""
-        self._iter.close()
-        self._pieces.close()  # type: ignore[attr-defined]
-
-    def _cut_at_stop(self) -> Iterator[str]:
-        pending = ""
-        try:
-            for piece in self._pieces:
-                pending += piece
-                cut = first_stop(pending, self._stop)
-                if cut is not None:
-                    if cut:
-                        yield pending[:cut]
-                    self.counts.finish_reason = "stop"
-                    return
-                # Hold back a tail that may be the start of a stop string, until the next piece decides.
-                ready = len(pending) - partial_stop_length(pending, self._stop)
-                if ready:
-                    yield pending[:ready]
-                    pending = pending[ready:]
-            if pending:
-                yield pending
-        finally:
-            self._pieces.close()  # type: ignore[attr-defined]
-
-
-def first_stop(text: str, stop: Sequence[str]) -> int | None:
-    """Index of the earliest stop string in ``text``, if any."""
-    found = [i for i in (text.find(s) for s in stop) if i >= 0]
-    return min(found) if found else None
-
-
-def partial_stop_length(text: str, stop: Sequence[str]) -> int:
-    """Length of the longest suffix of ``text`` that is a proper prefix of a stop string."""
-    best = 0
-    for s in stop:
-        for size in range(min(len(s) - 1, len(text)), best, -1):
-            if text.endswith(s[:size]):
-                best = size
-                break
-    return best
-
-
-class Backend:
-    """What the generation service needs from an LLM runtime.
-
-    ``load()`` prepares the model (idempotent), ``unload()`` frees it, ``loaded`` tells which;
-    ``stream()`` generates (loading first if needed); ``count_tokens()`` measures a text.
-    """
-
-    name = "base"
-    local = False  # runs the model in this process (worth loading at start)
-    # Guesses for a worker that has measured nothing yet (tokens/s); each backend refines them.
-    prompt_rate_estimate = 300.0
-    decode_rate_estimate = 20.0
-
-    def __init__(self, model: str) -> None:
-        self.model = model
-        self.blas: str | None = None
-        self.tokenizer_path: str | None = None  # the model's tokenizer.json, when the caller can read it
-
-    @property
-    def loaded(self) -> bool:
-        raise NotImplementedError
-
-    def load(self) -> None:
-        raise NotImplementedError
-
-    def unload(self) -> None:
-        raise NotImplementedError
-
-    def count_tokens(self, text: str) -> int:
-        raise NotImplementedError
-
-    def stream(
-        self,
-        messages: Sequence[ChatMessage],
-        max_tokens: int,
-        temperature: float,
-        stop: Sequence[str] = (),
-        on_prompt: PromptProgress | None = None,
-        prompt_step: int | None = None,
-    ) -> TextStream:
-        """``on_prompt(read, total)`` is called while the prompt is read, ``prompt_step`` tokens at a time
-        where the backend reads it in pieces (an exception it raises aborts the generation)."""
-        self.load()
-        counts = TokenCounts()
-        pieces = self._generate(list(messages), max_tokens, temperature, stop, counts, on_prompt, prompt_step)
-        return TextStream(pieces, counts, stop)
-
-    def _generate(
-        self,
-        messages: list[ChatMessage],
-        max_tokens: int,
-        temperature: float,
-        stop: Sequence[str],
-        counts: TokenCounts,
-        on_prompt: PromptProgress | None = None,
-        prompt_step: int | None = None,
-    ) -> Iterator[str]:
-        """Yield text pieces and keep ``counts`` up to date; ``stop`` is a hint (TextStream enforces it)."""
-        raise NotImplementedError
+from services.llm.backend import Backend
+from services.llm.mlx_backend import MLXBackend
+from services.llm.openai_backend import OpenAIBackend
 
 
 def open_backend(settings: Settings) -> Backend:
     """The backend ``settings.llm_backend`` names; nothing is loaded yet."""
     if settings.llm_backend == "openai":
-        from services.llm.openai_backend import OpenAIBackend
-
         if not settings.llm_base_url:
             raise ValueError("OBSIRAG_LLM_BASE_URL is required with OBSIRAG_LLM_BACKEND=openai")
         return OpenAIBackend(
             settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_seconds
         )
-    from services.llm.mlx_backend import MLXBackend
-
     return MLXBackend(settings.llm_model, settings.model_cache, settings.llm_blas, settings.llm_blas_threads)

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from services.llm.backends import Backend, PromptProgress, TokenCounts
+from services.llm.backend import Backend, PromptProgress, TokenCounts
 from services.llm.bundled import ensure_converted, is_bundled
 from services.llm.models import ChatMessage
 from services.llm.prompt_cache import PromptCache

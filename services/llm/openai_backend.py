@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from services.llm.backends import Backend, PromptProgress, TokenCounts
+from services.llm.backend import Backend, PromptProgress, TokenCounts
 from services.llm.models import ChatMessage
 
 CONNECT_TIMEOUT = 5.0

@@ -10,10 +10,10 @@ from typing import Literal
 
 from services import vault
 from services.catalog import Catalog
+from services.catalog.graph import GraphCache
+from services.catalog.models import EntityKind, NoteRecord, NoteStatus
 from services.config import Settings
-from services.entities import normalize_name
-from services.graph import GraphCache
-from services.markdown import heading_slug, obsidian_uri, section
+from services.indexing.entities import normalize_name
 from services.mcp.schemas import (
     Change,
     EntityNotes,
@@ -25,7 +25,8 @@ from services.mcp.schemas import (
     NoteRef,
     NoteView,
 )
-from services.models import EntityKind, NoteRecord, NoteStatus, NoteType, ParsedNote
+from services.vault.addresses import heading_slug, obsidian_uri, section
+from services.vault.models import NoteType, ParsedNote
 
 SortKey = Literal["path", "title", "modified", "created"]
 ENTITY_NOTES = 20  # notes listed per entity

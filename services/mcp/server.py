@@ -21,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.utilities.logging import configure_logging
 from pydantic import Field
 
+from services.catalog.models import EntityKind, NoteStatus
 from services.config import Settings
 from services.mcp import descriptions as text
 from services.mcp.calls import CallLog
@@ -38,8 +39,8 @@ from services.mcp.schemas import (
 )
 from services.mcp.stdio import serve_stdio
 from services.mcp.tools import VaultTools
-from services.models import EntityKind, NoteStatus, NoteType
 from services.system import SystemNotRunning
+from services.vault.models import NoteType
 
 F = TypeVar("F", bound=Callable[..., Any])
 NOTE_URI = "obsirag://note/"

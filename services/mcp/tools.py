@@ -10,18 +10,19 @@ import time
 from datetime import datetime
 
 from services.catalog import Catalog
-from services.chat import ChatFailed, final_answer
+from services.catalog.memory_models import Fact, FactStatus
+from services.catalog.models import Provenance
+from services.chat.engine import ChatFailed, final_answer
 from services.config import Settings
-from services.markdown import obsidian_uri
 from services.mcp.notes import NoteError, NoteReader
 from services.mcp.schemas import Answer, RememberedFact, SearchHit, SearchResults, SimilarNote, Source
-from services.memory.facts import Fact, FactStatus
 from services.memory.recall import relevant_facts
-from services.memory.vectors import MemoryMatch
-from services.models import NoteType, Provenance
-from services.search import SearchRequest
+from services.retrieval.fact_vectors import MemoryMatch
+from services.retrieval.search import SearchRequest
 from services.system import SystemClient, SystemNotRunning, build_chat_engine
-from services.system.running import DOWN
+from services.system.client import DOWN
+from services.vault.addresses import obsidian_uri
+from services.vault.models import NoteType
 
 NOT_RUNNING = "ObsiRAG is not running: start it with `obsirag up` (or `make run`)"
 SIMILAR_THRESHOLD = 0.0  # the k closest notes, however close: the caller reads the similarity

@@ -11,18 +11,16 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
+from services.catalog import Catalog
+from services.catalog.memory_models import Fact
+from services.catalog.models import MemoryUse
+from services.config import Settings
 from services.llm.models import ChatMessage
 from services.memory import recall
-from services.memory.facts import Fact, Outcome, Policy
+from services.memory.facts import Outcome, Policy
 from services.memory.reminders import ReminderDraft, describe_moment, is_reminder_request, parse_reminder, save_reminder
-from services.models import MemoryUse
-
-if TYPE_CHECKING:
-    from services.catalog import Catalog
-    from services.config import Settings
-    from services.memory.vectors import MemoryMatch
+from services.retrieval.fact_vectors import MemoryMatch
 
 DRAFT_KEY = "reminder.draft.{thread}"
 _YES = re.compile(r"^\s*(?:oui|yes|ok|okay|d'accord|confirme[rz]?|vas-y|go|enregistre|c'est bon|parfait)\b", re.I)

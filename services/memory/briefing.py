@@ -14,23 +14,18 @@ import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from services import vault
-from services.conversations import GENERATED_ROOT, generated_path
-from services.learner.artifacts import create_artifact, render_frontmatter, wikilink
+from services.catalog import Catalog
+from services.catalog.memory_models import Fact, FactStatus, Reminder, ReminderStatus
+from services.config import Settings
+from services.language.moments import parse_clock
+from services.llm.redact import redact_text
 from services.memory.consolidate import parse_reply
-from services.memory.facts import Fact, FactStatus
 from services.memory.llm import AskFn
-from services.memory.reminders import Reminder, ReminderStatus
-from services.models import ParsedNote
-from services.reader import read_markdown
-from services.redact import redact_text
-from services.when import parse_clock
-
-if TYPE_CHECKING:
-    from services.catalog import Catalog
-    from services.config import Settings
+from services.vault.artifacts import GENERATED_ROOT, create_artifact, generated_path, render_frontmatter, wikilink
+from services.vault.models import ParsedNote
+from services.vault.reader import read_markdown
 
 log = logging.getLogger(__name__)
 

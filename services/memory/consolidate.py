@@ -15,18 +15,17 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from services import lexical
-from services.memory.facts import Fact, FactKind, FactSource, Outcome, Policy, file_fact
+from services.catalog import Catalog
+from services.catalog.memory_models import Fact, FactKind, FactSource
+from services.config import Settings
+from services.memory.facts import Outcome, Policy, file_fact
 from services.memory.llm import AskFn, estimate_tokens
 from services.memory.sources import WATERMARK_KEY, Mark, SourceText, collect_sources
-
-if TYPE_CHECKING:
-    from services.catalog import Catalog
-    from services.config import Settings
+from services.retrieval import lexical
 
 log = logging.getLogger(__name__)
 

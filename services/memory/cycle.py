@@ -11,20 +11,17 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING
 
-from services.context import CHARS_PER_TOKEN, PromptLimits
+from services.catalog import Catalog
+from services.config import Settings
+from services.language.moments import parse_clock
+from services.llm.limits import CHARS_PER_TOKEN, PromptLimits
 from services.memory.briefing import Briefing, write_briefing
 from services.memory.consolidate import SYSTEM, ConsolidationReport, consolidate
 from services.memory.facts import Policy, expire_facts
 from services.memory.llm import AskFn
 from services.memory.profile import ProfileSync, sync_profile
 from services.memory.reminders import sync_reminders_mirror
-from services.when import parse_clock
-
-if TYPE_CHECKING:
-    from services.catalog import Catalog
-    from services.config import Settings
 
 log = logging.getLogger(__name__)
 

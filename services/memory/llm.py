@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from services.llm.backends import Backend
+from services.llm.backend import Backend
 from services.llm.models import ChatMessage, GenerationRequest, GenerationResult, Priority
 
 

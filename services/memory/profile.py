@@ -16,14 +16,11 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from services.conversations import GENERATED_ROOT, generated_path
-from services.learner.artifacts import render_frontmatter, replace_if_unchanged
-from services.memory.facts import Fact, FactKind, FactSource, FactStatus, Outcome, Policy, file_fact, normalise
-
-if TYPE_CHECKING:
-    from services.catalog import Catalog
+from services.catalog import Catalog
+from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatus, normalise
+from services.memory.facts import Outcome, Policy, file_fact
+from services.vault.artifacts import GENERATED_ROOT, generated_path, render_frontmatter, replace_if_unchanged
 
 PROFILE = "assistant/Profil.md"  # under obsirag/
 PROFILE_STATE_KEY = "memory.profile_state"

@@ -2,7 +2,7 @@
 
 Relevance is lexical (the project's FR/EN analyzer over the fact's subject, predicate and value), the
 fact's subject or a proper name of its value named in the question, and meaning: the cosine the indexer
-found between the question and the fact (``services.memory.vectors``, asked for by the chat's own search,
+found between the question and the fact (``services.retrieval.fact_vectors``, asked for by the chat's own search,
 so that the question is embedded once). The facts that fit ``memory_chat_chars`` go into the prompt, best
 first, and are shown under the answer ("mémoire utilisée").
 """
@@ -12,26 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
 
-from services import lexical
-from services.entities import normalize_name
-from services.memory.facts import (
-    Fact,
-    FactKind,
-    FactSource,
-    FactStatus,
-    Outcome,
-    Policy,
-    file_fact,
-    forget_fact,
-    normalise,
-)
-from services.models import MemoryUse
-
-if TYPE_CHECKING:
-    from services.catalog import Catalog
-    from services.memory.vectors import MemoryMatch
+from services.catalog import Catalog
+from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatus, normalise
+from services.catalog.models import MemoryUse
+from services.indexing.entities import normalize_name
+from services.memory.facts import Outcome, Policy, file_fact, forget_fact
+from services.retrieval import lexical
+from services.retrieval.fact_vectors import MemoryMatch
 
 SELF = "moi"
 HEADER = {

@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from services.when import next_occurrence, parse_when
+from services.catalog import Catalog
+from services.catalog.memory_models import Reminder, ReminderStatus
+from services.language.moments import next_occurrence, parse_when
 
-if TYPE_CHECKING:
-    from services.catalog import Catalog
-
-FLAG_AFTER_SNOOZES = 3
 DEFAULT_SNOOZE = timedelta(days=1)
 MIRROR = "assistant/Rappels.md"  # under obsirag/
 _TRIGGER = re.compile(
@@ -37,33 +33,6 @@ _RECURRENCE_EN = {"daily": "every day", "weekly": "every week", "monthly": "ever
 _DAYS_FR = ("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche")
 _MONTHS_FR = ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre",
               "novembre", "décembre")  # fmt: skip
-
-
-class ReminderStatus(StrEnum):
-    ACTIVE = "active"
-    DONE = "done"
-    CANCELLED = "cancelled"
-
-
-class Reminder(BaseModel):
-    id: int | None = None
-    text: str = Field(min_length=1, max_length=500)
-    due_at: datetime
-    recurrence: str | None = None  # "daily", "weekly", "monthly"
-    status: ReminderStatus = ReminderStatus.ACTIVE
-    snoozes: int = 0
-    source: str = "chat"  # "chat", "cli", "web"
-    source_ref: str = ""  # the thread id, when asked in a chat
-    created_at: datetime
-    updated_at: datetime
-    done_at: datetime | None = None
-
-    @property
-    def flagged(self) -> bool:
-        return self.snoozes >= FLAG_AFTER_SNOOZES
-
-    def is_due(self, now: datetime) -> bool:
-        return self.status == ReminderStatus.ACTIVE and self.due_at <= now
 
 
 class ReminderDraft(BaseModel):

@@ -11,15 +11,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
 
 from services import vault
-from services.conversations import GENERATED_ROOT
-from services.redact import redact
-
-if TYPE_CHECKING:
-    from services.catalog import Catalog
-    from services.config import Settings
+from services.catalog import Catalog
+from services.config import Settings
+from services.llm.redact import redact
+from services.vault.artifacts import GENERATED_ROOT
 
 WATERMARK_KEY = "memory.consolidated_until"
 FIRST_LOOKBACK = timedelta(days=7)  # the first run reads a week back, not the whole vault

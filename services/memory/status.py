@@ -4,21 +4,17 @@ reminders due, facts waiting, the next consolidation and briefing."""
 from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from services.catalog import Catalog
+from services.catalog.memory_models import FactStatus, ReminderStatus
+from services.catalog.models import IndexRun
+from services.config import Settings
+from services.language.moments import parse_clock
 from services.memory.briefing import LAST_DAY_KEY
 from services.memory.consolidate import day_start
 from services.memory.cycle import CONSOLIDATED_DAY_KEY
-from services.memory.facts import FactStatus
-from services.memory.reminders import ReminderStatus
-from services.models import IndexRun
-from services.when import parse_clock
-
-if TYPE_CHECKING:
-    from services.catalog import Catalog
-    from services.config import Settings
 
 
 class MemoryStatus(BaseModel):

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from services.system.chat_engine import build_chat_engine
-    from services.system.running import SystemClient, SystemNotRunning, SystemStatus
+    from services.system.client import SystemClient, SystemNotRunning, SystemStatus
 
 __all__ = ["SystemClient", "SystemNotRunning", "SystemStatus", "build_chat_engine"]
 _HOMES = {
-    "SystemClient": "running",
-    "SystemNotRunning": "running",
-    "SystemStatus": "running",
+    "SystemClient": "client",
+    "SystemNotRunning": "client",
+    "SystemStatus": "client",
     "build_chat_engine": "chat_engine",
 }
 

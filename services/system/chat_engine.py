@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from services.catalog import Catalog
-from services.chat import ChatEngine
+from services.catalog.problems import Lang
+from services.chat.engine import ChatEngine
+from services.chat.grounding_check import GenerateFn, generate_through
+from services.chat.websearch import WebSearch, make_web_search
 from services.config import Settings
-from services.grounding_check import GenerateFn, generate_through
 from services.llm.models import GenerationRequest, StreamEvent
-from services.problems import Lang
-from services.system.running import SystemClient, SystemNotRunning
-from services.websearch import WebSearch, make_web_search
+from services.system.client import SystemClient, SystemNotRunning
 
 StreamFn = Callable[[GenerationRequest], Iterator[StreamEvent]]
 NOT_RUNNING = "ObsiRAG is not running: start it with `obsirag up` (or `make run`)"

@@ -1,14 +1,14 @@
 """The Huey queues of one installation (one PriorityRedisHuey per queue) and the tasks they carry.
 
 Every process builds ``Queues(settings)`` to enqueue; the process that owns a kind of work binds its
-handlers (``services.system.handlers``) with ``serve`` before starting its consumer. A task body run in
+handlers (``services.system.handlers``, which implement the ``*Tasks`` protocols below) with ``serve`` before starting its consumer. A task body run in
 a process that bound no handler for it raises, naming the process that should run it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal, Protocol
 
 from huey import PriorityRedisHuey, crontab
 from huey.signals import SIGNAL_COMPLETE, SIGNAL_ERROR
@@ -17,11 +17,38 @@ from services.config import Settings
 from services.llm.models import Priority
 from services.system.history import TaskHistory, outcome_recorder
 
-if TYPE_CHECKING:
-    from services.system.handlers.generation import GenerationHandlers
-    from services.system.handlers.indexer import IndexerHandlers
-    from services.system.handlers.learner import LearnerHandlers
-    from services.system.handlers.ner import NerHandlers
+
+class IndexerTasks(Protocol):
+    """What the indexer process serves (``services.system.handlers.indexer``)."""
+
+    kind: Literal["indexer"]
+
+    def sync_batch(self, paths: list[str]) -> dict[str, Any]: ...
+    def sync_note(self, path: str) -> dict[str, Any]: ...
+    def rebuild_index(self) -> int: ...
+    def rebuild_step(self) -> dict[str, Any] | None: ...
+    def search(self, request: dict[str, Any]) -> dict[str, Any]: ...
+    def apply_entities(self, path: str) -> int: ...
+    def similar_notes(self, path: str, threshold: float, limit: int) -> list[list[Any]]: ...
+
+
+class NerTasks(Protocol):
+    kind: Literal["ner"]
+
+    def extract_entities(self, path: str) -> str: ...
+
+
+class LearnerTasks(Protocol):
+    kind: Literal["learner"]
+
+    def learn_tick(self) -> dict[str, Any]: ...
+
+
+class GenerationTasks(Protocol):
+    kind: Literal["generation"]
+
+    def generate(self, request: dict[str, Any]) -> None: ...
+
 
 QUEUE_NAMES = ("index", "search", "enrich", "learn", "generate")
 EVENT_PRIORITY = 10  # a user's edit goes before the bulk of a reconcile
@@ -32,10 +59,10 @@ RECONCILE_PRIORITY = 0
 class Bindings:
     """The handlers this process serves (at most one object per kind of process)."""
 
-    indexer: IndexerHandlers | None = None
-    ner: NerHandlers | None = None
-    learner: LearnerHandlers | None = None
-    generation: GenerationHandlers | None = None
+    indexer: IndexerTasks | None = None
+    ner: NerTasks | None = None
+    learner: LearnerTasks | None = None
+    generation: GenerationTasks | None = None
 
 
 class Queues:
@@ -82,24 +109,22 @@ class Queues:
     def search(self) -> PriorityRedisHuey:
         return self.hueys["search"]
 
-    def serve(
-        self, handlers: IndexerHandlers | NerHandlers | LearnerHandlers | GenerationHandlers, *queues: str
-    ) -> None:
+    def serve(self, handlers: IndexerTasks | NerTasks | LearnerTasks | GenerationTasks, *queues: str) -> None:
         """Bind ``handlers`` to their tasks in this process; ``queues``: record their outcomes in the history."""
         setattr(self.bound, handlers.kind, handlers)
         for name in queues:
             record_task_outcomes(self.hueys[name], name)
 
-    def _indexer(self) -> IndexerHandlers:
+    def _indexer(self) -> IndexerTasks:
         return _required(self.bound.indexer, "index and search tasks run only in the indexer process")
 
-    def _ner(self) -> NerHandlers:
+    def _ner(self) -> NerTasks:
         return _required(self.bound.ner, "enrich tasks run only in the ner process")
 
-    def _learner(self) -> LearnerHandlers:
+    def _learner(self) -> LearnerTasks:
         return _required(self.bound.learner, "learn tasks run only in the learner process")
 
-    def _generation(self) -> GenerationHandlers:
+    def _generation(self) -> GenerationTasks:
         return _required(self.bound.generation, "generate tasks run only in the mlx worker process")
 
     def enqueue_paths(self, paths: list[str], batch: int, priority: int) -> int:

@@ -9,7 +9,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from services.catalog import Catalog
-from services.memory.facts import Fact, FactKind, FactSource, Policy, file_fact
+from services.catalog.memory_models import Fact, FactKind, FactSource
+from services.memory.facts import Policy, file_fact
 from services.memory.reminders import parse_reminder, save_reminder
 from tests.browser.conftest import screenshot
 from tests.e2e.conftest import System

@@ -18,9 +18,9 @@ import pytest
 import redis
 
 from services.catalog import Catalog
+from services.catalog.models import NoteStatus
 from services.config import Settings
-from services.models import NoteStatus
-from services.search import SearchRequest
+from services.retrieval.search import SearchRequest
 from services.system.processes import read_process
 from services.system.queues import Queues
 from workers.cli import run_search

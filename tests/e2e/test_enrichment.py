@@ -21,16 +21,17 @@ import pytest
 
 from services import vault as vault_reader
 from services.catalog import Catalog
+from services.catalog.models import LearnOutcome
 from services.config import Settings
 from services.learner.synapses import synapse_candidates
-from services.links import LinkResolver
 from services.llm import streams
 from services.llm.bundled import FOLDER
 from services.llm.models import ChatMessage, GenerationRequest, Priority
-from services.models import LearnOutcome, NoteType
-from services.search import SearchRequest
+from services.retrieval.search import SearchRequest
 from services.system import SystemClient
-from services.system.generation import GenerationClient
+from services.system.generation_client import GenerationClient
+from services.vault.links import LinkResolver
+from services.vault.models import NoteType
 from tests.conftest import SAMPLE_VAULT, tree_hashes
 from tests.e2e.conftest import System, system_env, wait_until
 from tests.integration.conftest import converted_model_cache

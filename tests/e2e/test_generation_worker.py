@@ -13,7 +13,7 @@ from services.config import Settings
 from services.llm.bundled import FOLDER
 from services.llm.models import ChatMessage, GenerationRequest
 from services.system import SystemClient
-from services.system.generation import GenerationClient
+from services.system.generation_client import GenerationClient
 from tests.e2e.conftest import System, wait_until
 from tests.integration.conftest import converted_model_cache
 

@@ -10,11 +10,11 @@ import pytest
 
 from services.catalog import Catalog
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.embedding import load_embedder
-from services.indexing import IndexPipeline, changed_paths
-from services.rebuild import read_progress
-from services.store import EdgeStore
-from services.store.edge_folder import recorded_model_at
+from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.indexing.rebuild import read_progress
+from services.retrieval.embedding import load_embedder
+from services.retrieval.store import EdgeStore
+from services.retrieval.store.edge_folder import recorded_model_at
 from tests.e2e.conftest import start_system, wait_until
 from workers.process import stop_process
 

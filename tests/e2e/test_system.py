@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from services.catalog import Catalog
+from services.catalog.models import NoteStatus
 from services.config import Settings
-from services.embedding import load_embedder
-from services.indexing import IndexPipeline, changed_paths
-from services.models import NoteStatus
-from services.store import EdgeStore
+from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.retrieval.embedding import load_embedder
+from services.retrieval.store import EdgeStore
 from services.vault import iter_vault_paths
 from tests.conftest import tree_hashes
 from tests.e2e.conftest import System, wait_until

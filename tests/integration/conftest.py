@@ -15,8 +15,8 @@ import redis
 
 from services.config import Settings
 from services.llm import bundled
-from services.llm.backends import Backend
-from services.llm.generation import GenerationService, Limits
+from services.llm.backend import Backend
+from services.llm.serving import GenerationService, Limits
 from services.system.queues import Queues
 from workers.mlx_worker import build_service, serve
 

@@ -12,20 +12,20 @@ from typing import Any, cast
 import pytest
 
 from services.catalog import Catalog
-from services.chat import ChatAnswer, ChatEngine
+from services.catalog.models import Provenance, Turn
+from services.chat.engine import ChatAnswer, ChatEngine
+from services.chat.prompt_fit import FOLLOWUP_SHARE
+from services.chat.prompts import NOT_IN_VAULT, WEB_STATUS
+from services.chat.websearch import FakeWebSearch
 from services.config import BUNDLED_LLM_MODEL, Settings
-from services.indexing import IndexPipeline, changed_paths
+from services.indexing.pipeline import IndexPipeline, changed_paths
 from services.llm.mlx_backend import MLXBackend
 from services.llm.models import GenerationRequest, StreamEvent, WorkerState
 from services.memory.recall import relevant_facts
-from services.memory.vectors import FactVectors
-from services.models import Provenance, Turn
-from services.prompt_fit import FOLLOWUP_SHARE
-from services.prompts import NOT_IN_VAULT, WEB_STATUS
-from services.search import SearchEngine
-from services.store import EdgeStore
-from services.system.generation import GenerationClient
-from services.websearch import FakeWebSearch
+from services.retrieval.fact_vectors import FactVectors
+from services.retrieval.search import SearchEngine
+from services.retrieval.store import EdgeStore
+from services.system.generation_client import GenerationClient
 from tests.conftest import SAMPLE_VAULT, tree_hashes
 from tests.integration.conftest import running_worker, worker_settings
 

@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from litestar.testing import TestClient
 
 from services.catalog import Catalog
+from services.catalog.models import NoteStatus
+from services.catalog.problems import OUTSIDE_VAULT
 from services.config import BUNDLED_EMBEDDING_MODEL, Settings, load_settings
-from services.indexing import IndexPipeline, changed_paths
-from services.models import NoteStatus
-from services.problems import OUTSIDE_VAULT
-from services.store import EdgeStore, ModelMismatchError
+from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.retrieval.store import EdgeStore, ModelMismatchError
 from tests.conftest import ROOT
 from web.app import create_app
 from workers.cli import _rebuild_notice, main
@@ -165,9 +165,9 @@ def test_every_bad_note_is_listed_with_its_reason_and_fix(
 
 
 def test_the_provenance_line_says_a_web_search_failed(capsys: pytest.CaptureFixture[str]) -> None:
-    from services.chat import ChatAnswer
-    from services.models import Provenance
-    from services.prompts import NOT_IN_VAULT
+    from services.catalog.models import Provenance
+    from services.chat.engine import ChatAnswer
+    from services.chat.prompts import NOT_IN_VAULT
     from workers.cli_output import ask_json, print_sources
 
     answer = ChatAnswer(

@@ -16,10 +16,10 @@ import pytest
 
 from services.config import BUNDLED_LLM_MODEL, Settings
 from services.llm import streams
-from services.llm.generation import READ_MARGIN
 from services.llm.mlx_backend import MLXBackend
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent
-from services.system.generation import GenerationClient
+from services.llm.serving import READ_MARGIN
+from services.system.generation_client import GenerationClient
 from tests.integration.conftest import running_worker, worker_settings
 
 QUESTION = [

@@ -17,21 +17,21 @@ from typing import Any
 
 import pytest
 
-from services import lexical
 from services.catalog import Catalog
-from services.chat import ChatAnswer, ChatEngine
+from services.catalog.models import Provenance
+from services.chat.engine import ChatAnswer, ChatEngine
+from services.chat.grounding import content_terms
+from services.chat.grounding_check import ASK
+from services.chat.prompts import NOT_IN_VAULT
+from services.chat.websearch import FakeWebSearch
 from services.config import BUNDLED_LLM_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.embedding import Embedder
-from services.grounding import content_terms
-from services.grounding_check import ASK
-from services.indexing import IndexPipeline, changed_paths
+from services.indexing.pipeline import IndexPipeline, changed_paths
 from services.llm.models import GenerationRequest, StreamEvent
-from services.models import Provenance
-from services.prompts import NOT_IN_VAULT
-from services.search import SearchEngine, SearchRequest
-from services.store import EdgeStore
-from services.system.generation import GenerationClient
-from services.websearch import FakeWebSearch
+from services.retrieval import lexical
+from services.retrieval.embedding import Embedder
+from services.retrieval.search import SearchEngine, SearchRequest
+from services.retrieval.store import EdgeStore
+from services.system.generation_client import GenerationClient
 from tests.conftest import SAMPLE_VAULT
 from tests.integration.conftest import running_worker, worker_settings
 from tests.integration.scripted_openai import FAIL, ScriptedOpenAI, scripted_server

@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 
 from services.catalog import Catalog
+from services.catalog.models import NoteStatus
 from services.config import Settings
-from services.embedding_cache import EmbeddingCache
-from services.indexing import IndexPipeline, changed_paths
-from services.models import NoteStatus, NoteType, StoreFilter
-from services.search import SearchEngine, SearchRequest
-from services.store import INDEX_LAYOUT, EdgeStore, ModelRecord
+from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.retrieval.embedding_cache import EmbeddingCache
+from services.retrieval.models import StoreFilter
+from services.retrieval.search import SearchEngine, SearchRequest
+from services.retrieval.store import INDEX_LAYOUT, EdgeStore, ModelRecord
+from services.vault.models import NoteType
 from tests.conftest import tree_hashes
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
@@ -233,8 +235,9 @@ def test_the_cache_is_bounded_and_pruned_of_unused_texts(tmp_path: Path) -> None
 def test_the_briefing_and_the_profile_are_found_under_their_own_note_types(
     pipeline: IndexPipeline, settings: Settings, embedder
 ) -> None:
+    from services.catalog.memory_models import Fact, FactKind, FactSource
     from services.memory.briefing import write_briefing
-    from services.memory.facts import Fact, FactKind, FactSource, Policy, file_fact
+    from services.memory.facts import Policy, file_fact
     from services.memory.profile import sync_profile
     from services.memory.reminders import parse_reminder, save_reminder
 

@@ -14,22 +14,22 @@ from datetime import datetime, timedelta
 import pytest
 
 from services.catalog import Catalog
-from services.chat import ChatAnswer, ChatEngine
+from services.catalog.models import LearnOutcome, Provenance, Source, SynapsePair
+from services.chat.engine import ChatAnswer, ChatEngine
+from services.chat.websearch import FakeWebSearch
 from services.config import Settings
-from services.embedding import calibration
-from services.indexing import IndexPipeline
+from services.indexing.pipeline import IndexPipeline
 from services.learner import schedule
 from services.learner.cycle import Learner, LearnerBusy, LearnerDeps
-from services.learner.generation import LearnerModel
 from services.learner.insight_files import render_answers
 from services.learner.insights import InsightAnswer, answer_question
-from services.learner.similarity import similar_notes
+from services.learner.pacing import LearnerModel
 from services.learner.synapses import synapse_candidates
-from services.models import LearnOutcome, Provenance, Source, SynapsePair
-from services.search import SearchEngine
-from services.store import EdgeStore
-from services.system.generation import GenerationClient
-from services.websearch import FakeWebSearch
+from services.retrieval.embedding import calibration
+from services.retrieval.search import SearchEngine
+from services.retrieval.similar import similar_notes
+from services.retrieval.store import EdgeStore
+from services.system.generation_client import GenerationClient
 from tests.conftest import SAMPLE_VAULT
 
 NOW = datetime(2026, 11, 29, 10, 0).astimezone()

@@ -15,14 +15,15 @@ from pathlib import Path
 import pytest
 
 from services.catalog import Catalog
+from services.catalog.memory_models import FactStatus
+from services.catalog.models import Provenance, Turn
 from services.config import Settings
 from services.memory.consolidate import WATERMARK_KEY, consolidate
 from services.memory.cycle import run_memory
-from services.memory.facts import FactStatus, confirm_fact
+from services.memory.facts import confirm_fact
 from services.memory.llm import AskFn, ask_through
 from services.memory.profile import profile_file
 from services.memory.reminders import parse_reminder, save_reminder
-from services.models import Provenance, Turn
 from services.system import SystemClient
 from tests.conftest import tree_hashes
 from tests.integration.conftest import running_worker, worker_settings

@@ -9,13 +9,12 @@ import numpy as np
 import pytest
 
 from services.catalog import Catalog
-from services.chunking import HFTokenCounter
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.embedding import E5Embedder, calibration, load_embedder
-from services.fusion import DENSE_WEIGHT
-from services.indexing import IndexPipeline, changed_paths
-from services.search import SearchEngine, SearchRequest
-from services.store import EdgeStore, ModelMismatchError, ModelRecord
+from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.retrieval.embedding import E5Embedder, HFTokenCounter, calibration, load_embedder
+from services.retrieval.fusion import DENSE_WEIGHT
+from services.retrieval.search import SearchEngine, SearchRequest
+from services.retrieval.store import EdgeStore, ModelMismatchError, ModelRecord
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 

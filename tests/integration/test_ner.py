@@ -9,12 +9,13 @@ from datetime import UTC, datetime
 import pytest
 
 from services.catalog import Catalog
+from services.catalog.models import EntityKind
 from services.config import Settings
-from services.entities import EntityExtractor, enrich_note, normalize_name, payload_names
-from services.indexing import IndexPipeline
-from services.models import EntityKind, StoreFilter
-from services.search import SearchEngine, SearchRequest
-from services.store import EdgeStore
+from services.indexing.entities import EntityExtractor, enrich_note, normalize_name, payload_names
+from services.indexing.pipeline import IndexPipeline
+from services.retrieval.models import StoreFilter
+from services.retrieval.search import SearchEngine, SearchRequest
+from services.retrieval.store import EdgeStore
 from tests.conftest import tree_hashes
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

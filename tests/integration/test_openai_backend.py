@@ -13,7 +13,7 @@ import pytest
 from services.config import Settings
 from services.llm.models import ChatMessage, GenerationError, GenerationRequest
 from services.llm.openai_backend import OpenAIBackend, OpenAIServerError, sse_chunks
-from services.system.generation import GenerationClient
+from services.system.generation_client import GenerationClient
 from tests.integration.conftest import running_worker, worker_settings
 from tests.integration.scripted_openai import (
     content_chunk,

@@ -1,4 +1,4 @@
-"""A rebuild beside the live index (services/rebuild.py): search answers throughout, the switch is atomic."""
+"""A rebuild beside the live index (services/indexing/rebuild.py): search answers throughout, the switch is atomic."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from qdrant_client import QdrantClient
 
 from services.catalog import Catalog
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.indexing import IndexPipeline, changed_paths
-from services.rebuild import Rebuild, open_index, read_progress
-from services.search import SearchEngine, SearchRequest
-from services.store import EdgeStore, ModelRecord
-from services.store.edge_folder import NEXT_DIR, SWITCH_FILE, recorded_model_at
-from services.store.server import ClientStore
+from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.indexing.rebuild import Rebuild, open_index, read_progress
+from services.retrieval.search import SearchEngine, SearchRequest
+from services.retrieval.store import EdgeStore, ModelRecord
+from services.retrieval.store.edge_folder import NEXT_DIR, SWITCH_FILE, recorded_model_at
+from services.retrieval.store.server import ClientStore
 
 NOTES = {
     "Cuisine/Pain.md": "# Pain au levain\n\nLe levain nourri la veille donne une mie alvéolée.",

@@ -9,10 +9,10 @@ import pytest
 
 from services.catalog import Catalog
 from services.config import BUNDLED_EMBEDDING_MODEL, Settings
-from services.embedding import DEFAULT_CALIBRATION, SentenceTransformerEmbedder, calibration, load_embedder
-from services.indexing import IndexPipeline, changed_paths
-from services.search import SearchEngine, SearchRequest
-from services.store import EdgeStore, ModelRecord
+from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.retrieval.embedding import DEFAULT_CALIBRATION, SentenceTransformerEmbedder, calibration, load_embedder
+from services.retrieval.search import SearchEngine, SearchRequest
+from services.retrieval.store import EdgeStore, ModelRecord
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 

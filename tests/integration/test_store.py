@@ -18,8 +18,8 @@ import pytest
 from qdrant_client import QdrantClient
 from qdrant_client.models import Distance, VectorParams
 
-from services.models import NoteType, SparseVector, StoreFilter, StorePoint
-from services.store import (
+from services.retrieval.models import SparseVector, StoreFilter, StorePoint
+from services.retrieval.store import (
     ClientStore,
     CollectionMissingError,
     EdgeStore,
@@ -30,6 +30,7 @@ from services.store import (
     VectorStore,
     point_id,
 )
+from services.vault.models import NoteType
 
 REPO = Path(__file__).resolve().parents[2]
 DIM = 8

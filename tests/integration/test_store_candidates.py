@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from services.search import CANDIDATE_FIELDS
-from services.store import EdgeStore
+from services.retrieval.search import CANDIDATE_FIELDS
+from services.retrieval.store import EdgeStore
 from tests.integration.test_store import DIM, JOURNAL, MODEL, PLAN, ROOT, axis, corpus, make_point, sparse, unit
 
 FIELDS = CANDIDATE_FIELDS

@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from services.config import Settings
-from services.supervision import RedisState, redis_state, supervisor_alive
+from services.system.supervision import RedisState, redis_state, supervisor_alive
 from tests.e2e.conftest import wait_until
 from workers import process
 from workers.supervisor import Child, supervise

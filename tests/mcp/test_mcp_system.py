@@ -22,8 +22,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from services.catalog import Catalog
-from services.memory.facts import Fact, FactKind, FactSource, FactStatus
-from services.prompts import NOT_IN_VAULT
+from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatus
+from services.chat.prompts import NOT_IN_VAULT
 from services.system.history import TaskHistory, TaskRecord
 from tests.e2e.conftest import System, wait_until
 from tests.live import MCP_TOKEN, ROOT

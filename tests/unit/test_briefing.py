@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from services.catalog import Catalog
+from services.catalog.memory_models import Fact, FactKind, FactSource
 from services.config import Settings
 from services.memory.briefing import LAST_DAY_KEY, briefing_due, write_briefing
-from services.memory.facts import Fact, FactKind, FactSource, Policy, file_fact
+from services.memory.facts import Policy, file_fact
 from services.memory.reminders import parse_reminder, save_reminder
 from tests.conftest import tree_hashes
 

@@ -16,7 +16,9 @@ import pytest
 
 from services.catalog import Catalog, SchemaTooNewError, _base
 from services.catalog._schema import MIGRATIONS
-from services.models import FolderCoverage, NoteRecord, NoteStatus, NoteType, WikiLink
+from services.catalog.models import FolderCoverage, NoteRecord, NoteStatus
+from services.vault.models import NoteType
+from services.vault.syntax import WikiLink
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -182,7 +184,9 @@ def test_list_notes_filters(catalog: Catalog) -> None:
     assert paths(catalog.list_notes(query="ATLAS")) == ["Work/Atlas.md"]
     assert paths(catalog.list_notes(query="été")) == ["Perso/Vacances.md"]  # title match
     assert paths(catalog.list_notes(query="ÉTÉ À")) == ["Perso/Vacances.md"]
-    assert paths(catalog.list_notes(query="ete a")) == ["Perso/Vacances.md"]  # accents ignored too (services.text.fold)
+    assert paths(catalog.list_notes(query="ete a")) == [
+        "Perso/Vacances.md"
+    ]  # accents ignored too (services.language.fold.fold)
     assert paths(catalog.list_notes(query="%")) == []  # no LIKE wildcards
     assert paths(catalog.list_notes(status=NoteStatus.INDEXED, folder="Work", query="a")) == ["Work/Atlas.md"]
     assert paths(catalog.list_notes(limit=2)) == ["Perso/Vacances.md", "Root.md"]

@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from services.chunking import HFTokenCounter, TokenCounter, chunk_note, embedding_text
-from services.models import Chunk, ParsedNote
+from services.indexing.chunking import Chunk, chunk_note, embedding_text
+from services.retrieval.embedding import HFTokenCounter, TokenCounter
+from services.vault.models import ParsedNote
 
 MAX = 128
 OVERLAP = 16

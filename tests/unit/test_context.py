@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from services.chat.context import clip_tokens, pack_context
 from services.config import Settings
-from services.context import clip_tokens, estimate_tokens, pack_context, prompt_limits, safe_tokens
-from services.search import SearchResult
+from services.llm.limits import estimate_tokens, prompt_limits, safe_tokens
+from services.retrieval.search import SearchResult
 
 
 def hit(path: str, title: str, text: str, dense: float, score: float = 0.03, heading: str = "") -> SearchResult:

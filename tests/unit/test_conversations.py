@@ -9,8 +9,9 @@ import pytest
 import yaml
 
 from services.catalog import Catalog
-from services.conversations import export_thread, generated_path, slugify
-from services.models import Provenance, Source, Turn
+from services.catalog.models import Provenance, Source, Turn
+from services.chat.export import export_thread
+from services.vault.artifacts import generated_path, slugify
 from tests.conftest import tree_hashes
 
 NOW = datetime(2026, 11, 29, 14, 5, tzinfo=UTC)

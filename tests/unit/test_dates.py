@@ -1,4 +1,4 @@
-"""services.dates: FR/EN date expressions as day ranges in now's timezone, and frontmatter date values."""
+"""services.language.dates: FR/EN date expressions as day ranges in now's timezone, and frontmatter date values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from services.dates import DateRange, parse_date_range, strip_date_expression, to_datetime
+from services.language.dates import DateRange, parse_date_range, strip_date_expression, to_datetime
 
 PARIS = ZoneInfo("Europe/Paris")
 SUNDAY = datetime(2026, 11, 29, 15, 0, tzinfo=PARIS)  # the day after a week ends is the interesting case

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from services.e5_torch import layer_dtype
+from services.retrieval.e5.torch_model import layer_dtype
 
 
 def test_auto_follows_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:

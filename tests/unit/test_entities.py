@@ -10,7 +10,8 @@ import spacy
 from spacy.tokens import Span
 
 from services.catalog import Catalog
-from services.entities import (
+from services.catalog.models import EntityKind, NoteEntity, NoteRecord
+from services.indexing.entities import (
     Mention,
     answer_entities,
     entity_tag,
@@ -20,7 +21,6 @@ from services.entities import (
     payload_names,
     span_mentions,
 )
-from services.models import EntityKind, NoteEntity, NoteRecord
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 PER, ORG, LOC, MISC = EntityKind.PERSON, EntityKind.ORG, EntityKind.PLACE, EntityKind.MISC

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from services import fusion
-from services.fusion import (
+from services.retrieval import fusion
+from services.retrieval.fusion import (
     FusedHit,
     boost_title_matches,
     fuse,
@@ -15,7 +15,7 @@ from services.fusion import (
     rank_notes,
     rrf,
 )
-from services.models import StoreHit
+from services.retrieval.models import StoreHit
 
 
 def hit(chunk: str, score: float, path: str | None = None, title: str = "") -> StoreHit:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from services.llm.generation import DECODE_MARGIN, MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS, READ_MARGIN, Limits
 from services.llm.prompt_cache import common_prefix
+from services.llm.serving import DECODE_MARGIN, MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS, READ_MARGIN, Limits
 
 LIMITS = Limits(context_tokens=4096, max_tokens=512, target_ttft_seconds=10.0, target_answer_seconds=60.0)
 

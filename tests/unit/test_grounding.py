@@ -12,9 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from services.config import BUNDLED_EMBEDDING_MODEL, BUNDLED_LLM_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.embedding import DEFAULT_CALIBRATION, calibration
-from services.grounding import (
+from services.chat.grounding import (
     FEATURES,
     Evidence,
     assess,
@@ -26,9 +24,11 @@ from services.grounding import (
     select_main_note,
     split_question,
 )
-from services.grounding_check import CheckOutcome, check_enabled, check_request, read_verdict, run_check
+from services.chat.grounding_check import CheckOutcome, check_enabled, check_request, read_verdict, run_check
+from services.config import BUNDLED_EMBEDDING_MODEL, BUNDLED_LLM_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.llm.models import ChatMessage, GenerationError, GenerationRequest
-from services.search import SearchResult
+from services.retrieval.embedding import DEFAULT_CALIBRATION, calibration
+from services.retrieval.search import SearchResult
 from workers.cli_output import explain_grounding
 
 

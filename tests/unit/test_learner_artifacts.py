@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from services import vault as vault_reader
-from services.learner.artifacts import append_to_artifact, create_artifact, merge_list, wikilink
+from services.catalog.models import Provenance, Source
 from services.learner.insight_files import asked_questions, find_insight, write_insight
 from services.learner.insights import InsightAnswer, SemanticField
 from services.learner.synapses import Connection, render_synapse, synapse_relative
-from services.links import LinkResolver
-from services.models import ParsedNote, Provenance, Source
+from services.vault.artifacts import append_to_artifact, create_artifact, merge_list, wikilink
+from services.vault.links import LinkResolver
+from services.vault.models import ParsedNote
 
 NOW = datetime(2026, 11, 29, 10, 0).astimezone()
 LATER = datetime(2026, 12, 8, 10, 0).astimezone()

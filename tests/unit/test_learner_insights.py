@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from services import prompts as chat_prompts
 from services import vault as vault_reader
+from services.catalog.models import Provenance
+from services.chat import prompts as chat_prompts
 from services.learner.insights import (
     SemanticField,
     answer_problem,
@@ -19,7 +20,7 @@ from services.learner.insights import (
     parse_questions,
 )
 from services.learner.synapses import Connection, parse_connection
-from services.models import ParsedNote, Provenance
+from services.vault.models import ParsedNote
 
 FERMENTATION = "Cuisine/Fermentation des légumes.md"
 

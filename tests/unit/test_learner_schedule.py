@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from services.catalog import Catalog
+from services.catalog.models import LearnedNote, LearnOutcome
 from services.config import Settings
 from services.learner import schedule
 from services.learner.schedule import ActiveHours, latest_slot, synthesis_due
-from services.models import LearnedNote, LearnOutcome
 
 SUNDAY_NOON = datetime(2026, 11, 29, 12, 0).astimezone()
 

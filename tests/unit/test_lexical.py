@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from services import lexical
-from services import text as folding
-from services.lexical import (
+from services.language import fold as folding
+from services.retrieval import lexical
+from services.retrieval.lexical import (
     SUBWORD_FIELD,
     TITLE_FIELD,
     analyze,
@@ -21,7 +21,7 @@ from services.lexical import (
     subwords,
     term_id,
 )
-from services.models import SparseVector
+from services.retrieval.models import SparseVector
 
 
 def weight_of(vector: SparseVector, term: str) -> float:
@@ -129,7 +129,7 @@ def test_term_id_is_a_stable_31_bit_id() -> None:
 
 def test_term_id_is_identical_in_another_process() -> None:
     terms = ["donn", "proteg", "reunion", "été", "2024"]
-    code = f"from services.lexical import term_id; print([term_id(t) for t in {terms!r}])"
+    code = f"from services.retrieval.lexical import term_id; print([term_id(t) for t in {terms!r}])"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == str([term_id(t) for t in terms])
@@ -275,7 +275,7 @@ def test_fold_accents_removes_diacritics_and_expands_ligatures(text: str, folded
 
 
 def test_one_fold_for_case_and_accent_blind_comparisons() -> None:
-    from services.entities import normalize_name
+    from services.indexing.entities import normalize_name
 
     assert folding.fold("Œuvres Complètes, É\u0301TÉ") == "oeuvres completes, ete"
     assert normalize_name("Jean-Luc Mélenchon") == folding.fold("jean luc melenchon")

@@ -1,4 +1,4 @@
-"""Obsidian link resolution rules (services/links.py)."""
+"""Obsidian link resolution rules (services/vault/links.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from services.links import LinkResolver, folder_of, link_key
+from services.vault.links import LinkResolver, folder_of, link_key
 
 NOTES = [
     "Atlas.md",

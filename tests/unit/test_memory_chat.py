@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from services.catalog import Catalog
+from services.catalog.memory_models import FactKind, FactStatus
 from services.config import Settings
 from services.memory.assistant import ChatMemory
-from services.memory.facts import FactKind, FactStatus
 from services.memory.recall import memory_block, statement_fact
-from services.memory.vectors import MemoryMatch
+from services.retrieval.fact_vectors import MemoryMatch
 
 NOW = datetime(2026, 12, 1, 12, 0).astimezone()
 

@@ -9,19 +9,9 @@ from pathlib import Path
 import pytest
 
 from services.catalog import Catalog
+from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatus
 from services.config import Settings
-from services.memory.facts import (
-    Fact,
-    FactKind,
-    FactSource,
-    FactStatus,
-    Outcome,
-    Policy,
-    confirm_fact,
-    expire_facts,
-    file_fact,
-    forget_fact,
-)
+from services.memory.facts import Outcome, Policy, confirm_fact, expire_facts, file_fact, forget_fact
 
 NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 POLICY = Policy(confidence_floor=0.7, review_folders=("Santé", "Famille/Enfants"), expire_days=180)

@@ -9,16 +9,10 @@ from pathlib import Path
 import pytest
 
 from services.catalog import Catalog
-from services.memory.facts import Fact, FactKind, FactSource, FactStatus, Policy, file_fact
+from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatus, ReminderStatus
+from services.memory.facts import Policy, file_fact
 from services.memory.profile import profile_file, sync_profile
-from services.memory.reminders import (
-    ReminderStatus,
-    mark_done,
-    parse_reminder,
-    save_reminder,
-    snooze,
-    sync_reminders_mirror,
-)
+from services.memory.reminders import mark_done, parse_reminder, save_reminder, snooze, sync_reminders_mirror
 
 NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 POLICY = Policy(0.7, (), 180)

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from services.catalog import Catalog
+from services.catalog.models import Provenance, Turn
 from services.config import Settings
-from services.context import CHARS_PER_TOKEN, PromptLimits, safe_tokens
+from services.llm.limits import CHARS_PER_TOKEN, PromptLimits, safe_tokens
 from services.memory.consolidate import SYSTEM
 from services.memory.cycle import MIN_SOURCE_CHARS, SOURCE_FRAMING_TOKENS, fitted
 from services.memory.sources import Mark, collect_sources
-from services.models import Provenance, Turn
 
 NOW = datetime(2026, 12, 1, 10, 0).astimezone()
 

@@ -6,7 +6,8 @@ from datetime import datetime
 
 import pytest
 
-from services.query import Intent, detect_intent, detect_language, extract_topics, understand
+from services.chat.query import Intent, detect_intent, extract_topics, understand
+from services.language.detect import detect_language
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 

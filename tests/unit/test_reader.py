@@ -1,4 +1,4 @@
-"""services.reader: one parse of a note serves the vault parser, the chunker, entity cleaning and the renderer."""
+"""services.vault.reader: one parse of a note serves the vault parser, the chunker, entity cleaning and the renderer."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from services import markdown
-from services.chunking import HFTokenCounter, chunk_note, split_paragraphs
-from services.entities import note_segments
-from services.indexing import chunk_payload
-from services.markdown import CatalogLinks, MarkdownRenderer
-from services.models import Source
-from services.reader import read_markdown
+from services.catalog.models import Source
+from services.indexing.chunking import chunk_note, split_paragraphs
+from services.indexing.entities import note_segments
+from services.indexing.pipeline import chunk_payload
+from services.retrieval.embedding import HFTokenCounter
 from services.vault import read_note
+from services.vault.reader import read_markdown
+from web import rendering as markdown
+from web.rendering import CatalogLinks, MarkdownRenderer
 from web.urls import WebUrls
 
 MB = 1024 * 1024

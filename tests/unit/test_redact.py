@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.redact import PERSONAL, iban_valid, luhn_valid, redact, redact_secrets
+from services.llm.redact import PERSONAL, iban_valid, luhn_valid, redact, redact_secrets
 
 SECRETS = {
     "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12": "[CLÉ_API]",

@@ -7,10 +7,10 @@ from datetime import datetime
 
 import pytest
 
-from services import fusion, search
-from services.lexical import encode_query
-from services.models import SparseVector, StoreFilter, StoreHit
-from services.search import SearchEngine, SearchRequest
+from services.retrieval import fusion, search
+from services.retrieval.lexical import encode_query
+from services.retrieval.models import SparseVector, StoreFilter, StoreHit
+from services.retrieval.search import SearchEngine, SearchRequest
 
 NOW = datetime(2026, 11, 29, 12, 0).astimezone()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from services.config import Settings
-from services.supervision import RedisState, redis_message, redis_state, supervisor_alive, supervisor_lock
+from services.system.supervision import RedisState, redis_message, redis_state, supervisor_alive, supervisor_lock
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from services.models import NoteType, WikiLink
 from services.vault import (
     NoteSkipped,
     PathOutsideVault,
@@ -23,6 +22,8 @@ from services.vault import (
     resolve_in_vault,
     split_frontmatter,
 )
+from services.vault.models import NoteType
+from services.vault.syntax import WikiLink
 
 MB = 1024 * 1024
 

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from services.websearch import MAX_PAGE_BYTES, MAX_PAGE_CHARS, DdgsSearch, FakeWebSearch
+from services.chat.websearch import MAX_PAGE_BYTES, MAX_PAGE_CHARS, DdgsSearch, FakeWebSearch
 
 ARTICLE = [
     "Lima est la capitale du Pérou depuis sa fondation par Francisco Pizarro en 1535, sur les rives du Rímac.",

@@ -1,4 +1,4 @@
-"""Moments ahead for reminders (services/when.py) and the reminder requests built on them."""
+"""Moments ahead for reminders (services/language/moments.py) and the reminder requests built on them."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from services.language.moments import next_occurrence, parse_when
 from services.memory.reminders import is_reminder_request, parse_reminder
-from services.when import next_occurrence, parse_when
 
 PARIS = timezone(timedelta(hours=1))
 NOW = datetime(2026, 12, 1, 12, 5, tzinfo=PARIS)  # a Tuesday

@@ -12,8 +12,9 @@ from litestar.testing import TestClient
 
 from services import vault
 from services.catalog import Catalog
+from services.catalog.models import NoteRecord, NoteStatus
 from services.config import Settings
-from services.models import NoteRecord, NoteStatus, ParsedNote
+from services.vault.models import ParsedNote
 from tests.conftest import SAMPLE_VAULT
 from web.app import CSRF_COOKIE, create_app
 

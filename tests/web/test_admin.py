@@ -11,8 +11,8 @@ import pytest
 from litestar.testing import TestClient
 
 from services.catalog import Catalog
+from services.catalog.models import LearnOutcome
 from services.config import Settings
-from services.models import LearnOutcome
 from services.system.history import HISTORY_KEY, RETRIED_KEY, TaskRecord
 from services.system.processes import HEARTBEAT_KEY, publish_heartbeat
 from web.app import CSRF_COOKIE, create_app
@@ -86,8 +86,8 @@ def test_the_dashboard_says_why_the_learner_is_off_and_whether_it_uses_the_web(s
 
 
 def test_a_rebuild_under_way_is_said_in_one_line(client: TestClient, web_settings: Settings) -> None:
-    from services.rebuild import PROGRESS_FILE
-    from services.store.edge_folder import NEXT_DIR
+    from services.indexing.rebuild import PROGRESS_FILE
+    from services.retrieval.store.edge_folder import NEXT_DIR
 
     progress = web_settings.store_path / NEXT_DIR / PROGRESS_FILE
     progress.parent.mkdir(parents=True)

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from services.catalog import Catalog
-from services.graph import GraphCache, GraphFilter, KnowledgeGraph
-from services.models import NoteRecord, NoteType, WikiLink
+from services.catalog.graph import GraphCache, GraphFilter, KnowledgeGraph
+from services.catalog.models import NoteRecord
+from services.vault.models import NoteType
+from services.vault.syntax import WikiLink
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.markdown import CatalogLinks, MarkdownRenderer, heading_slug, sanitize, section
-from services.models import Source
+from services.catalog.models import Source
+from services.vault.addresses import heading_slug, section
+from web.rendering import CatalogLinks, MarkdownRenderer, sanitize
 from web.urls import WebUrls
 
 NOTES = {

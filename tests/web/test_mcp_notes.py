@@ -9,7 +9,7 @@ import pytest
 from services.catalog import Catalog
 from services.config import Settings
 from services.mcp.notes import NoteError, NoteReader
-from services.models import NoteType
+from services.vault.models import NoteType
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from litestar.testing import TestClient
 
+from services.catalog.graph import GraphFilter, KnowledgeGraph
+from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatus
 from services.config import Settings
-from services.graph import GraphFilter, KnowledgeGraph
-from services.memory.facts import Fact, FactKind, FactSource, FactStatus, Policy, file_fact
+from services.memory.facts import Policy, file_fact
 from services.memory.reminders import parse_reminder, save_reminder
 from tests.web.conftest import html
 from web.app import CSRF_COOKIE, create_app
@@ -108,7 +109,7 @@ def _lists(page: str) -> str:
 def test_a_reminder_confirmation_and_the_memory_used_show_under_their_answers(
     memory_site: tuple[Site, TestClient],
 ) -> None:
-    from services.models import MemoryUse, Provenance, Turn
+    from services.catalog.models import MemoryUse, Provenance, Turn
 
     site, client = memory_site
     thread = site.catalog.create_thread("Rappel")
@@ -138,8 +139,9 @@ def test_the_dashboard_says_where_memory_stands(memory_site: tuple[Site, TestCli
 
 def test_briefings_are_artifacts_of_their_own_type(memory_site: tuple[Site, TestClient]) -> None:
     from services import vault
+    from services.catalog.models import NoteRecord, NoteStatus
     from services.memory.briefing import write_briefing
-    from services.models import NoteRecord, NoteStatus, NoteType
+    from services.vault.models import NoteType
 
     site, client = memory_site
     (site.settings.vault / "Projets").mkdir(exist_ok=True)

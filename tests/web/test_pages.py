@@ -11,9 +11,9 @@ import pytest
 from litestar.testing import TestClient
 
 from services.catalog import Catalog
+from services.catalog.models import Provenance, Source, Turn
+from services.chat.prompts import NOT_IN_VAULT
 from services.config import Settings
-from services.models import Provenance, Source, Turn
-from services.prompts import NOT_IN_VAULT
 from tests.web.conftest import html
 
 ATLAS = "/notes/Projets/Projet%20Atlas.md"

@@ -13,9 +13,9 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 
+from services.catalog.models import NoteStatus
 from services.learner.schedule import learner_off_reason
 from services.memory.status import memory_status
-from services.models import NoteStatus
 from services.system import SystemNotRunning
 from web.handlers import page
 from web.site import Site, SiteDep

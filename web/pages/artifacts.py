@@ -11,8 +11,9 @@ from litestar.response import Template
 from pydantic import BaseModel, Field
 
 from services import vault
-from services.conversations import GENERATED_ROOT
-from services.models import NoteRecord, NoteType
+from services.catalog.models import NoteRecord
+from services.vault.artifacts import GENERATED_ROOT
+from services.vault.models import NoteType
 from web.handlers import page
 from web.site import Site, SiteDep
 

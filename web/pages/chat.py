@@ -17,8 +17,8 @@ from litestar.params import Body, FromPath, FromQuery
 from litestar.response import ServerSentEvent, ServerSentEventMessage, Template
 from pydantic import BaseModel
 
-from services.chat import ChatEvent
-from services.models import Thread
+from services.catalog.models import Thread
+from services.chat.engine import ChatEvent
 from web.chat_runs import ChatRun
 from web.handlers import page
 from web.site import Site, SiteDep

@@ -12,7 +12,7 @@ from litestar.params import Body, FromPath, FromQuery
 from litestar.response import Template
 from pydantic import BaseModel
 
-from services.conversations import export_thread
+from services.chat.export import export_thread
 from web.handlers import page
 from web.site import SiteDep
 

@@ -6,8 +6,8 @@ from litestar import Controller, Request
 from litestar.params import FromQuery
 from litestar.response import Template
 
-from services.graph import DEFAULT_LIMIT, GraphFilter
-from services.models import NoteType
+from services.catalog.graph import DEFAULT_LIMIT, GraphFilter
+from services.vault.models import NoteType
 from web.handlers import page
 from web.site import SiteDep
 

@@ -12,7 +12,8 @@ from litestar.params import Body, FromPath
 from litestar.response import Template
 from pydantic import BaseModel
 
-from services.memory.facts import ACTIVE, Fact, FactStatus, confirm_fact, forget_fact
+from services.catalog.memory_models import ACTIVE, Fact, FactStatus
+from services.memory.facts import confirm_fact, forget_fact
 from services.memory.profile import PROFILE
 from web.handlers import page
 from web.site import Site, SiteDep

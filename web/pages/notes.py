@@ -13,9 +13,10 @@ from litestar.params import FromPath, FromQuery
 from litestar.response import File, Template
 
 from services import vault
-from services.markdown import obsidian_uri
-from services.models import NoteRecord, ParsedNote
-from services.text import fold
+from services.catalog.models import NoteRecord
+from services.language.fold import fold
+from services.vault.addresses import obsidian_uri
+from services.vault.models import ParsedNote
 from web.handlers import page
 from web.site import Site, SiteDep
 

@@ -7,7 +7,8 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 from litestar.response import Template
 
-from services.memory.reminders import Reminder, ReminderStatus, mark_done, snooze
+from services.catalog.memory_models import Reminder, ReminderStatus
+from services.memory.reminders import mark_done, snooze
 from web.handlers import page
 from web.site import SiteDep
 

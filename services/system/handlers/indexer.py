@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal
 
-from services.embedding import Embedder
-from services.entities import payload_names
-from services.indexing import IndexPipeline
-from services.learner.similarity import similar_notes as closest
-from services.rebuild import Rebuild
-from services.search import SearchEngine, SearchRequest
+from services.indexing.entities import payload_names
+from services.indexing.pipeline import IndexPipeline
+from services.indexing.rebuild import Rebuild
+from services.retrieval.embedding import Embedder
+from services.retrieval.search import SearchEngine, SearchRequest
+from services.retrieval.similar import similar_notes as closest
 from services.system.queues import RECONCILE_PRIORITY, Queues
 
 log = logging.getLogger(__name__)

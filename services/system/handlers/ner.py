@@ -7,7 +7,7 @@ from typing import Literal
 
 from services.catalog import Catalog
 from services.config import Settings
-from services.entities import EntityExtractor, enrich_note
+from services.indexing.entities import EntityExtractor, enrich_note
 from services.system.queues import Queues
 
 

@@ -1,0 +1,216 @@
+"""The knowledge graph: notes as nodes, wikilinks and synapses as edges (networkx), filtered views, export.
+
+Built from the catalog (resolved links between notes; a synapse note ``obsirag/synapses/*.md`` is not a
+node but an edge between the two notes it links), cached until the catalog changes, and exported to
+``<data_dir>/graph/knowledge_graph.json`` on each rebuild. A view is a filtered subgraph cut to the
+``limit`` best-connected notes, so the page stays light whatever the vault's size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+from pydantic import BaseModel, Field
+
+from services.catalog import Catalog
+from services.catalog.models import NoteRecord
+from services.vault.models import NoteType
+
+DEFAULT_LIMIT = 300
+MAX_LIMIT = 2000
+TOP_CONNECTED = 5
+PALETTE = (
+    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
+    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#7f7f7f",
+)  # fmt: skip
+ROOT_FOLDER = "(racine)"
+
+
+class GraphFilter(BaseModel):
+    text: str = ""
+    folder: str = ""
+    tag: str = ""
+    note_type: str = ""
+    days: int | None = None  # only notes modified in the last ``days`` days
+    limit: int = DEFAULT_LIMIT
+
+
+class GraphNode(BaseModel):
+    id: str  # the vault path
+    title: str
+    folder: str
+    color: str
+    degree: int
+    tags: list[str] = Field(default_factory=list)
+    type: str = NoteType.NOTE.value
+
+
+class GraphEdge(BaseModel):
+    source: str
+    target: str
+    kind: str  # "link" or "synapse"
+
+
+class GraphView(BaseModel):
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    total_nodes: int
+    total_edges: int
+    density: float
+    matched: int  # notes passing the filters (``nodes`` holds at most ``limit`` of them)
+    top: list[GraphNode]
+    folders: dict[str, str]  # folder -> colour, for the legend and the folder filter
+    tags: list[str]
+
+
+class KnowledgeGraph:
+    """An undirected networkx graph whose nodes carry the notes' metadata."""
+
+    def __init__(self, graph: nx.Graph) -> None:
+        self.graph = graph
+        folders = sorted({data["folder"] for _, data in graph.nodes(data=True)}, key=str.casefold)
+        self.colors = {folder: PALETTE[i % len(PALETTE)] for i, folder in enumerate(folders)}
+        self.degrees = dict(graph.degree())
+        self.tags = sorted({tag for _, data in graph.nodes(data=True) for tag in data["tags"]}, key=str.casefold)
+        # Plain dicts and totals, once per build: networkx's views are too slow to walk on every page view.
+        self.data: dict[str, dict[str, Any]] = dict(graph.nodes(data=True))
+        self.links = {node: {other: edge["kind"] for other, edge in near.items()} for node, near in graph.adjacency()}
+        self.ranked = sorted(self.data, key=lambda n: (-self.degrees[n], self.data[n]["title"].casefold(), n))
+        self.total_edges = graph.number_of_edges()
+        self.density = round(nx.density(graph), 5) if len(self.data) > 1 else 0.0
+
+    @classmethod
+    def from_catalog(cls, catalog: Catalog) -> KnowledgeGraph:
+        graph = nx.Graph()
+        synapses: list[str] = []
+        for note in catalog.list_notes():
+            if note.note_type == NoteType.SYNAPSE:
+                synapses.append(note.path)
+            else:
+                graph.add_node(note.path, **_node_data(note))
+        for source, target in catalog.link_edges():
+            if source in graph and target in graph:
+                graph.add_edge(source, target, kind="link")
+        for path in synapses:
+            ends = list(dict.fromkeys(link.target_path for link in catalog.outlinks(path) if link.target_path in graph))
+            if len(ends) >= 2:
+                graph.add_edge(ends[0], ends[1], kind="synapse", via=path)
+        return cls(graph)
+
+    def view(self, flt: GraphFilter, now: datetime | None = None) -> GraphView:
+        passes = _matcher(flt, now)
+        ranked = [node for node in self.ranked if passes(node, self.data[node])]
+        kept = ranked[: max(1, min(flt.limit, MAX_LIMIT))]
+        position = {node: i for i, node in enumerate(kept)}
+        edges = [
+            GraphEdge(source=a, target=b, kind=kind)
+            for a in kept
+            for b, kind in self.links[a].items()
+            if position.get(b, -1) > position[a]  # each edge once
+        ]
+        return GraphView(
+            nodes=[self._node(n) for n in kept],
+            edges=edges,
+            total_nodes=len(self.data),
+            total_edges=self.total_edges,
+            density=self.density,
+            matched=len(ranked),
+            top=[self._node(n) for n in ranked[:TOP_CONNECTED]],
+            folders=self.colors,
+            tags=self.tags,
+        )
+
+    def _node(self, path: str) -> GraphNode:
+        data = self.data[path]
+        return GraphNode(
+            id=path, title=data["title"], folder=data["folder"], color=self.colors[data["folder"]],
+            degree=self.degrees[path], tags=data["tags"], type=data["type"],
+        )  # fmt: skip
+
+    def export(self, target: Path) -> None:
+        """Write the whole graph as node-link JSON (atomically: readers never see half a file)."""
+        data = nx.node_link_data(self.graph, edges="edges")
+        data["graph"] = {"nodes": self.graph.number_of_nodes(), "edges": self.graph.number_of_edges()}
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_suffix(".tmp")
+        temporary.write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
+        os.replace(temporary, target)
+
+
+def _node_data(note: NoteRecord) -> dict[str, Any]:
+    stamp = note.modified or note.created
+    return {
+        "title": note.title or note.path.rsplit("/", 1)[-1].removesuffix(".md"),
+        "folder": note.path.split("/", 1)[0] if "/" in note.path else ROOT_FOLDER,
+        "full_folder": note.folder,
+        "tags": [t.lower() for t in note.tags],
+        "type": note.note_type.value,
+        "modified": stamp.timestamp() if stamp else note.mtime,
+    }
+
+
+def _matcher(flt: GraphFilter, now: datetime | None) -> Callable[[str, dict[str, Any]], bool]:
+    """A test for one node, with the filter's values normalised once (a view tests every note)."""
+    text = flt.text.strip().casefold()
+    folder = flt.folder.strip("/")
+    tag = flt.tag.strip().lstrip("#").lower()
+    since = ((now or datetime.now().astimezone()) - timedelta(days=flt.days)).timestamp() if flt.days else None
+
+    def passes(path: str, data: dict[str, Any]) -> bool:
+        if text and text not in data["title"].casefold() and text not in path.casefold():
+            return False
+        if folder and not _in_folder(data, folder):
+            return False
+        if tag and not any(t == tag or t.startswith(tag + "/") for t in data["tags"]):
+            return False
+        if flt.note_type and data["type"] != flt.note_type:
+            return False
+        return since is None or data["modified"] >= since
+
+    return passes
+
+
+def _in_folder(data: dict[str, Any], folder: str) -> bool:
+    if folder == ROOT_FOLDER:
+        return data["folder"] == ROOT_FOLDER
+    return data["full_folder"] == folder or data["full_folder"].startswith(folder + "/")
+
+
+class GraphCache:
+    """The current graph, rebuilt (and exported) when the catalog's fingerprint changes.
+
+    While a vault is being indexed the catalog changes every second: a graph younger than
+    ``min_age`` seconds is served as it is, so page views never queue behind back-to-back rebuilds.
+    """
+
+    def __init__(
+        self, catalog: Catalog, export_path: Path, min_age: float = 10.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.catalog = catalog
+        self.export_path = export_path
+        self.min_age = min_age
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._fingerprint: tuple[Any, ...] | None = None
+        self._graph: KnowledgeGraph | None = None
+        self._built_at = 0.0
+
+    def get(self) -> KnowledgeGraph:
+        with self._lock:  # one rebuild at a time; concurrent viewers wait for it
+            if self._graph is not None and self.clock() - self._built_at < self.min_age:
+                return self._graph
+            fingerprint = self.catalog.fingerprint()
+            if self._graph is None or fingerprint != self._fingerprint:
+                self._graph = KnowledgeGraph.from_catalog(self.catalog)
+                self._graph.export(self.export_path)
+                self._fingerprint = fingerprint
+            self._built_at = self.clock()
+            return self._graph

@@ -1,0 +1,1 @@
+"""The grounded chat: question → plan → retrieval → guard → context → prompt → streamed answer."""

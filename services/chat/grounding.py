@@ -1,0 +1,189 @@
+"""Grounding guard: does the vault answer the question, from which notes, and why.
+
+The guard weighs evidence the search already computed for its best notes (no model call, no extra
+search): the cosine of the best chunks, where the best note's chunk ranks in the dense and sparse lists,
+the cosine of the question and the note's title, how much of the question's rare terms the note holds,
+how far the best note is ahead of the next one, and whether the names the question capitalises occur in
+the retrieved text. A logistic rule combines them; its weights are the embedding model's
+(``embedding.Calibration.guard``), fitted on ``bench/grounding.py`` (docs/performance.md, "Grounding").
+A paraphrase shares no word with its note but its cosine and title carry it; a neighbouring topic
+shares words but neither the rare ones nor the cosine of the real answer.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+
+from services.chat.grounding_check import CheckOutcome
+from services.retrieval import lexical
+from services.retrieval.embedding import DEFAULT_CALIBRATION, Calibration
+from services.retrieval.search import SearchResult, query_terms
+
+_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-ZÀ-Ý][\w’'-]{2,})")
+_PART_SPLIT = re.compile(r"\s*[,;]?\s+(?:et|ainsi que|and|as well as)\s+|\s*;\s*", re.IGNORECASE)
+PART_TERMS = 2  # content terms each part of a two-part question needs (else "objectifs et durée" of one thing)
+MAX_CANDIDATES = 3  # notes cited side by side when none leads
+EVIDENCE_NOTES = 3  # the best notes whose chunks the dense evidence reads
+FEATURES = ("dense", "title", "coverage", "agreement", "margin", "names", "dense_lead", "title_lead")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the search says about the question, each signal on a 0..1-ish scale."""
+
+    dense: float  # best cosine of a chunk among the first notes
+    title: float  # cosine between the question and the best note's title
+    coverage: float  # share of the question's terms the best note holds, rare ones weighing more
+    agreement: float  # the best note's chunk near the top of both lists: mean of 1/dense rank and 1/sparse rank
+    margin: float  # fused score of the best note minus the next one's
+    names: float  # share of the question's capitalised names found in the retrieved text (1.0 without names)
+    dense_lead: float  # best chunk cosine minus the mean of the other notes' (an answer stands out)
+    title_lead: float  # the best note's title cosine minus the mean of the other notes'
+
+    def values(self) -> list[float]:
+        return [getattr(self, name) for name in FEATURES]
+
+
+@dataclass
+class Grounding:
+    """The guard's decision with its evidence, the notes it stands on, and the main note (or none)."""
+
+    supported: bool
+    confidence: float  # the rule's probability that the vault answers
+    evidence: Evidence
+    results: list[SearchResult] = field(default_factory=list)  # the notes to answer from, best first
+    main: SearchResult | None = None  # None with several notes of similar weight: cite them all
+    candidates: list[SearchResult] = field(default_factory=list)  # notes of similar weight, when no main note
+    missing_names: list[str] = field(default_factory=list)
+    missing_parts: list[str] = field(default_factory=list)  # parts of a two-part question the vault lacks
+    check: CheckOutcome | None = None  # the model's second check (``grounding_check``), when it ran
+
+    def explain(self) -> dict[str, object]:
+        """The decision as plain data (``obsirag ask --explain``, the web's "pourquoi ces sources ?")."""
+        return {
+            "supported": self.supported,
+            "confidence": round(self.confidence, 3),
+            "evidence": {k: round(v, 3) for k, v in asdict(self.evidence).items()},
+            "main_note": self.main.path if self.main else None,
+            "candidates": [r.path for r in self.candidates],
+            "missing_names": self.missing_names,
+            "missing_parts": self.missing_parts,
+            "check": self.check.explain() if self.check else None,
+        }
+
+
+def content_terms(question: str) -> list[str]:
+    return query_terms(question)
+
+
+def names_in(question: str) -> list[str]:
+    """Capitalised words past the sentence start: names worth finding in the vault (evidence, not a veto)."""
+    return [m for m in _CAPITALISED.findall(question.strip()) if m.lower() not in {"je", "j'ai", "i"}]
+
+
+def gather_evidence(question: str, results: list[SearchResult]) -> tuple[Evidence, list[str]]:
+    """The guard's signals for ``results`` (the search's notes, best first), and the names none holds."""
+    if not results:
+        return Evidence(*[0.0] * len(FEATURES)), names_in(question)
+    best = results[0]
+    dense = max((r.dense_score for r in results[:EVIDENCE_NOTES] if r.dense_score is not None), default=0.0)
+    cosines = sorted((r.dense_score for r in results if r.dense_score is not None), reverse=True)
+    titles = [r.title_similarity or 0.0 for r in results]
+    second = results[1].score if len(results) > 1 else 0.0
+    haystack = lexical.fold_accents(" ".join(f"{r.title} {r.text}" for r in results).lower())
+    names = names_in(question)
+    missing = [n for n in names if lexical.fold_accents(n.lower()) not in haystack]
+    evidence = Evidence(
+        dense=dense,
+        title=best.title_similarity or 0.0,
+        coverage=rare_term_coverage(content_terms(question), results),
+        agreement=(_inverse(best.dense_rank) + _inverse(best.sparse_rank)) / 2,
+        margin=best.score - second,
+        names=1.0 - len(missing) / len(names) if names else 1.0,
+        dense_lead=cosines[0] - _mean(cosines[1:]) if cosines else 0.0,
+        title_lead=titles[0] - _mean(titles[1:]),
+    )
+    return evidence, missing
+
+
+def rare_term_coverage(terms: list[str], results: list[SearchResult]) -> float:
+    """Share of ``terms`` in the best result, each weighing 1 / (1 + the results holding it): a term every
+    neighbour holds says little, a term only one note (or none) holds says which note answers."""
+    if not terms or not results:
+        return 0.0
+    bags = [set(lexical.analyze(f"{r.title} {r.heading} {r.text}")) for r in results]
+    weights = {t: 1.0 / (1 + sum(t in bag for bag in bags)) for t in terms}
+    return sum(w for t, w in weights.items() if t in bags[0]) / sum(weights.values())
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _inverse(rank: int | None) -> float:
+    return 1.0 / rank if rank else 0.0
+
+
+def confidence(evidence: Evidence, calibration: Calibration) -> float:
+    z = calibration.guard_bias + sum(w * x for w, x in zip(calibration.guard_weights, evidence.values(), strict=True))
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def assess(question: str, results: list[SearchResult], calibration: Calibration = DEFAULT_CALIBRATION) -> Grounding:
+    """Decide whether ``results`` answer ``question``; if so, which notes to answer from and the main one.
+
+    The guard, the support share and the main note were fitted on notes in fused-score order; a model
+    whose results are ordered otherwise (``SearchResult.rank_score``: a heavier title term, the opening
+    chunk) is read in that order all the same, so its evidence does not move."""
+    results = sorted(results, key=lambda r: -r.score)  # stable: equal scores keep the search's order
+    evidence, missing = gather_evidence(question, results)
+    p = confidence(evidence, calibration)
+    grounding = Grounding(p >= 0.5, p, evidence, missing_names=missing)
+    if grounding.supported:
+        grounding.results = [r for r in results if r.score >= results[0].score * calibration.support_share]
+        grounding.main, grounding.candidates = select_main_note(grounding.results, calibration.main_margin)
+    return grounding
+
+
+def select_main_note(
+    supporting: list[SearchResult], margin: float = DEFAULT_CALIBRATION.main_margin
+) -> tuple[SearchResult | None, list[SearchResult]]:
+    """The note the answer is mostly about: the best note when it leads the next by ``margin`` (fused
+    score); otherwise no main note, and the notes within ``margin`` of the best are the candidates to cite."""
+    if not supporting:
+        return None, []
+    close = [r for r in supporting[1:] if supporting[0].score - r.score < margin]
+    if not close:
+        return supporting[0], []
+    return None, [supporting[0], *close][:MAX_CANDIDATES]
+
+
+def split_question(question: str) -> list[str]:
+    """The two parts of a question that asks two things ("le budget d'Atlas et la recette de la tatin"),
+    or nothing when it asks one (either side too thin to stand alone)."""
+    pieces = _PART_SPLIT.split(question.strip(), maxsplit=1)
+    if len(pieces) != 2 or any(len(content_terms(piece)) < PART_TERMS for piece in pieces):
+        return []
+    return [piece.strip(" ?!.") for piece in pieces]
+
+
+def combine_parts(whole: Grounding, parts: list[tuple[str, Grounding]]) -> Grounding:
+    """The decision for a two-part question from the guard on the whole and on each part: both parts
+    found → answer from both notes (cited side by side, no single main note); one part found → answer
+    that part from its notes and name the other as missing; none → the whole question's decision."""
+    found = [(text, g) for text, g in parts if g.supported]
+    if not found:
+        return whole
+    if len(found) == 1:
+        part = found[0][1]
+        part.missing_parts = [other for other, g in parts if not g.supported]
+        return part
+    bests = list({g.results[0].path: g.results[0] for _, g in found}.values())
+    base = whole if whole.supported else found[0][1]
+    base.supported = True
+    base.results = bests + [r for r in base.results if r.path not in {b.path for b in bests}]
+    if len(bests) > 1:
+        base.main, base.candidates = None, bests
+    return base

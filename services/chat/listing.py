@@ -1,0 +1,100 @@
+"""Listing and summary questions: which notes mention X or Y, and what did I write in a period."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from services import vault
+from services.catalog import Catalog
+from services.catalog.models import NoteRecord, Source
+from services.chat.context import ContextBlock
+from services.chat.query import QueryPlan
+from services.config import Settings
+from services.llm.limits import estimate_tokens
+from services.retrieval import lexical
+from services.retrieval.embedding import DEFAULT_CALIBRATION, Calibration
+from services.retrieval.search import SearchResponse, SearchResult
+from services.vault.models import NoteType
+
+LIST_K = 25
+LATEST_NOTES = 10
+NOTE_CHARS = 4000  # one note's share in a summary: its beginning is what a summary needs most
+
+
+def answer_listing(
+    plan: QueryPlan, retrieve: Callable[[str, int], SearchResponse], calibration: Calibration = DEFAULT_CALIBRATION
+) -> list[Source]:
+    """The notes about one of the topics, best first, each with the passage that makes it relevant.
+
+    A note is about a topic when it holds every term of the topic, or when its best chunk is about as
+    close in meaning as the topic's closest note (within the model's ``list_drop``, above its
+    ``support_cosine``; across languages with a multilingual model) and it scores ``list_share`` of the
+    best note. A note found for several topics keeps its best score.
+    """
+    scored: dict[str, tuple[float, SearchResult]] = {}
+    for topic in plan.topics or [plan.retrieval_query]:
+        results = retrieve(topic, LIST_K).results
+        for result in results:
+            better = result.score > scored.get(result.path, (-1.0, result))[0]
+            if better and is_about(topic, result, results, calibration):
+                scored[result.path] = (result.score, result)
+    ranked = sorted(scored.values(), key=lambda item: -item[0])
+    return [
+        Source(n=n, title=r.title, path=r.path, heading=r.heading, passage=r.snippet)
+        for n, (_, r) in enumerate(ranked, start=1)
+    ]
+
+
+def is_about(topic: str, result: SearchResult, results: list[SearchResult], calibration: Calibration) -> bool:
+    terms = set(lexical.analyze(topic))
+    if terms and terms <= set(lexical.analyze(f"{result.title} {result.heading} {result.text}")):
+        return True
+    closest = max((r.dense_score or 0.0 for r in results), default=0.0)
+    floor = max(calibration.support_cosine, closest - calibration.list_drop)
+    return (result.dense_score or 0.0) >= floor and result.score >= results[0].score * calibration.list_share
+
+
+def notes_in_range(catalog: Catalog, settings: Settings, plan: QueryPlan) -> list[ContextBlock]:
+    """The user's notes dated in the plan's range (or the latest ones), oldest first, as excerpts."""
+    types = plan.types or [NoteType.NOTE]
+    records = [r for r in catalog.list_notes() if r.note_type in types and r.chunk_count > 0]
+    if plan.since is not None:
+        records = [r for r in records if _in_range(r, plan)]
+    else:
+        records = sorted(records, key=_date, reverse=True)[:LATEST_NOTES]
+    records.sort(key=_date)
+    blocks = []
+    for record in records:
+        text = _note_text(settings, record)
+        if text:
+            blocks.append(ContextBlock(len(blocks) + 1, record.path, record.title, "", text))
+    return blocks
+
+
+def batch_blocks(blocks: list[ContextBlock], budget_tokens: int) -> list[list[ContextBlock]]:
+    """Consecutive groups of excerpts that each fit the budget (the map step of a map-reduce summary)."""
+    batches: list[list[ContextBlock]] = [[]]
+    used = 0
+    for block in blocks:
+        cost = estimate_tokens(block.text)
+        if batches[-1] and used + cost > budget_tokens:
+            batches.append([])
+            used = 0
+        batches[-1].append(block)
+        used += cost
+    return [b for b in batches if b]
+
+
+def _date(record: NoteRecord) -> float:
+    stamp = record.modified or record.created
+    return stamp.timestamp() if stamp else 0.0
+
+
+def _in_range(record: NoteRecord, plan: QueryPlan) -> bool:
+    stamps = [s for s in (record.created, record.modified) if s is not None]
+    return any(plan.since <= s < plan.until for s in stamps)  # type: ignore[operator]
+
+
+def _note_text(settings: Settings, record: NoteRecord) -> str:
+    note = vault.read_note_if_readable(settings.vault, record.path, settings.max_file_bytes)
+    return note.body.strip()[:NOTE_CHARS] if note else ""

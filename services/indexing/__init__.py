@@ -1,0 +1,1 @@
+"""Indexing: from a vault file to chunks, vectors, catalog records and entities; rebuilds."""

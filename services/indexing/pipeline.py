@@ -1,0 +1,403 @@
+"""The indexing pipeline: parse → chunk → embed → upsert → drop stale chunks → catalog.
+
+Every entry point compares the disk with the catalog, so replaying an event, a batch or a whole
+reconcile is harmless: an unchanged note is never embedded twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from services import vault
+from services.catalog import Catalog
+from services.catalog.models import NoteRecord, NoteStatus
+from services.catalog.problems import OUTSIDE_VAULT
+from services.config import Settings
+from services.indexing.chunking import Chunk, chunk_note, embedding_text
+from services.indexing.entities import payload_names
+from services.retrieval import lexical
+from services.retrieval.embedding import Embedder
+from services.retrieval.embedding_cache import EmbeddingCache
+from services.retrieval.models import StorePoint
+from services.retrieval.store import ModelMismatchError, VectorStore, point_id
+from services.vault.models import ParsedNote
+
+log = logging.getLogger(__name__)
+
+# What one forward pass of the embedding model costs on top of its tokens, counted in padded tokens
+# (~12 ms for all-MiniLM-L6-v2 on one CPU thread, where a token costs ~0.3 ms; bench/index_throughput.py).
+BATCH_COST_TOKENS = 48
+
+
+class IndexReport(BaseModel):
+    """What one call of the pipeline did, note by note."""
+
+    indexed: list[str] = Field(default_factory=list)
+    unchanged: list[str] = Field(default_factory=list)
+    skipped: dict[str, str] = Field(default_factory=dict)
+    failed: dict[str, str] = Field(default_factory=dict)
+    deleted: list[str] = Field(default_factory=list)
+    chunks_embedded: int = 0  # chunks the model encoded (a text it met before comes from the cache)
+    chunks_cached: int = 0  # chunks whose vector came from the embedding cache
+
+    def merge(self, other: IndexReport) -> None:
+        self.indexed += other.indexed
+        self.unchanged += other.unchanged
+        self.skipped |= other.skipped
+        self.failed |= other.failed
+        self.deleted += other.deleted
+        self.chunks_embedded += other.chunks_embedded
+        self.chunks_cached += other.chunks_cached
+
+
+@dataclass
+class _Prepared:
+    """A parsed note and its chunks, waiting for their embeddings."""
+
+    note: ParsedNote
+    chunks: list[Chunk]
+    texts: list[str] = field(default_factory=list)
+
+
+class IndexPipeline:
+    """Owns the write side of the store and the catalog for one vault."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: VectorStore,
+        catalog: Catalog,
+        embedder: Embedder,
+        cache: EmbeddingCache | None = None,
+        on_indexed: Callable[[list[str]], None] | None = None,
+    ) -> None:
+        """``on_indexed``: called with the paths each sync indexed (the indexer enqueues their enrichment)."""
+        self.settings = settings
+        self.store = store
+        self.catalog = catalog
+        self.embedder = embedder
+        self.cache = cache or EmbeddingCache(
+            settings.embedding_cache_path, embedder.name, embedder.dim, settings.embedding_cache_entries
+        )
+        self.counter = embedder.token_counter
+        self.max_tokens = min(settings.chunk_tokens, embedder.max_tokens)
+        self.run_id: int | None = None
+        self.on_indexed = on_indexed
+        try:
+            store.ensure_collection(embedder.dim, embedder.name)
+        except ModelMismatchError as exc:
+            if not exc.layout_only:  # another model: the user decides (`obsirag reindex`)
+                raise
+            # Built by an older ObsiRAG with the same model: the index is derived data, rebuild it.
+            log.warning("%s Rebuilding it now.", exc)
+            self.rebuild()
+
+    # --- public entry points -------------------------------------------------------------
+
+    def sync_paths(self, paths: Iterable[str], raise_errors: bool = False) -> IndexReport:
+        """Make the index agree with the disk for each path (index, skip, or delete)."""
+        report = IndexReport()
+        prepared: list[_Prepared] = []
+        for path in dict.fromkeys(paths):
+            try:
+                item = self._prepare(path, report)
+            except Exception as exc:  # one bad note never stops the batch
+                if raise_errors:
+                    raise
+                log.exception("cannot prepare %s", path)
+                report.failed[path] = _describe(exc)
+                continue
+            if item is not None:
+                prepared.append(item)
+        self._embed_and_store(prepared, report, raise_errors)
+        self._after_sync(report)
+        return report
+
+    def _after_sync(self, report: IndexReport) -> None:
+        if report.indexed or report.deleted:
+            self.catalog.resolve_links()
+            self.cache.prune()
+        self._record_run(report)
+        if report.indexed and self.on_indexed is not None:
+            self.on_indexed(list(report.indexed))
+
+    def rebuild(self) -> None:
+        """Forget everything (store and catalog) so that the next sync re-embeds the vault."""
+        self.store.reset()
+        self.store.ensure_collection(self.embedder.dim, self.embedder.name)
+        for path in list(self.catalog.note_states()):
+            self.catalog.delete_note(path)
+        self.cache.forget_uses()  # the vectors stay: the next sync finds them
+
+    def mark_failed(self, path: str, message: str) -> None:
+        self.catalog.mark_status(path, NoteStatus.ERROR, message)
+
+    # --- steps --------------------------------------------------------------------------
+
+    def _prepare(self, path: str, report: IndexReport) -> _Prepared | None:
+        if not vault.is_indexable(path, self.settings.exclude) or not self._exists(path):
+            self._delete(path, report)
+            return None
+        record = self.catalog.get_note(path)
+        if (
+            record is not None
+            and record.status != NoteStatus.ERROR
+            and self._stat_matches(path, record.mtime, record.size)
+        ):
+            report.unchanged.append(path)
+            return None
+        try:
+            note = vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)
+        except vault.NoteSkipped as exc:
+            self._skip(path, exc.reason, report)
+            return None
+        except vault.PathOutsideVault:  # a symlink out of the vault: a reason, not an error to retry
+            self._skip(path, OUTSIDE_VAULT, report)
+            return None
+        except FileNotFoundError:  # deleted between the check and the read
+            self._delete(path, report)
+            return None
+        if record is not None and record.status == NoteStatus.INDEXED and record.content_hash == note.content_hash:
+            self.catalog.upsert_note(record.model_copy(update={"mtime": note.mtime, "size": note.size}))
+            report.unchanged.append(path)
+            return None
+        chunks = self._chunk(note)
+        return _Prepared(note, chunks, self._texts(note, chunks))
+
+    def _chunk(self, note: ParsedNote) -> list[Chunk]:
+        return chunk_note(note, self.counter, self.max_tokens, self.settings.chunk_overlap_tokens)
+
+    def _texts(self, note: ParsedNote, chunks: list[Chunk]) -> list[str]:
+        return [embedding_text(note.title, c) for c in chunks]
+
+    def _embed_and_store(self, prepared: list[_Prepared], report: IndexReport, raise_errors: bool) -> None:
+        texts = [text for item in prepared for text in item.texts]
+        token_counts = [chunk.token_count for item in prepared for chunk in item.chunks]
+        # Each note's title goes through the model too (the store's ``title`` vector): one short text
+        # per note, batched with the chunks of similar length.
+        titles = [item.note.title for item in prepared]
+        vectors, encoded = self._encode(texts + titles, token_counts + [self.counter.count(title) for title in titles])
+        title_vectors = vectors[len(texts) :]
+        embedded = sum(1 for i in encoded if i < len(texts))
+        report.chunks_embedded += embedded
+        report.chunks_cached += len(texts) - embedded
+        offset = 0
+        for item, title_vector in zip(prepared, title_vectors, strict=True):
+            count = len(item.chunks)
+            try:
+                self._store_note(item, vectors[offset : offset + count].tolist(), title_vector.tolist())
+                report.indexed.append(item.note.path)
+            except Exception as exc:
+                if raise_errors:
+                    raise
+                log.exception("cannot store %s", item.note.path)
+                report.failed[item.note.path] = _describe(exc)
+            offset += count
+
+    def _encode(self, texts: list[str], token_counts: list[int]) -> tuple[np.ndarray, list[int]]:
+        """Vectors of ``texts`` and the indices the model encoded: the cache serves the texts it knows,
+        the rest go through the model in batches of similar length (see ``length_batches``)."""
+        vectors = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
+        known = self.cache.lookup(texts)
+        for i, vector in known.items():
+            vectors[i] = vector
+        missing = [i for i in range(len(texts)) if i not in known]
+        for batch in length_batches([token_counts[i] for i in missing], self.embedder.batch_size):
+            indices = [missing[j] for j in batch]
+            vectors[indices] = self.embedder.encode([texts[i] for i in indices])
+            # Stored at once: a crash before the store write re-embeds nothing at the restart.
+            self.cache.store([texts[i] for i in indices], vectors[indices])
+        return vectors, missing
+
+    def _store_note(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> None:
+        note = item.note
+        points = self._points(item, vectors, title_vector)
+        self.store.upsert(points)
+        self.store.delete_note(note.path, keep_ids={p.id for p in points})
+        self.cache.record_uses(note.path, [*item.texts, note.title])
+        self.catalog.upsert_note(_record(note, NoteStatus.INDEXED, note.frontmatter_error, len(points)))
+        self.catalog.replace_links(note.path, note.links)
+
+    def _points(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> list[StorePoint]:
+        note = item.note
+        entities = payload_names(self.catalog.note_entities(note.path))  # known until NER runs again
+        return [
+            StorePoint(
+                id=point_id(note.path, chunk.index),
+                dense=vector,
+                sparse=lexical.encode_document(chunk.text, note.title, note.aliases, chunk.heading_path),
+                payload=chunk_payload(note, chunk, entities),
+                title=title_vector,
+            )
+            for chunk, vector in zip(item.chunks, vectors, strict=True)
+        ]
+
+    def _skip(self, path: str, reason: str, report: IndexReport) -> None:
+        self.store.delete_note(path)
+        self.cache.forget_uses(path)
+        stat = self._stat(path)
+        record = NoteRecord(
+            path=path,
+            status=NoteStatus.SKIPPED,
+            message=reason,
+            mtime=stat[0] if stat else 0.0,
+            size=stat[1] if stat else 0,
+            title=Path(path).stem,
+            indexed_at=datetime.now(UTC),
+        )
+        self.catalog.upsert_note(record)
+        self.catalog.replace_links(path, [])
+        report.skipped[path] = reason
+
+    def _delete(self, path: str, report: IndexReport) -> None:
+        self.store.delete_note(path)
+        self.cache.forget_uses(path)
+        if self.catalog.get_note(path) is not None:
+            self.catalog.delete_note(path)
+        report.deleted.append(path)
+
+    def _record_run(self, report: IndexReport) -> None:
+        if self.run_id is None:
+            return
+        self.catalog.add_run_stats(
+            self.run_id,
+            notes_indexed=len(report.indexed),
+            notes_skipped=len(report.skipped),
+            notes_failed=len(report.failed),
+            notes_deleted=len(report.deleted),
+            chunks_embedded=report.chunks_embedded,
+            chunks_cached=report.chunks_cached,
+        )
+
+    # --- disk helpers -------------------------------------------------------------------
+
+    def _stat(self, path: str) -> tuple[float, int] | None:
+        try:
+            st = (self.settings.vault / path).stat()
+        except OSError:
+            return None
+        return st.st_mtime, st.st_size
+
+    def _exists(self, path: str) -> bool:
+        return (self.settings.vault / path).is_file()
+
+    def _stat_matches(self, path: str, mtime: float, size: int) -> bool:
+        return _stat_matches(self.settings.vault / path, mtime, size)
+
+
+def changed_paths(settings: Settings, catalog: Catalog) -> list[str]:
+    """The reconcile: paths whose disk state differs from the catalog (new, changed or deleted notes).
+
+    Only stats are compared (mtime, size); the pipeline then compares content hashes, so a touched
+    but identical note costs a read and never an embedding.
+    """
+    known = catalog.note_states()
+    changed: list[str] = []
+    on_disk: set[str] = set()
+    for path in vault.iter_vault_paths(settings.vault, settings.exclude, outside_links=True):
+        on_disk.add(path)
+        state = known.get(path)
+        if state is None or not _stat_matches(settings.vault / path, state[1], state[2]):
+            changed.append(path)
+    return changed + sorted(set(known) - on_disk)
+
+
+def length_batches(token_counts: Sequence[int], max_size: int, batch_cost: int = BATCH_COST_TOKENS) -> list[list[int]]:
+    """Indices of ``token_counts`` cut into encode batches of at most ``max_size`` texts of similar length.
+
+    The model pads every text of a batch to the batch's longest, and on CPU a padded token costs as much
+    as a real one: in one ``encode`` call over a sync batch's chunks (sorted by characters, cut every
+    ``max_size``) a quarter of the tokens were padding. Longest first, the cheapest cut into contiguous
+    batches (size × longest + ``batch_cost`` each) is a small dynamic programme.
+    """
+    order = sorted(range(len(token_counts)), key=lambda i: -token_counts[i])
+    best = [0.0] + [math.inf] * len(order)  # best[end]: cheapest cost of order[:end]
+    cut = [0] * (len(order) + 1)
+    for end in range(1, len(order) + 1):
+        for start in range(max(0, end - max_size), end):
+            cost = best[start] + (end - start) * token_counts[order[start]] + batch_cost
+            if cost < best[end]:
+                best[end], cut[end] = cost, start
+    batches: list[list[int]] = []
+    end = len(order)
+    while end:
+        batches.append(order[cut[end] : end])
+        end = cut[end]
+    return batches[::-1]
+
+
+def _stat_matches(file: Path, mtime: float, size: int) -> bool:
+    try:
+        st = file.stat()
+    except OSError:
+        return False
+    return (st.st_mtime, st.st_size) == (mtime, size)
+
+
+def chunk_payload(note: ParsedNote, chunk: Chunk, entities: list[str] | None = None) -> dict[str, object]:
+    """The payload stored with each chunk (see docs/architecture.md for the field table).
+
+    ``entities``: the note's normalised entity names (and variants) known to the catalog.
+    """
+    return {
+        "path": note.path,
+        "title": note.title,
+        "aliases": note.aliases,
+        "tags": expand_tags(note.tags),
+        "folder": ancestor_folders(note.path),
+        "type": note.note_type.value,
+        "created_ts": note.created.timestamp(),
+        "modified_ts": note.modified.timestamp(),
+        "heading_path": chunk.heading_path,
+        "links": sorted({link.target for link in note.links if link.target}),
+        "chunk_index": chunk.index,
+        "content_hash": note.content_hash,
+        "text": chunk.text,
+        "entities": entities or [],
+    }
+
+
+def expand_tags(tags: Iterable[str]) -> list[str]:
+    """Lowercase tags with every nested tag's ancestors: ``projet/atlas`` → ``projet/atlas``, ``projet``."""
+    expanded: dict[str, None] = {}
+    for tag in tags:
+        parts = tag.lower().lstrip("#").strip("/").split("/")
+        for depth in range(len(parts), 0, -1):
+            expanded["/".join(parts[:depth])] = None
+    return list(expanded)
+
+
+def ancestor_folders(path: str) -> list[str]:
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _record(note: ParsedNote, status: NoteStatus, message: str | None, chunk_count: int) -> NoteRecord:
+    return NoteRecord(
+        path=note.path,
+        content_hash=note.content_hash,
+        mtime=note.mtime,
+        size=note.size,
+        title=note.title,
+        aliases=note.aliases,
+        tags=note.tags,
+        note_type=note.note_type,
+        created=note.created,
+        modified=note.modified,
+        status=status,
+        message=message,
+        chunk_count=chunk_count,
+        indexed_at=datetime.now(UTC),
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,280 @@
+"""Rebuild the index beside the live one, then switch: search never goes down.
+
+A reindex, or a configured embedding model that differs from the index's, builds a second index with the
+configured model (Edge: a store in ``<store>/next/``; a Qdrant server: a second collection behind the
+configured name's alias), a batch of notes at a time (the indexer runs one
+``rebuild_step`` task after another, behind the users' edits), while the live store keeps serving
+searches with the model that built it and keeps following the vault. ``rebuild.json`` in that folder
+records each note done and its content hash, so a killed indexer resumes where it was. When every
+note is done, notes edited meanwhile are redone, and the store's ``swap_in`` moves the new shard in
+(Edge) or points the alias at the new collection (server).
+The embedding cache makes a same-model reindex cost no model call.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from services import vault
+from services.catalog import Catalog
+from services.config import Settings
+from services.indexing.chunking import Chunk
+from services.indexing.pipeline import IndexPipeline, IndexReport, _Prepared
+from services.retrieval.embedding import Embedder
+from services.retrieval.embedding_cache import EmbeddingCache
+from services.retrieval.fact_vectors import FactVectors
+from services.retrieval.search import SearchEngine
+from services.retrieval.store import VectorStore
+from services.retrieval.store.edge_folder import NEXT_DIR
+
+log = logging.getLogger(__name__)
+PROGRESS_FILE = "rebuild.json"
+
+
+class RebuildProgress(BaseModel):
+    """What ``obsirag status`` and the dashboard show of a rebuild in progress."""
+
+    model: str
+    total: int
+    done: int
+    started_at: float
+    eta_seconds: float | None = None
+
+    def line(self) -> str:
+        eta = f", about {_duration(self.eta_seconds)} left" if self.eta_seconds is not None else ""
+        return f"rebuilding the index with {self.model}: {self.done}/{self.total} notes{eta}"
+
+
+class _State(BaseModel):
+    model: str
+    started_at: float
+    total: int = 0
+    hashes: dict[str, str] = Field(default_factory=dict)  # note → content hash indexed ("" skipped/gone)
+    embedded: int = 0  # chunks the model encoded for this rebuild (the others came from the cache)
+    resumed_done: int = 0  # notes done before the last (re)start: the ETA measures this run only
+    resumed_at: float = 0.0
+
+
+class _NextPipeline(IndexPipeline):
+    """The pipeline writing the next store: every note is read and stored, the catalog is left alone."""
+
+    def __init__(self, settings: Settings, store: VectorStore, catalog: Catalog, embedder: Embedder) -> None:
+        cache = EmbeddingCache(
+            settings.embedding_cache_path, embedder.name, embedder.dim, settings.embedding_cache_entries
+        )
+        super().__init__(settings, store, catalog, embedder, cache)
+        self.hashes: dict[str, str] = {}
+
+    def _prepare(self, path: str, report: IndexReport) -> _Prepared | None:
+        if not vault.is_indexable(path, self.settings.exclude) or not self._exists(path):
+            return self._gone(path, report)
+        try:
+            note = vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)
+        except (vault.NoteSkipped, FileNotFoundError):
+            return self._gone(path, report)
+        chunks: list[Chunk] = self._chunk(note)
+        self.hashes[path] = note.content_hash
+        return _Prepared(note, chunks, self._texts(note, chunks))
+
+    def _gone(self, path: str, report: IndexReport) -> None:
+        self.store.delete_note(path)
+        self.hashes[path] = ""
+        report.deleted.append(path)
+
+    def _store_note(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> None:
+        points = self._points(item, vectors, title_vector)
+        self.store.upsert(points)
+        self.store.delete_note(item.note.path, keep_ids={p.id for p in points})
+        self.cache.record_uses(item.note.path, [*item.texts, item.note.title])
+
+    def _after_sync(self, report: IndexReport) -> None:
+        pass  # links, runs and enrichment belong to the live pipeline
+
+
+class Rebuild:
+    """One rebuild of the index with ``embedder``, beside ``live``'s store."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        live: IndexPipeline,
+        embedder: Embedder,
+        state: _State,
+        engine: SearchEngine | None = None,
+        fresh: bool = False,
+    ) -> None:
+        """``engine``: the live search, switched to the new model with the store; ``fresh``: empty the next
+        store first (what a rebuild with another model left there)."""
+        self.settings, self.live, self.embedder, self.state = settings, live, embedder, state
+        self.folder = settings.store_path / NEXT_DIR  # rebuild.json (and, with Edge, the next store)
+        self.store = live.store.open_next()
+        if fresh:
+            self.store.reset()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.store.ensure_collection(embedder.dim, embedder.name)
+        self.pipeline = _NextPipeline(settings, self.store, live.catalog, embedder)
+        self.pipeline.hashes = dict(state.hashes)
+        self.engine = engine
+        self.finished = False
+
+    @classmethod
+    def start(
+        cls, settings: Settings, live: IndexPipeline, embedder: Embedder, engine: SearchEngine | None = None
+    ) -> Rebuild:
+        """A new rebuild (one already under way with the same model goes on)."""
+        resumed = cls.resume(settings, live, embedder, engine)
+        if resumed is not None:
+            return resumed
+        now = time.time()
+        state = _State(model=embedder.name, started_at=now, resumed_at=now)
+        rebuild = cls(settings, live, embedder, state, engine, fresh=True)
+        rebuild.state.total = len(rebuild._vault_paths())
+        rebuild._save()
+        log.info("rebuilding the index with %s beside the live one (%d notes)", embedder.name, state.total)
+        return rebuild
+
+    @classmethod
+    def resume(
+        cls, settings: Settings, live: IndexPipeline, embedder: Embedder, engine: SearchEngine | None = None
+    ) -> Rebuild | None:
+        """The rebuild a killed indexer left in ``next/``, if it was for ``embedder``'s model."""
+        state = read_state(settings.store_path)
+        if state is None or state.model != embedder.name:
+            return None
+        state.resumed_done, state.resumed_at = len(state.hashes), time.time()
+        log.info("resuming the rebuild with %s: %d notes done", embedder.name, len(state.hashes))
+        return cls(settings, live, embedder, state, engine)
+
+    def step(self, batch: int) -> bool:
+        """Index the next ``batch`` notes into the next store; switch when all are done. True when finished."""
+        todo = [path for path in self._vault_paths() if path not in self.pipeline.hashes]
+        todo += [p for p, digest in self.pipeline.hashes.items() if digest and not (self.settings.vault / p).is_file()]
+        if not todo:
+            todo = self._edited_meanwhile()
+        if todo:
+            self.state.embedded += self.pipeline.sync_paths(todo[:batch]).chunks_embedded
+            self.state.hashes = dict(self.pipeline.hashes)
+            self.state.total = max(self.state.total, len(self.state.hashes))
+            self.store.flush()  # what rebuild.json says is done is on disk
+            self._save()
+            return False
+        self._switch()
+        return True
+
+    def progress(self) -> RebuildProgress:
+        return progress_of(self.state)
+
+    def _edited_meanwhile(self) -> list[str]:
+        # The live pipeline ran the users' edits meanwhile (before each step: they go first in the queue).
+        known = {path: state[0] for path, state in self.live.catalog.note_states().items()}
+        return [path for path, digest in self.pipeline.hashes.items() if digest and known.get(path, digest) != digest]
+
+    def _switch(self) -> None:
+        live = self.live
+        if self.engine is not None:
+            self.engine.switch(lambda: live.store.swap_in(self.store), self.embedder)
+        else:
+            live.store.swap_in(self.store)
+        shutil.rmtree(self.folder, ignore_errors=True)  # the server's rebuild.json (Edge moved its folder)
+        live.embedder, live.cache, live.counter = self.embedder, self.pipeline.cache, self.pipeline.counter
+        if self.engine is not None and self.engine.memory is not None:
+            self.engine.memory.cache = live.cache  # the facts' vectors kept with the new model's
+        live.max_tokens = self.pipeline.max_tokens
+        live.cache.forget_other_models()
+        self.finished = True
+        log.info("the index now answers with %s (%d notes)", self.embedder.name, len(self.state.hashes))
+
+    def _vault_paths(self) -> list[str]:
+        return list(vault.iter_vault_paths(self.settings.vault, self.settings.exclude))
+
+    def _save(self) -> None:
+        target = self.folder / PROGRESS_FILE
+        temporary = target.with_suffix(".tmp")
+        temporary.write_text(self.state.model_dump_json(), encoding="utf-8")
+        os.replace(temporary, target)
+
+
+def read_state(store_path: Path) -> _State | None:
+    try:
+        return _State.model_validate(json.loads((store_path / NEXT_DIR / PROGRESS_FILE).read_text(encoding="utf-8")))
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def read_progress(store_path: Path, now: float | None = None) -> RebuildProgress | None:
+    """The rebuild under way beside the store, read from its file (no lock, no process needed)."""
+    state = read_state(store_path)
+    return progress_of(state, now) if state is not None else None
+
+
+def progress_of(state: _State, now: float | None = None) -> RebuildProgress:
+    done, total = len(state.hashes), max(state.total, len(state.hashes))
+    elapsed, this_run = (now or time.time()) - state.resumed_at, done - state.resumed_done
+    eta = (total - done) * elapsed / this_run if this_run > 0 else None
+    return RebuildProgress(model=state.model, total=total, done=done, started_at=state.started_at, eta_seconds=eta)
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+def open_pipeline(
+    settings: Settings,
+    store: VectorStore | None = None,
+    embedder: Embedder | None = None,
+    reset: bool = False,
+    on_indexed: Callable[[list[str]], None] | None = None,
+) -> IndexPipeline:
+    """The one assembly of an index pipeline: the configured store, catalog and model (unless given).
+
+    ``reset``: empty the store first (before the pipeline checks the recorded model, which a reindex
+    means to replace); ``on_indexed``: see ``IndexPipeline``."""
+    from services.retrieval.embedding import load_embedder
+    from services.retrieval.store import open_store
+
+    store = store or open_store(settings)
+    embedder = embedder or load_embedder(
+        settings.embedding_model, settings.embedding_batch_size, settings.torch_threads
+    )
+    if reset:
+        store.reset()
+    return IndexPipeline(settings, store, Catalog(settings.catalog_path), embedder, on_indexed=on_indexed)
+
+
+def open_index(
+    settings: Settings, on_indexed: Callable[[list[str]], None] | None = None
+) -> tuple[IndexPipeline, SearchEngine, Embedder, Rebuild | None]:
+    """The live pipeline and search, the configured model, and the rebuild to run (if any).
+
+    An index built with another model keeps answering with that model while a rebuild with the configured
+    one runs beside it; a rebuild left by a killed indexer goes on. ``on_indexed``: see ``IndexPipeline``."""
+    from services.retrieval.embedding import load_embedder
+    from services.retrieval.store import open_store
+
+    store = open_store(settings)
+    batch, threads = settings.embedding_batch_size, settings.torch_threads
+    configured = load_embedder(settings.embedding_model, batch, threads)
+    recorded = store.recorded_model()
+    stale = recorded is not None and recorded[:2] != (configured.name, configured.dim)
+    if stale:
+        log.warning(
+            "the index was built with %s: it answers until its rebuild with %s is done", recorded.name, configured.name
+        )
+    live = load_embedder(recorded.name, batch, threads) if stale else configured
+    pipeline = open_pipeline(settings, store, live, on_indexed=on_indexed)
+    engine = SearchEngine(store, pipeline.embedder, FactVectors(pipeline.catalog, pipeline.cache))
+    if stale:
+        rebuild: Rebuild | None = Rebuild.start(settings, pipeline, configured, engine)
+    else:
+        rebuild = Rebuild.resume(settings, pipeline, configured, engine)
+    return pipeline, engine, configured, rebuild

@@ -1,0 +1,1 @@
+"""French and English text: folding, language detection, date expressions and moments ahead."""

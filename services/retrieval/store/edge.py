@@ -1,0 +1,355 @@
+"""The embedded backend: a Qdrant Edge shard on disk, owned by one process (its folder: ``edge_folder``).
+
+Folder layout: ``shard/`` (the Edge shard: segments, WAL), ``model.json`` (the recorded embedding
+model) and ``obsirag.lock`` (a ``filelock`` lock holding the owner's pid, taken while an EdgeStore is
+open, so a second opener fails fast with StoreLockedError instead of fighting over the WAL). A rebuild
+builds another EdgeStore in ``next/`` beside the live shard; ``swap_in`` moves it in place
+(``switch.json`` marks the two renames, so a crash between them is finished at the next open).
+
+Threads: searches run concurrently with each other and with writes (Edge releases the GIL while
+it queries); writes are serialized by a mutex; ensure_collection/reset/close wait for in-flight
+calls and block new ones while they swap the shard. ``optimize()`` holds the GIL for its whole run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import threading
+import uuid
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+from qdrant_edge import (
+    CountRequest,
+    EdgeShard,
+    FieldCondition,
+    Filter,
+    HasIdCondition,
+    MatchAny,
+    MatchValue,
+    Point,
+    Query,
+    QueryRequest,
+    RangeFloat,
+    ScrollRequest,
+    UpdateOperation,
+)
+from qdrant_edge import SparseVector as EdgeSparse
+
+from services.retrieval.models import SparseVector, StoreFilter, StoreHit, StorePoint
+from services.retrieval.rwlock import ReadWriteLock
+from services.retrieval.store.base import (
+    DENSE,
+    SPARSE,
+    TITLE,
+    CollectionMissingError,
+    FilterSyntax,
+    ModelMismatchError,
+    ModelRecord,
+    StoreClosedError,
+    VectorStore,
+    build_filter,
+    in_order,
+    point_vectors,
+    record_to_hit,
+    title_vector_map,
+)
+from services.retrieval.store.candidates import CandidateFields
+from services.retrieval.store.edge_folder import (
+    MODEL_FILE,
+    NEXT_DIR,
+    SHARD_DIR,
+    SWITCH_FILE,
+    TRASH_PREFIX,
+    create_shard,
+    finish_switch,
+    has_shard,
+    load_shard,
+    lock_folder,
+    read_model,
+    remove_trash,
+    write_json,
+    write_model,
+)
+
+EDGE_SYNTAX = FilterSyntax(filter=Filter, field=FieldCondition, match_any=MatchAny, range=RangeFloat)
+WRITE_BATCH = 512
+
+
+class EdgeStore(VectorStore):
+    """A VectorStore in ``path``; raises StoreLockedError if another EdgeStore holds that folder."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._lock_handle: FileLock | None = lock_folder(self.path)
+        self._guard = ReadWriteLock()
+        self._write_mutex = threading.Lock()
+        self._candidates: CandidateFields | None = None  # see keep_candidate_fields
+        try:
+            finish_switch(self.path)
+            remove_trash(self.path)
+            self._shard: EdgeShard | None = load_shard(self._shard_dir) if has_shard(self._shard_dir) else None
+        except BaseException:
+            self._release_folder()
+            raise
+
+    @property
+    def _shard_dir(self) -> Path:
+        return self.path / SHARD_DIR
+
+    @property
+    def _model_file(self) -> Path:
+        return self.path / MODEL_FILE
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def ensure_collection(self, dim: int, model_name: str) -> None:
+        wanted = ModelRecord(model_name, dim)
+        with self._guard.exclusive():
+            self._check_open()
+            recorded = read_model(self._model_file)
+            if self._shard is not None and recorded is None and _points_count(self._shard):
+                raise ModelMismatchError(None, wanted)
+            if self._shard is not None and recorded not in (None, wanted):
+                raise ModelMismatchError(recorded, wanted)
+            if self._shard is not None and recorded is None:
+                self._drop_shard()  # empty and unrecorded: a crash between create and record
+            if self._shard is None:
+                self._shard = create_shard(self._shard_dir, dim)
+            if recorded != wanted:
+                write_model(self._model_file, wanted)
+
+    def recorded_model(self) -> ModelRecord | None:
+        with self._reading() as shard:
+            return read_model(self._model_file) if shard is not None else None
+
+    def reset(self) -> None:
+        with self._guard.exclusive():
+            self._check_open()
+            self._drop_shard()
+            self._model_file.unlink(missing_ok=True)
+
+    def open_next(self) -> EdgeStore:
+        """The store a rebuild fills, in ``NEXT_DIR`` (locked like this one)."""
+        other = EdgeStore(self.path / NEXT_DIR)
+        if self._candidates is not None:
+            other.keep_candidate_fields(self._candidates.fields)
+        return other
+
+    def keep_candidate_fields(self, fields: Sequence[str]) -> None:
+        """Serve searches that ask for ``fields`` (or fewer) from memory (``services.retrieval.store.candidates``):
+        read once here, all points (~1.5 s for 50k chunks; writes wait meanwhile, searches do not), then
+        kept current by every write. For the process that owns the store for good (the indexer)."""
+        candidates = CandidateFields(fields)
+        with self._writing() as shard:
+            if shard is not None:
+                offset = None
+                while True:
+                    request = ScrollRequest(offset=offset, limit=1024, filter=None, with_payload=list(fields))
+                    records, offset = shard.scroll(request)
+                    candidates.put((str(record.id), record.payload or {}) for record in records)
+                    if offset is None:
+                        break
+            self._candidates = candidates
+
+    def swap_in(self, other: EdgeStore) -> None:  # type: ignore[override]
+        """Replace this store's shard and model by ``other``'s (a store in ``self.path / NEXT_DIR``), which
+        is closed. Readers wait for the few renames and then read the new shard: nobody sees an empty index."""
+        if other.path != self.path / NEXT_DIR:
+            raise ValueError(f"{other.path} is not {self.path / NEXT_DIR}")
+        candidates = other._candidates  # the next shard's, kept current while it was filled
+        other.close()
+        with self._guard.exclusive():
+            self._check_open()
+            if self._shard is not None:
+                self._shard.close()
+                self._shard = None
+            write_json(self.path / SWITCH_FILE, {"from": NEXT_DIR})
+            finish_switch(self.path)
+            remove_trash(self.path)
+            self._shard = load_shard(self._shard_dir)
+            self._candidates = candidates if self._candidates is not None else None
+
+    def flush(self) -> None:
+        with self._writing() as shard:
+            if shard is not None:
+                shard.flush()
+
+    def optimize(self) -> None:
+        with self._writing() as shard:
+            if shard is not None:
+                shard.optimize()
+
+    def close(self) -> None:
+        with self._guard.exclusive():
+            if self._shard is not None:
+                self._shard.flush()
+                self._shard.close()
+                self._shard = None
+            self._release_folder()
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def upsert(self, points: Sequence[StorePoint]) -> None:
+        edge_points = [_edge_point(point) for point in points]
+        with self._writing() as shard:
+            if shard is None:
+                raise CollectionMissingError()
+            for start in range(0, len(edge_points), WRITE_BATCH):
+                shard.update(UpdateOperation.upsert_points(edge_points[start : start + WRITE_BATCH]))
+            if self._candidates is not None:
+                self._candidates.put((point.id, point.payload) for point in points)
+
+    def delete_note(self, path: str, keep_ids: Collection[str] = ()) -> None:
+        keep = [HasIdCondition(set(keep_ids))] if keep_ids else None
+        flt = Filter(must=[FieldCondition(key="path", match=MatchValue(path))], must_not=keep)
+        with self._writing() as shard:
+            if shard is not None:
+                shard.update(UpdateOperation.delete_points_by_filter(flt))
+                if self._candidates is not None:
+                    self._candidates.drop_note(path, keep_ids)
+
+    def set_note_payload(self, path: str, payload: dict[str, Any]) -> None:
+        flt = Filter(must=[FieldCondition(key="path", match=MatchValue(path))])
+        with self._writing() as shard:
+            if shard is not None:
+                shard.update(UpdateOperation.set_payload_by_filter(flt, payload))
+                if self._candidates is not None:
+                    self._candidates.update_note(path, payload)
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def point_ids(self, path: str) -> set[str]:
+        flt = Filter(must=[FieldCondition(key="path", match=MatchValue(path))])
+        return {hit.id for hit in self._scroll(flt, batch=1024, with_payload=False)}
+
+    def search_dense(
+        self, vector: Sequence[float], flt: StoreFilter | None, limit: int, fields: Sequence[str] | None = None
+    ) -> list[StoreHit]:
+        return self._query(Query.Nearest(list(vector), using=DENSE), flt, limit, fields)
+
+    def search_sparse(
+        self, sparse: SparseVector, flt: StoreFilter | None, limit: int, fields: Sequence[str] | None = None
+    ) -> list[StoreHit]:
+        if not sparse.indices:
+            return []
+        query = Query.Nearest(EdgeSparse(list(sparse.indices), list(sparse.values)), using=SPARSE)
+        return self._query(query, flt, limit, fields)
+
+    def retrieve(self, ids: Sequence[str], with_vectors: bool = False) -> list[StoreHit]:
+        if not ids:
+            return []
+        with self._reading() as shard:
+            if shard is None:
+                return []
+            records = shard.retrieve(list(ids), with_payload=True, with_vector=[DENSE] if with_vectors else False)
+        return in_order(ids, [record_to_hit(record, with_vectors) for record in records])
+
+    def title_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        with self._reading() as shard:
+            if shard is None:
+                return {}
+            return title_vector_map(shard.retrieve(list(ids), with_payload=False, with_vector=[TITLE]))
+
+    def count(self, flt: StoreFilter | None = None) -> int:
+        with self._reading() as shard:
+            return shard.count(CountRequest(exact=True, filter=_filter(flt))) if shard is not None else 0
+
+    def scroll(self, flt: StoreFilter | None = None, batch: int = 256) -> Iterator[StoreHit]:
+        return self._scroll(_filter(flt), batch, with_payload=True)
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _query(self, query: Query, flt: StoreFilter | None, limit: int, fields: Sequence[str] | None) -> list[StoreHit]:
+        candidates = self._candidates
+        if candidates is not None and candidates.covers(fields):
+            return self._query_lean(query, flt, limit, candidates, list(fields or ()))
+        payload = list(fields) if fields is not None else True
+        request = QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=payload)
+        with self._reading() as shard:
+            points = shard.query(request) if shard is not None else []
+        return [record_to_hit(point) for point in points]
+
+    def _query_lean(
+        self, query: Query, flt: StoreFilter | None, limit: int, candidates: CandidateFields, fields: list[str]
+    ) -> list[StoreHit]:
+        """Ids and scores from the shard, the fields from memory; a point written since is read from the shard."""
+        request = QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=False)
+        with self._reading() as shard:
+            if shard is None:
+                return []
+            scored = [(str(point.id), point.score) for point in shard.query(request)]
+            missing = [point_id for point_id, _ in scored if candidates.get(point_id) is None]
+            read = shard.retrieve(missing, with_payload=fields, with_vector=False) if missing else []
+        found = {str(record.id): record.payload or {} for record in read}
+        hits = []
+        for point_id, score in scored:
+            lean = candidates.get(point_id)
+            if lean is None:
+                lean = found.get(point_id)
+            if lean is not None:  # else deleted since the query: not a result
+                hits.append(StoreHit(point_id, score, dict(lean)))
+        return hits
+
+    def _scroll(self, flt: Filter | None, batch: int, with_payload: bool) -> Iterator[StoreHit]:
+        offset = None
+        while True:
+            with self._reading() as shard:  # released between batches: a slow consumer blocks nobody
+                if shard is None:
+                    return
+                request = ScrollRequest(offset=offset, limit=batch, filter=flt, with_payload=with_payload)
+                records, offset = shard.scroll(request)
+            yield from (record_to_hit(record) for record in records)
+            if offset is None:
+                return
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[EdgeShard | None]:
+        with self._guard.shared():
+            self._check_open()
+            yield self._shard
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[EdgeShard | None]:
+        with self._guard.shared(), self._write_mutex:
+            self._check_open()
+            yield self._shard
+
+    def _check_open(self) -> None:
+        if self._lock_handle is None:
+            raise StoreClosedError()
+
+    def _drop_shard(self) -> None:
+        if self._candidates is not None:
+            self._candidates.clear()
+        if self._shard is not None:
+            self._shard.close()
+            self._shard = None
+        if self._shard_dir.exists():
+            trash = self.path / f"{TRASH_PREFIX}{uuid.uuid4().hex}"
+            self._shard_dir.rename(trash)  # atomic: a crash leaves trash, never a half-deleted shard
+            shutil.rmtree(trash)
+
+    def _release_folder(self) -> None:
+        if self._lock_handle is not None:
+            self._lock_handle.release()
+            self._lock_handle = None
+
+
+def _points_count(shard: EdgeShard) -> int:
+    return shard.count(CountRequest(exact=True))
+
+
+def _filter(flt: StoreFilter | None) -> Filter | None:
+    return build_filter(flt, EDGE_SYNTAX)
+
+
+def _edge_point(point: StorePoint) -> Point:
+    sparse = EdgeSparse(list(point.sparse.indices), list(point.sparse.values))
+    return Point(point.id, point_vectors(point, sparse), point.payload)

@@ -1,0 +1,139 @@
+"""The Edge store's folder on disk: its lock, shard, recorded model and the switch a rebuild makes.
+
+Plain functions over paths (no open store), so that readers such as ``obsirag status`` can look at a
+store another process holds; ``edge.EdgeStore`` composes them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+from qdrant_edge import (
+    Distance,
+    EdgeConfig,
+    EdgeShard,
+    EdgeSparseVectorParams,
+    EdgeVectorParams,
+    Modifier,
+    PayloadSchemaType,
+    UpdateOperation,
+)
+
+from services.retrieval.store.base import (
+    DENSE,
+    FLOAT_FIELDS,
+    INTEGER_FIELDS,
+    KEYWORD_FIELDS,
+    SPARSE,
+    TITLE,
+    ModelRecord,
+    StoreLockedError,
+)
+
+LOCK_FILE = "obsirag.lock"
+MODEL_FILE = "model.json"
+SHARD_DIR = "shard"
+TRASH_PREFIX = "shard.deleted-"
+NEXT_DIR = "next"  # where a rebuild builds the next index (services/indexing/rebuild.py)
+SWITCH_FILE = "switch.json"
+
+
+def lock_folder(path: Path) -> FileLock:
+    # Shared across threads: the store may be closed by another thread than the one that opened it.
+    lock = FileLock(path / LOCK_FILE, thread_local=False, on_acquired=_write_pid)
+    try:
+        lock.acquire(blocking=False)
+    except Timeout:
+        raise StoreLockedError(path, (path / LOCK_FILE).read_text(errors="replace").strip()) from None
+    return lock
+
+
+def _write_pid(fd: int) -> None:
+    """The holder's pid in the lock file, for the message a second opener shows."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+
+
+def has_shard(shard_dir: Path) -> bool:
+    return shard_dir.is_dir() and any(shard_dir.iterdir())
+
+
+def load_shard(shard_dir: Path) -> EdgeShard:
+    try:
+        return EdgeShard.load(str(shard_dir))
+    except Exception as exc:
+        if "WouldBlock" in str(exc):  # the WAL lock: someone opened the shard without our folder lock
+            raise StoreLockedError(shard_dir.parent) from exc
+        raise
+
+
+def create_shard(shard_dir: Path, dim: int) -> EdgeShard:
+    config = EdgeConfig(
+        vectors={
+            DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine),
+            TITLE: EdgeVectorParams(size=dim, distance=Distance.Cosine),
+        },
+        sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
+    )
+    shard = EdgeShard.create(str(shard_dir), config)
+    for fields, schema in _INDEXES:
+        for field in fields:
+            shard.update(UpdateOperation.create_field_index(field, schema))
+    shard.flush()
+    return shard
+
+
+_INDEXES = (
+    (KEYWORD_FIELDS, PayloadSchemaType.Keyword),
+    (FLOAT_FIELDS, PayloadSchemaType.Float),
+    (INTEGER_FIELDS, PayloadSchemaType.Integer),
+)
+
+
+def finish_switch(path: Path) -> None:
+    """Complete a swap_in that a crash interrupted (each step can be replayed)."""
+    if not (path / SWITCH_FILE).exists():
+        return
+    source = path / NEXT_DIR
+    if (source / SHARD_DIR).is_dir():
+        if (path / SHARD_DIR).exists():
+            (path / SHARD_DIR).rename(path / f"{TRASH_PREFIX}{uuid.uuid4().hex}")
+        (source / SHARD_DIR).rename(path / SHARD_DIR)
+    if (source / MODEL_FILE).exists():
+        os.replace(source / MODEL_FILE, path / MODEL_FILE)
+    shutil.rmtree(source, ignore_errors=True)
+    (path / SWITCH_FILE).unlink()
+
+
+def write_json(target: Path, data: dict[str, Any]) -> None:
+    temporary = target.with_suffix(".tmp")
+    temporary.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(temporary, target)
+
+
+def remove_trash(path: Path) -> None:
+    for trash in path.glob(f"{TRASH_PREFIX}*"):
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+def recorded_model_at(path: Path) -> ModelRecord | None:
+    """The model recorded by the Edge store in folder ``path``, read without opening (or locking) it."""
+    return read_model(path / MODEL_FILE)
+
+
+def read_model(model_file: Path) -> ModelRecord | None:
+    try:
+        data = json.loads(model_file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    return ModelRecord(str(data["model_name"]), int(data["dim"]), int(data.get("layout", 1)))
+
+
+def write_model(model_file: Path, model: ModelRecord) -> None:
+    write_json(model_file, {"model_name": model.name, "dim": model.dim, "layout": model.layout})

@@ -1,0 +1,35 @@
+"""Searching from the calling process (the CLI): through the running indexer, else on the store opened here.
+
+(The index pipeline is assembled by ``services.indexing.rebuild.open_pipeline``, for the CLI and the indexer alike.)
+"""
+
+from __future__ import annotations
+
+from services.config import Settings
+from services.retrieval.embedding import load_embedder
+from services.retrieval.search import SearchEngine, SearchRequest, SearchResponse
+from services.retrieval.store import open_store
+from services.system.client import DOWN, SystemClient, SystemNotRunning
+
+
+def search_anywhere(settings: Settings, request: SearchRequest) -> SearchResponse:
+    """Through the running indexer when there is one (waited for while Redis or the indexer restart: it
+    owns the store), else on the store opened here. ``SystemNotRunning`` says why the running system
+    cannot answer; ``StoreLockedError``, that another process (``obsirag index``) holds the store."""
+    client = SystemClient(settings)
+    if client.wait_running(settings.search_timeout):
+        try:
+            return client.search(request)
+        except DOWN:  # Redis went away during the search
+            raise SystemNotRunning(client.unavailable() or "Redis went away during the search") from None
+    if message := client.unavailable():
+        raise SystemNotRunning(message)
+    store = open_store(settings)
+    try:
+        recorded = store.recorded_model()  # the index answers with the model that built it
+        model = recorded.name if recorded is not None else settings.embedding_model
+        embedder = load_embedder(model, threads=settings.torch_threads)
+        store.ensure_collection(embedder.dim, embedder.name)
+        return SearchEngine(store, embedder).search(request)
+    finally:
+        store.close()

@@ -1,0 +1,96 @@
+"""Which vault files ObsiRAG reads, and the one way a vault-relative path becomes a file path (never outside)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+import pathspec
+
+NOTE_SUFFIX = ".md"
+
+
+class PathOutsideVault(ValueError):
+    """A path that leads out of the vault: absolute, ``..`` escape, or a symlink pointing outside."""
+
+
+def walk_vault(vault: Path, exclude: list[str], outside_links: bool = False, suffix: str = "") -> Iterator[str]:
+    """Vault-relative POSIX paths of every file the exclusion globs keep (notes and attachments), sorted.
+
+    Dot-folders and dot-files are skipped, symlinked folders are not entered (they lead out of the vault or
+    duplicate notes), symlinked files count only if they stay inside, or with ``outside_links`` (the
+    reconcile, which records them as skipped, with the reason, never reading them); only names ending with
+    ``suffix`` (any case) when given. This is the one walk: the index and the web renderer's link
+    resolution both list the vault through it."""
+    root = vault.resolve()
+    spec = _exclusion_spec(tuple(exclude))
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        folder = Path(dirpath).relative_to(root).as_posix().removeprefix(".").lstrip("/")
+        dirnames[:] = [d for d in dirnames if _keeps_folder(posixpath.join(folder, d), spec)]
+        names = (n for n in filenames if not n.startswith(".") and n.lower().endswith(suffix))
+        paths = (posixpath.join(folder, name) for name in names)
+        found.extend(p for p in paths if not spec.match_file(p) and (outside_links or _stays_inside(root, p)))
+    yield from sorted(found)
+
+
+def iter_vault_paths(vault: Path, exclude: list[str], outside_links: bool = False) -> Iterator[str]:
+    """The notes (``.md`` files) among ``walk_vault``'s paths."""
+    return walk_vault(vault, exclude, outside_links, suffix=NOTE_SUFFIX)
+
+
+def is_indexable(rel_path: str, exclude: list[str]) -> bool:
+    """Whether ``iter_vault_paths`` would list ``rel_path`` (the file itself is not looked at)."""
+    return _is_note_path(rel_path.replace("\\", "/"), _exclusion_spec(tuple(exclude)))
+
+
+def _is_note_path(rel_path: str, spec: pathspec.PathSpec) -> bool:
+    parts = rel_path.split("/")
+    if not rel_path.lower().endswith(NOTE_SUFFIX) or any(p in ("", "..") or p.startswith(".") for p in parts):
+        return False
+    folders = ["/".join(parts[:i]) for i in range(1, len(parts))]
+    return not spec.match_file(rel_path) and all(_keeps_folder(f, spec) for f in folders)
+
+
+def _keeps_folder(folder: str, spec: pathspec.PathSpec) -> bool:
+    """Dot-folders (``.obsidian``, ``.trash``…) and excluded folders are skipped with all they hold."""
+    name = folder.rsplit("/", 1)[-1]
+    return not name.startswith(".") and not spec.match_file(folder + "/")
+
+
+def _stays_inside(root: Path, rel_path: str) -> bool:
+    path = root / rel_path
+    try:
+        return not path.is_symlink() or path.resolve().is_relative_to(root)
+    except RuntimeError:  # a symlink loop (Python 3.11 raises; later versions return the path)
+        return False
+
+
+@lru_cache(maxsize=32)
+def _exclusion_spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
+    """``OBSIRAG_EXCLUDE`` as gitignore lines (Windows separators accepted)."""
+    lines = [raw.strip().replace("\\", "/") for raw in patterns]
+    return pathspec.GitIgnoreSpec.from_lines(line for line in lines if line.strip("/"))
+
+
+def resolve_in_vault(vault: Path, rel_path: str) -> Path:
+    """The absolute, symlink-free path of ``rel_path``; ``PathOutsideVault`` if it leads out."""
+    if PurePosixPath(rel_path).is_absolute() or PureWindowsPath(rel_path).anchor:
+        raise PathOutsideVault(f"absolute path refused: {rel_path!r}")
+    root = vault.resolve()
+    try:
+        target = (root / rel_path).resolve()
+    except RuntimeError as exc:  # symlink loop: nothing to read there, refuse it like an escape
+        raise PathOutsideVault(f"symlink loop: {rel_path!r}") from exc
+    if not target.is_relative_to(root):
+        raise PathOutsideVault(f"path leads outside the vault: {rel_path!r}")
+    return target
+
+
+def file_hash(data: bytes) -> str:
+    """sha256 hex of a file's bytes: the ``content_hash`` used everywhere."""
+    return hashlib.sha256(data).hexdigest()
