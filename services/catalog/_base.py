@@ -29,7 +29,7 @@ class SchemaTooNewError(RuntimeError):
 
 
 def fold(text: str | None) -> str:
-    """Case- and accent-blind form of a string (``services.language.fold.fold``), for substring search (SQL ``fold``)."""
+    """Case- and accent-blind form of a string (``language.fold.fold``), for substring search (SQL ``fold``)."""
     return fold_text(text or "")
 
 

@@ -1,7 +1,8 @@
 """The Huey queues of one installation (one PriorityRedisHuey per queue) and the tasks they carry.
 
 Every process builds ``Queues(settings)`` to enqueue; the process that owns a kind of work binds its
-handlers (``services.system.handlers``, which implement the ``*Tasks`` protocols below) with ``serve`` before starting its consumer. A task body run in
+handlers (``services.system.handlers``, which implement the ``*Tasks`` protocols below) with ``serve``
+before starting its consumer. A task body run in
 a process that bound no handler for it raises, naming the process that should run it.
 """
 
