@@ -1,1 +1,6 @@
-"""French and English text: folding, language detection, date expressions and moments ahead."""
+"""French and English text, with no knowledge of notes: one fold (case, accents, ligatures), which
+language a text is in, date expressions read as day ranges (``dates``: "cette semaine", "in March") and
+moments ahead for reminders (``moments``: "demain à 9h", "every Monday").
+
+Uses nothing of ObsiRAG: every other package may use it.
+"""

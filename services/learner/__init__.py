@@ -1,8 +1,10 @@
 """The learner: insights, synapses and the weekly synthesis, written under ``obsirag/`` in the vault.
 
 Modules: ``schedule`` (when: active hours, intervals, synthesis slots), ``cycle`` (one learner cycle and
-its catalog state), ``generation`` (model calls at learner priority, paused and metered), ``insights``
+its catalog state), ``pacing`` (model calls at learner priority, paused and metered), ``insights``
 (semantic field, questions, answer checks), ``insight_files``, ``synapses``, ``synthesis`` (what each
-writes), ``artifacts`` (Markdown writers that create or append, never rewrite), ``similarity`` (close
-notes from stored vectors, served by the indexer) and ``prompts``.
+writes) and ``prompts``.
+
+May use ``chat`` (its answers), ``memory``, ``indexing``, ``retrieval``, ``catalog``, ``llm``, ``vault``,
+``language`` and ``config``; the vault's writes go through ``vault.artifacts``.
 """

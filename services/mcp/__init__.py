@@ -4,4 +4,6 @@
 the chat engine's factory), ``notes`` (read-only notes from the catalog and the vault), ``schemas`` (what
 the tools return), ``descriptions`` (what a model is told), ``calls`` (the task history of every call),
 ``server`` (the SDK server and the stdio runner).
+
+May use ``system`` and everything below it; only ``web`` (its HTTP endpoint) and ``workers`` use it.
 """

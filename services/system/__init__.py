@@ -4,6 +4,8 @@ every caller uses, the chat engine's factory, the processes' heartbeats and the 
 Workers build (their handlers, then a consumer), services do, web renders: nothing outside ``workers/``
 imports ``workers``. The public names load on first use, so that a worker importing only
 ``services.system.queues`` does not import the client's dependencies (the store, the chat engine).
+
+May use every capability package below it; ``mcp``, ``web`` and ``workers`` use it.
 """
 
 from __future__ import annotations
