@@ -30,9 +30,13 @@ def build_service(
     cut into learner generations, and ``stop`` ends a running generation with an error event."""
     client = redis.Redis.from_url(settings.effective_redis_url)
     return GenerationService(
-        backend or open_backend(settings), client, settings.llm_idle_unload_seconds,
-        limits or worker_limits(settings), chats=queues.waiting_chats(), stopping=stop,
-    )  # fmt: skip
+        backend or open_backend(settings),
+        client,
+        settings.llm_idle_unload_seconds,
+        limits or worker_limits(settings),
+        chats=queues.waiting_chats(),
+        stopping=stop,
+    )
 
 
 def worker_limits(settings: Settings) -> Limits:

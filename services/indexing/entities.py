@@ -31,12 +31,19 @@ ENGLISH_PIPELINES = ("en_core_web_sm", "en_core_web_md", "en_core_web_lg")
 TAG_PREFIXES = {EntityKind.PERSON: "personne", EntityKind.ORG: "org", EntityKind.PLACE: "lieu"}
 MAX_WORDS = 6
 _LABELS = {
-    "PER": EntityKind.PERSON, "PERSON": EntityKind.PERSON,
-    "ORG": EntityKind.ORG, "NORP": EntityKind.ORG,
-    "LOC": EntityKind.PLACE, "GPE": EntityKind.PLACE, "FAC": EntityKind.PLACE,
-    "MISC": EntityKind.MISC, "PRODUCT": EntityKind.MISC, "EVENT": EntityKind.MISC,
-    "WORK_OF_ART": EntityKind.MISC, "LAW": EntityKind.MISC,
-}  # fmt: skip
+    "PER": EntityKind.PERSON,
+    "PERSON": EntityKind.PERSON,
+    "ORG": EntityKind.ORG,
+    "NORP": EntityKind.ORG,
+    "LOC": EntityKind.PLACE,
+    "GPE": EntityKind.PLACE,
+    "FAC": EntityKind.PLACE,
+    "MISC": EntityKind.MISC,
+    "PRODUCT": EntityKind.MISC,
+    "EVENT": EntityKind.MISC,
+    "WORK_OF_ART": EntityKind.MISC,
+    "LAW": EntityKind.MISC,
+}
 _KIND_ORDER = (EntityKind.PERSON, EntityKind.ORG, EntityKind.PLACE, EntityKind.MISC)
 # A word of these makes an organisation, whatever label the model gave the span.
 _ORG_WORDS = frozenset(

@@ -119,9 +119,17 @@ def statement_fact(statement: str, now: datetime, thread_id: str) -> Fact:
     kind = next((k for k, words in _KIND_WORDS if re.search(words, text, re.I)), None)
     kind = kind or (FactKind.ENTITY if subject != SELF else FactKind.PREFERENCE)
     return Fact(
-        subject=subject[:120], predicate=predicate[:120], value=value[:300], kind=kind, confidence=1.0,
-        source=FactSource.CHAT, source_ref=thread_id, created_at=now, updated_at=now, last_seen=now,
-    )  # fmt: skip
+        subject=subject[:120],
+        predicate=predicate[:120],
+        value=value[:300],
+        kind=kind,
+        confidence=1.0,
+        source=FactSource.CHAT,
+        source_ref=thread_id,
+        created_at=now,
+        updated_at=now,
+        last_seen=now,
+    )
 
 
 def remember(catalog: Catalog, policy: Policy, statement: str, now: datetime, thread_id: str) -> tuple[Fact, Outcome]:

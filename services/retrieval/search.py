@@ -146,9 +146,14 @@ class SearchEngine:
         if request.memory:
             timings["memory"] = (done - searched) * 1000
         return SearchResponse(
-            query=request.query, retrieval_query=text, since=since, until=until, results=results,
-            timings_ms=timings, memory=facts,
-        )  # fmt: skip
+            query=request.query,
+            retrieval_query=text,
+            since=since,
+            until=until,
+            results=results,
+            timings_ms=timings,
+            memory=facts,
+        )
 
     @property
     def dense_weight(self) -> float:

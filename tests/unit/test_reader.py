@@ -134,8 +134,10 @@ def test_callout_titles_and_table_cells_keep_their_links(tmp_path: Path) -> None
     body += "| Vue | Sens |\n|---|---|\n| [[Tableau]] | des [[Propriétés|propriétés]] |\n"  # Obsidian's help writes so
     doc = read_markdown(body)
     assert [(link.target, link.alias) for link in doc.links] == [
-        ("Sync", "Obsidian Sync"), ("Tableau", None), ("Propriétés", "propriétés"),
-    ]  # fmt: skip
+        ("Sync", "Obsidian Sync"),
+        ("Tableau", None),
+        ("Propriétés", "propriétés"),
+    ]
     assert doc.tags == ["astuce"] and "Voir Obsidian Sync" in note_segments(doc)
     html = renderer(tmp_path).render_note(doc, "x.md")
     assert '<div class="callout-title">Voir <span class="wikilink dangling"' in html
