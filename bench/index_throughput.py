@@ -178,6 +178,7 @@ def instrument(pipeline: Any, batches: list[list[str]]) -> Stopwatch:
     """Time each step of the pipeline by wrapping what it calls; record every encode call's texts."""
     from services import vault
     from services.indexing import pipeline as indexing
+    from services.indexing import points
     from services.retrieval import lexical
 
     embedder = pipeline.embedder
@@ -193,7 +194,7 @@ def instrument(pipeline: Any, batches: list[list[str]]) -> Stopwatch:
     watch.wrap(vault, "read_note", "parse")
     watch.wrap(indexing, "chunk_note", "chunk")
     watch.wrap(lexical, "encode_document", "sparse")
-    watch.wrap(indexing, "chunk_payload", "payload")
+    watch.wrap(points, "chunk_payload", "payload")
     for method in ("upsert", "delete_note"):
         watch.wrap(pipeline.store, method, "store")
     for method in CATALOG_METHODS:

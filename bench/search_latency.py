@@ -388,7 +388,7 @@ class Corpus:
         return " ".join(words)
 
     def _points(self, note: Any, chunks: list[Any]) -> list[Any]:
-        from services.indexing.pipeline import chunk_payload
+        from services.indexing.points import chunk_payload
         from services.retrieval import lexical
         from services.retrieval.models import StorePoint
         from services.retrieval.store import point_id

@@ -10,7 +10,7 @@ import pytest
 from services.catalog.models import Source
 from services.indexing.chunking import chunk_note, split_paragraphs
 from services.indexing.entities import note_segments
-from services.indexing.pipeline import chunk_payload
+from services.indexing.points import chunk_payload
 from services.retrieval.embedding import HFTokenCounter
 from services.vault import read_note
 from services.vault.reader import read_markdown
