@@ -13,7 +13,7 @@ from services.catalog import Catalog
 from services.catalog.graph import GraphCache
 from services.catalog.models import EntityKind, NoteRecord, NoteStatus
 from services.config import Settings
-from services.indexing.entities import normalize_name
+from services.indexing.mentions import normalize_name
 from services.mcp.schemas import (
     Change,
     EntityNotes,

@@ -16,7 +16,7 @@ from datetime import datetime
 from services.catalog import Catalog
 from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatus, normalise
 from services.catalog.models import MemoryUse
-from services.indexing.entities import normalize_name
+from services.indexing.mentions import normalize_name
 from services.memory.facts import Outcome, Policy, file_fact, forget_fact
 from services.retrieval import lexical
 from services.retrieval.fact_vectors import MemoryMatch

@@ -50,7 +50,7 @@ class SearchRequest(BaseModel):
     now: datetime | None = None  # the reference time for date expressions (defaults to the server's clock)
     entities: list[str] = Field(
         default_factory=list
-    )  # normalised entity names (services.indexing.entities.normalize_name)
+    )  # normalised entity names (services.indexing.mentions.normalize_name)
     memory: bool = False  # also the confirmed facts close to the query in meaning (the chat's memory recall)
     # Notes in the fused-score order the grounding guard was fitted on (the chat asks so), not with the
     # model's heavier title term for the order (``Calibration.order_title_weight``): its evidence stays put.
