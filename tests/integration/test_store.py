@@ -375,7 +375,7 @@ def test_reopening_sees_the_same_points_and_model(backend: Backend, filled: Vect
 
 OPEN_IN_CHILD = """
 import sys
-from services.store import EdgeStore, StoreLockedError
+from services.retrieval.store import EdgeStore, StoreLockedError
 try:
     store = EdgeStore(sys.argv[1])
 except StoreLockedError as exc:
