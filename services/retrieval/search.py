@@ -115,14 +115,7 @@ class SearchEngine:
     def _search(self, request: SearchRequest) -> SearchResponse:
         started = time.perf_counter()
         text, since, until = _query_and_range(request)
-        flt = StoreFilter(
-            tags=[t.lower().lstrip("#") for t in request.tags],
-            folders=[f.strip("/") for f in request.folders],
-            types=request.types,
-            since=since.timestamp() if since else None,
-            until=until.timestamp() if until else None,
-            entities=request.entities,
-        )
+        flt = _store_filter(request, since, until)
         vector = self.embedder.encode_query(text or request.query)
         embedded = time.perf_counter()
         cal = self.calibration
@@ -196,6 +189,19 @@ def _query_and_range(request: SearchRequest) -> tuple[str, datetime | None, date
     if found is None:
         return request.query, None, None
     return strip_date_expression(request.query, found).strip(), found.start, found.end
+
+
+def _store_filter(request: SearchRequest, since: datetime | None, until: datetime | None) -> StoreFilter:
+    """The request's filters as the store reads them: tags lowercase without ``#``, folders without
+    outer slashes, the date range as timestamps."""
+    return StoreFilter(
+        tags=[t.lower().lstrip("#") for t in request.tags],
+        folders=[f.strip("/") for f in request.folders],
+        types=request.types,
+        since=since.timestamp() if since else None,
+        until=until.timestamp() if until else None,
+        entities=request.entities,
+    )
 
 
 def _flat_fold(text: str) -> str:
