@@ -56,8 +56,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     hermetic_environment()
     from services.catalog import Catalog
     from services.config import Settings
-    from services.llm.backends import open_backend
     from services.llm.bundled import FOLDER, ensure_converted
+    from services.llm.configured_backend import open_backend
     from services.memory.consolidate import consolidate
     from services.memory.llm import ask_backend
 

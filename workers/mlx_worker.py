@@ -9,7 +9,7 @@ import redis
 
 from services.config import Settings, load_settings
 from services.llm.backend import Backend
-from services.llm.backends import open_backend
+from services.llm.configured_backend import open_backend
 from services.llm.serving import GenerationService, Limits
 from services.system.generation_client import WORKER_NAME
 from services.system.handlers.generator import GenerationHandlers
