@@ -114,9 +114,13 @@ def engine(index: HalfIndex, embedder: Embedder, check: Check | None = None) -> 
     if check:
         settings = settings.model_copy(update={"llm_context_tokens": check.context})
     return ChatEngine(
-        settings, search.search, _no_model, FakeWebSearch(), index.catalog,  # type: ignore[arg-type]
+        settings,
+        search.search,
+        _no_model,
+        FakeWebSearch(),
+        index.catalog,  # type: ignore[arg-type]
         check_model=check.generate if check else None,
-    )  # fmt: skip
+    )
 
 
 def ask(
@@ -131,20 +135,34 @@ def ask(
     if check and answered and (held_out or check.every_part):
         chat.second_check(prepared, use_web=False)
         outcome = grounding.check if grounding else None
-        log.info("  %s %s: %s (%.0f ms) %r", vault, question.kind, outcome and outcome.verdict, outcome and outcome.ms,
-                 outcome and outcome.reply)  # fmt: skip
+        log.info(
+            "  %s %s: %s (%.0f ms) %r",
+            vault,
+            question.kind,
+            outcome and outcome.verdict,
+            outcome and outcome.ms,
+            outcome and outcome.reply,
+        )
     outcome = grounding.check if grounding else None
     return Row(
-        vault=vault, kind=question.kind, language=question.language, held_out=held_out, question=question.text,
-        gold=list(question.gold), answered=answered,
+        vault=vault,
+        kind=question.kind,
+        language=question.language,
+        held_out=held_out,
+        question=question.text,
+        gold=list(question.gold),
+        answered=answered,
         main=docs.get(prepared.main_note or "") if answered else None,
         sources=[docs[s.path] for s in prepared.sources if s.path in docs] if answered else [],
         confidence=grounding.confidence if grounding else 0.0,
-        evidence=grounding.evidence.values() if grounding else [0.0] * len(FEATURES), ms=ms, cpu_ms=cpu_ms,
+        evidence=grounding.evidence.values() if grounding else [0.0] * len(FEATURES),
+        ms=ms,
+        cpu_ms=cpu_ms,
         candidates=[docs[r.path] for r in grounding.candidates] if grounding else [],
-        check=outcome.verdict if outcome else "", check_ms=outcome.ms if outcome else 0.0,
+        check=outcome.verdict if outcome else "",
+        check_ms=outcome.ms if outcome else 0.0,
         check_reply=outcome.reply if outcome else "",
-    )  # fmt: skip
+    )
 
 
 def run_corpus(bench: Benchmark, embedder: Embedder, cache: Path, check: Check | None = None) -> list[Row]:

@@ -38,9 +38,15 @@ from _common import (
 
 TARGET = 0.85
 CATALOG_METHODS = (
-    "get_note", "upsert_note", "upsert_notes", "replace_links", "resolve_links",
-    "add_run_stats", "delete_note", "mark_status",
-)  # fmt: skip
+    "get_note",
+    "upsert_note",
+    "upsert_notes",
+    "replace_links",
+    "resolve_links",
+    "add_run_stats",
+    "delete_note",
+    "mark_status",
+)
 STEPS = ("parse", "chunk", "sparse", "payload", "store", "catalog", "other")
 
 
@@ -83,8 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         paths = variant_vault(vault, args.notes, args.seed)
         settings = Settings(vault=vault, data_dir=work / "data", index_batch_notes=batch_notes)
         texts = chunk_texts(settings, embedder, paths)
-        print(f"{len(paths)} notes, {len(texts)} distinct texts (chunks and titles); "
-              f"batches of {batch_notes} notes, encode batch {batch_size}, {threads} torch thread(s)")  # fmt: skip
+        print(
+            f"{len(paths)} notes, {len(texts)} distinct texts (chunks and titles); "
+            f"batches of {batch_notes} notes, encode batch {batch_size}, {threads} torch thread(s)"
+        )
         warm_up(settings, embedder, work, texts)
         pipeline_runs, raw_runs = [], []
         for repeat in range(args.repeats):
@@ -170,6 +178,7 @@ def instrument(pipeline: Any, batches: list[list[str]]) -> Stopwatch:
     """Time each step of the pipeline by wrapping what it calls; record every encode call's texts."""
     from services import vault
     from services.indexing import pipeline as indexing
+    from services.indexing import points
     from services.retrieval import lexical
 
     embedder = pipeline.embedder
@@ -185,7 +194,7 @@ def instrument(pipeline: Any, batches: list[list[str]]) -> Stopwatch:
     watch.wrap(vault, "read_note", "parse")
     watch.wrap(indexing, "chunk_note", "chunk")
     watch.wrap(lexical, "encode_document", "sparse")
-    watch.wrap(indexing, "chunk_payload", "payload")
+    watch.wrap(points, "chunk_payload", "payload")
     for method in ("upsert", "delete_note"):
         watch.wrap(pipeline.store, method, "store")
     for method in CATALOG_METHODS:
@@ -318,18 +327,34 @@ def report(result: dict[str, Any]) -> None:
     print_table(
         ["side", "wall s", "notes/s", "chunks/s", "CPU s", "chunks/CPU s"],
         [
-            ["pipeline (sync_paths)", pipeline["wall_s"], pipeline["notes_per_s"], pipeline["chunks_per_s"],
-             pipeline["cpu_s"], pipeline["chunks_per_cpu_s"]],
-            ["raw embedder.encode", raw["wall_s"], raw["notes_per_s"], raw["chunks_per_s"], raw["cpu_s"],
-             raw["chunks_per_cpu_s"]],
+            [
+                "pipeline (sync_paths)",
+                pipeline["wall_s"],
+                pipeline["notes_per_s"],
+                pipeline["chunks_per_s"],
+                pipeline["cpu_s"],
+                pipeline["chunks_per_cpu_s"],
+            ],
+            [
+                "raw embedder.encode",
+                raw["wall_s"],
+                raw["notes_per_s"],
+                raw["chunks_per_s"],
+                raw["cpu_s"],
+                raw["chunks_per_cpu_s"],
+            ],
         ],
-    )  # fmt: skip
+    )
     verdict = "OK" if min(result["ratio_wall"], result["ratio_cpu"]) >= result["target"] else "BELOW TARGET"
-    print(f"ratio pipeline/raw: {result['ratio_wall']:.3f} (wall), {result['ratio_cpu']:.3f} (CPU); "
-          f"target ≥ {result['target']}: {verdict}")  # fmt: skip
+    print(
+        f"ratio pipeline/raw: {result['ratio_wall']:.3f} (wall), {result['ratio_cpu']:.3f} (CPU); "
+        f"target ≥ {result['target']}: {verdict}"
+    )
     tokens = result["tokens"]
-    print(f"tokens through the model: {tokens['real']} real; padded {tokens['raw_padded']} (raw, one call), "
-          f"{tokens['pipeline_padded']} (pipeline, {tokens['pipeline_encode_calls']} calls)")  # fmt: skip
+    print(
+        f"tokens through the model: {tokens['real']} real; padded {tokens['raw_padded']} (raw, one call), "
+        f"{tokens['pipeline_padded']} (pipeline, {tokens['pipeline_encode_calls']} calls)"
+    )
     print()
     wall = pipeline["wall_s"]
     rows = [

@@ -110,13 +110,21 @@ def run_cycles(settings: Any, cycles: int) -> list[dict[str, Any]]:
         report = learner.run_cycle(now + timedelta(hours=index))
         wall = time.perf_counter() - started
         meter = learner.deps.model.meter
-        runs.append({
-            "wall_s": round(wall, 2), "generation_s": round(meter.seconds, 2), "calls": meter.calls,
-            "prompt_tokens": meter.prompt_tokens, "completion_tokens": meter.completion_tokens,
-            "notes": len(report.processed) + len(report.skipped) + len(report.failed),
-            "insights": len(report.processed), "synapses": len(report.synapses),
-            "skipped": report.skipped, "failed": report.failed, "pairs_rejected": report.pairs_rejected,
-        })  # fmt: skip
+        runs.append(
+            {
+                "wall_s": round(wall, 2),
+                "generation_s": round(meter.seconds, 2),
+                "calls": meter.calls,
+                "prompt_tokens": meter.prompt_tokens,
+                "completion_tokens": meter.completion_tokens,
+                "notes": len(report.processed) + len(report.skipped) + len(report.failed),
+                "insights": len(report.processed),
+                "synapses": len(report.synapses),
+                "skipped": report.skipped,
+                "failed": report.failed,
+                "pairs_rejected": report.pairs_rejected,
+            }
+        )
     learner.catalog.close()
     return runs
 
@@ -172,13 +180,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     summary = summarise(runs, args, Settings.model_fields["learn_pause_seconds"].default)
     print_table(
         ["notes", "wall s", "generation s", "share", "notes/h", "prompt tok/note", "completion tok/note"],
-        [[sum(r["notes"] for r in runs), sum(r["wall_s"] for r in runs), sum(r["generation_s"] for r in runs),
-          summary["generation_share"], summary["notes_per_hour"], summary["per_note"]["prompt_tokens"],
-          summary["per_note"]["completion_tokens"]]],
-    )  # fmt: skip
+        [
+            [
+                sum(r["notes"] for r in runs),
+                sum(r["wall_s"] for r in runs),
+                sum(r["generation_s"] for r in runs),
+                summary["generation_share"],
+                summary["notes_per_hour"],
+                summary["per_note"]["prompt_tokens"],
+                summary["per_note"]["completion_tokens"],
+            ]
+        ],
+    )
     apple = summary["apple_qwen7b_4bit_estimate"]
-    print(f"Qwen2.5-7B-4bit on Apple silicon (estimate): {apple['notes_per_hour']} notes/h "
-          f"({apple['notes_per_hour_with_default_pauses']} with default pauses)")  # fmt: skip
+    print(
+        f"Qwen2.5-7B-4bit on Apple silicon (estimate): {apple['notes_per_hour']} notes/h "
+        f"({apple['notes_per_hour_with_default_pauses']} with default pauses)"
+    )
     path = write_results(
         "learner_throughput", {"machine": machine(), "args": vars(args), "runs": runs, "summary": summary}
     )

@@ -216,9 +216,16 @@ def report(samples: dict[str, list[float]], rounds: int, output: Path | None) ->
             cpu = stats[f"{tool} {transport} cpu"]["mean"]
             rows.append([tool, transport, s["p50"], s["p95"], s["p99"], added_p50, added, cpu, check])
     headers = [
-        "tool", "path", "p50 ms", "p95 ms", "p99 ms", "MCP adds at p50 ms", "MCP adds at p95 ms",
-        "CPU ms/call (mean)", "client schema check p50 ms",
-    ]  # fmt: skip
+        "tool",
+        "path",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "MCP adds at p50 ms",
+        "MCP adds at p95 ms",
+        "CPU ms/call (mean)",
+        "client schema check p50 ms",
+    ]
     print_table(headers, rows)
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     data = {"machine": machine(), "rounds": rounds, "target_overhead_ms": TARGET_OVERHEAD_MS, "stats": stats}

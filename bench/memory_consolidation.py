@@ -56,16 +56,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     hermetic_environment()
     from services.catalog import Catalog
     from services.config import Settings
-    from services.llm.backends import open_backend
     from services.llm.bundled import FOLDER, ensure_converted
+    from services.llm.configured_backend import open_backend
     from services.memory.consolidate import consolidate
     from services.memory.llm import ask_backend
 
     root = Path(tempfile.mkdtemp(prefix="obsirag-memory-bench-"))
     now = datetime.now().astimezone()
     changed_vault(args.vault, root / "vault", args.notes, now - timedelta(hours=1))
-    settings = Settings(vault=root / "vault", data_dir=root / "data", memory_max_notes=args.notes,
-                        memory_daily_tokens=10**9)  # fmt: skip
+    settings = Settings(
+        vault=root / "vault", data_dir=root / "data", memory_max_notes=args.notes, memory_daily_tokens=10**9
+    )
     cache = ensure_converted(Path(tempfile.gettempdir()) / "obsirag-bench-models")
     settings.model_cache.mkdir(parents=True)
     (settings.model_cache / FOLDER).symlink_to(cache)
@@ -84,11 +85,29 @@ def main(argv: Sequence[str] | None = None) -> None:
             break
     catalog.close()
     summary = summarise(runs, args)
-    data = {"machine": machine(), "args": {k: str(v) for k, v in vars(args).items()}, "load_seconds": load_s,
-            "runs": runs, "summary": summary, "blas": backend.blas}  # fmt: skip
-    print_table(["run", "notes", "prompt tok", "answer tok", "s", "added", "rejected"],
-                [[i + 1, r["notes"], r["prompt_tokens"], r["completion_tokens"], r["seconds"], r["facts_added"],
-                  r["facts_rejected"]] for i, r in enumerate(runs)])  # fmt: skip
+    data = {
+        "machine": machine(),
+        "args": {k: str(v) for k, v in vars(args).items()},
+        "load_seconds": load_s,
+        "runs": runs,
+        "summary": summary,
+        "blas": backend.blas,
+    }
+    print_table(
+        ["run", "notes", "prompt tok", "answer tok", "s", "added", "rejected"],
+        [
+            [
+                i + 1,
+                r["notes"],
+                r["prompt_tokens"],
+                r["completion_tokens"],
+                r["seconds"],
+                r["facts_added"],
+                r["facts_rejected"],
+            ]
+            for i, r in enumerate(runs)
+        ],
+    )
     print_table(["per 100 notes", "value"], [[k, v] for k, v in summary.items()])
     print(write_results("memory_consolidation", data))
     shutil.rmtree(root, ignore_errors=True)

@@ -46,11 +46,12 @@ def measure(matrix: np.ndarray, floors: tuple[float, ...], floor: float) -> dict
     related = np.diag(matrix)
     unrelated = matrix[~np.eye(len(matrix), dtype=bool)]
     row: dict[str, float] = {
-        "auc": round(auc(related, unrelated), 3), "related_min": round(float(related.min()), 3),
+        "auc": round(auc(related, unrelated), 3),
+        "related_min": round(float(related.min()), 3),
         "related_mean": round(float(related.mean()), 3),
         "unrelated_p95": round(float(np.percentile(unrelated, 95)), 3),
         "unrelated_max": round(float(unrelated.max()), 3),
-    }  # fmt: skip
+    }
     for value in floors:
         row[f"kept@{value}"] = round(float((related >= value).mean()), 2)
         row[f"let_in@{value}"] = round(float((unrelated >= value).mean()), 3)

@@ -47,44 +47,145 @@ BASE_VECTORS = 48
 YEARS_OF_NOTES = 3
 
 FOLDERS = (
-    "Projets/Atlas", "Projets/Potager", "Projets/Maison", "Journal/2024", "Journal/2025", "Journal/2026",
-    "Lectures", "Lectures/Économie", "Cuisine", "Cuisine/Recettes", "Tech", "Tech/Python", "Réunions",
-    "Personnes", "Voyages", "Santé", "Finances", "Jardin", "Idées", "Archives/2023",
-)  # fmt: skip
+    "Projets/Atlas",
+    "Projets/Potager",
+    "Projets/Maison",
+    "Journal/2024",
+    "Journal/2025",
+    "Journal/2026",
+    "Lectures",
+    "Lectures/Économie",
+    "Cuisine",
+    "Cuisine/Recettes",
+    "Tech",
+    "Tech/Python",
+    "Réunions",
+    "Personnes",
+    "Voyages",
+    "Santé",
+    "Finances",
+    "Jardin",
+    "Idées",
+    "Archives/2023",
+)
 FOLDER_WEIGHTS = list(accumulate(1 / (rank + 1) ** 0.7 for rank in range(len(FOLDERS))))  # a few big folders
 TAGS = (
-    "projet/atlas", "projet/potager", "journal", "cuisine", "recette", "fermentation", "lecture",
-    "économie", "bce", "tech", "python", "docker", "qdrant", "réunion", "personne", "voyage", "santé",
-    "sport", "finances", "jardin", "idée", "todo", "livre", "famille", "travail", "apprentissage",
-)  # fmt: skip
+    "projet/atlas",
+    "projet/potager",
+    "journal",
+    "cuisine",
+    "recette",
+    "fermentation",
+    "lecture",
+    "économie",
+    "bce",
+    "tech",
+    "python",
+    "docker",
+    "qdrant",
+    "réunion",
+    "personne",
+    "voyage",
+    "santé",
+    "sport",
+    "finances",
+    "jardin",
+    "idée",
+    "todo",
+    "livre",
+    "famille",
+    "travail",
+    "apprentissage",
+)
 HEADINGS = (
-    "Contexte", "Objectifs", "Notes", "Décisions", "Questions ouvertes", "Prochaines étapes", "Ingrédients",
-    "Étapes", "Résumé", "Citations", "Idées", "Bilan", "Points d'attention", "Ressources", "À faire",
-)  # fmt: skip
+    "Contexte",
+    "Objectifs",
+    "Notes",
+    "Décisions",
+    "Questions ouvertes",
+    "Prochaines étapes",
+    "Ingrédients",
+    "Étapes",
+    "Résumé",
+    "Citations",
+    "Idées",
+    "Bilan",
+    "Points d'attention",
+    "Ressources",
+    "À faire",
+)
 QUERIES = (
-    "objectifs du projet Atlas", "comment entretenir mon levain", "recette de la ratatouille de ma tante",
-    "ce que dit la BCE sur les taux directeurs", "réunion avec Sophie sur l'accessibilité des cartes",
-    "idées pour le potager partagé au printemps", "bonnes pratiques Python pour les tests",
-    "fermentation des légumes et sécurité du sel", "quels livres ai-je aimés cette année",
-    "problèmes de performance de la recherche vectorielle", "décisions du comité de pilotage",
-    "comment organiser mes notes dans Obsidian", "inflation et pouvoir d'achat des ménages",
-    "ce que Montaigne écrit sur l'amitié", "sources de données ouvertes pour la carte",
-    "température idéale pour la pâte à pain", "liste des tâches pour la semaine prochaine",
-    "points d'attention sur la qualité des données", "compost et paillage au jardin",
-    "conseils pour travailler à distance", "menus de la semaine avec des légumes de saison",
-    "architecture technique et sécurité", "qui s'occupe du budget du projet",
-    "la vengeance dans le Comte de Monte-Cristo", "docker compose pour redis et qdrant",
-    "retour des utilisateurs sur la première version", "comment faire une tarte tatin",
-    "planning des ateliers avec les agents", "rendez-vous médical et suivi", "dépenses du mois et épargne",
-)  # fmt: skip
+    "objectifs du projet Atlas",
+    "comment entretenir mon levain",
+    "recette de la ratatouille de ma tante",
+    "ce que dit la BCE sur les taux directeurs",
+    "réunion avec Sophie sur l'accessibilité des cartes",
+    "idées pour le potager partagé au printemps",
+    "bonnes pratiques Python pour les tests",
+    "fermentation des légumes et sécurité du sel",
+    "quels livres ai-je aimés cette année",
+    "problèmes de performance de la recherche vectorielle",
+    "décisions du comité de pilotage",
+    "comment organiser mes notes dans Obsidian",
+    "inflation et pouvoir d'achat des ménages",
+    "ce que Montaigne écrit sur l'amitié",
+    "sources de données ouvertes pour la carte",
+    "température idéale pour la pâte à pain",
+    "liste des tâches pour la semaine prochaine",
+    "points d'attention sur la qualité des données",
+    "compost et paillage au jardin",
+    "conseils pour travailler à distance",
+    "menus de la semaine avec des légumes de saison",
+    "architecture technique et sécurité",
+    "qui s'occupe du budget du projet",
+    "la vengeance dans le Comte de Monte-Cristo",
+    "docker compose pour redis et qdrant",
+    "retour des utilisateurs sur la première version",
+    "comment faire une tarte tatin",
+    "planning des ateliers avec les agents",
+    "rendez-vous médical et suivi",
+    "dépenses du mois et épargne",
+)
 DATE_EXPRESSIONS = (
-    "cette semaine", "la semaine dernière", "ce mois-ci", "le mois dernier", "cette année", "hier",
-    "en mars 2026", "l'année dernière",
-)  # fmt: skip
+    "cette semaine",
+    "la semaine dernière",
+    "ce mois-ci",
+    "le mois dernier",
+    "cette année",
+    "hier",
+    "en mars 2026",
+    "l'année dernière",
+)
 SYLLABLES = (
-    "ker", "mont", "bri", "son", "val", "lec", "ro", "char", "bel", "ville", "four", "nier", "gar", "don",
-    "mar", "tin", "bou", "lan", "ger", "pla", "teau", "vin", "cent", "la", "roche", "mo", "rel", "sain",
-)  # fmt: skip
+    "ker",
+    "mont",
+    "bri",
+    "son",
+    "val",
+    "lec",
+    "ro",
+    "char",
+    "bel",
+    "ville",
+    "four",
+    "nier",
+    "gar",
+    "don",
+    "mar",
+    "tin",
+    "bou",
+    "lan",
+    "ger",
+    "pla",
+    "teau",
+    "vin",
+    "cent",
+    "la",
+    "roche",
+    "mo",
+    "rel",
+    "sain",
+)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -254,8 +355,10 @@ class Corpus:
         modified = min(self.now, created + timedelta(days=rng.expovariate(1 / 30)))
         links = [WikiLink(target=t) for t in rng.sample(self.titles, k=min(len(self.titles), rng.randint(0, 4)))]
         headings = [[title], *[[title, h] for h in rng.sample(HEADINGS, k=min(count, len(HEADINGS)))]]
-        chunks = [Chunk(index=i, text=self._text(), heading_path=headings[i % len(headings)], token_count=0)
-                  for i in range(count)]  # fmt: skip
+        chunks = [
+            Chunk(index=i, text=self._text(), heading_path=headings[i % len(headings)], token_count=0)
+            for i in range(count)
+        ]
         markdown = _markdown(title, tags, created, modified, links, chunks)
         path = f"{folder}/{title}.md"
         file = vault / path
@@ -265,9 +368,17 @@ class Corpus:
         stat = file.stat()
         self.titles.append(title)
         note = ParsedNote(
-            path=path, title=title, tags=tags, links=links, body=markdown, created=created, modified=modified,
-            content_hash=vault_module.file_hash(data), size=stat.st_size, mtime=stat.st_mtime,
-        )  # fmt: skip
+            path=path,
+            title=title,
+            tags=tags,
+            links=links,
+            body=markdown,
+            created=created,
+            modified=modified,
+            content_hash=vault_module.file_hash(data),
+            size=stat.st_size,
+            mtime=stat.st_mtime,
+        )
         return note, chunks
 
     def _text(self) -> str:
@@ -277,7 +388,7 @@ class Corpus:
         return " ".join(words)
 
     def _points(self, note: Any, chunks: list[Any]) -> list[Any]:
-        from services.indexing.pipeline import chunk_payload
+        from services.indexing.points import chunk_payload
         from services.retrieval import lexical
         from services.retrieval.models import StorePoint
         from services.retrieval.store import point_id
@@ -319,10 +430,18 @@ def _record(note: Any, chunk_count: int) -> Any:
     from services.catalog.models import NoteRecord, NoteStatus
 
     return NoteRecord(
-        path=note.path, content_hash=note.content_hash, mtime=note.mtime, size=note.size, title=note.title,
-        tags=note.tags, created=note.created, modified=note.modified, status=NoteStatus.INDEXED,
-        chunk_count=chunk_count, indexed_at=datetime.now(UTC),
-    )  # fmt: skip
+        path=note.path,
+        content_hash=note.content_hash,
+        mtime=note.mtime,
+        size=note.size,
+        title=note.title,
+        tags=note.tags,
+        created=note.created,
+        modified=note.modified,
+        status=NoteStatus.INDEXED,
+        chunk_count=chunk_count,
+        indexed_at=datetime.now(UTC),
+    )
 
 
 # --- queries -----------------------------------------------------------------------------------------
@@ -385,9 +504,11 @@ def time_in_process(store: Any, embedder: Any, queries: list[Query]) -> dict[str
         request = query.request
         text, since, until = _query_and_range(request)  # the filter the engine builds, for the bare calls
         flt = StoreFilter(
-            tags=request.tags, folders=request.folders, since=since.timestamp() if since else None,
+            tags=request.tags,
+            folders=request.folders,
+            since=since.timestamp() if since else None,
             until=until.timestamp() if until else None,
-        )  # fmt: skip
+        )
         vector = embedder.encode_query(text or request.query)
         sparse = lexical.encode_query(text)
         cpu = time.thread_time()  # torch runs on this thread (one torch thread): CPU time = latency on an idle core
@@ -478,8 +599,10 @@ def report(result: dict[str, Any]) -> None:
         p95 = size["system_ms"]["p95"]
         overhead = size["queue_overhead_ms"]
         verdict = "OK" if p95 < target else "ABOVE TARGET"
-        print(f"{size['chunks']} chunks: system p95 {p95} ms (target < {target:.0f} ms: {verdict}); the queue round "
-              f"trip adds {overhead['p50']} ms (p50), {overhead['p95']} ms (p95) to the engine's own time")  # fmt: skip
+        print(
+            f"{size['chunks']} chunks: system p95 {p95} ms (target < {target:.0f} ms: {verdict}); the queue round "
+            f"trip adds {overhead['p50']} ms (p50), {overhead['p95']} ms (p95) to the engine's own time"
+        )
 
 
 if __name__ == "__main__":

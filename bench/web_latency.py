@@ -170,9 +170,11 @@ def browser_first_token(questions: int, openai_server: bool = False) -> dict[str
         root = Path(tmp)
         shutil.copytree(SAMPLE_VAULT, root / "vault")
         env = {
-            "OBSIRAG_PORT": "0", "OBSIRAG_WEB_SEARCH_BACKEND": "fake", "OBSIRAG_LEARN_ENABLED": "false",
+            "OBSIRAG_PORT": "0",
+            "OBSIRAG_WEB_SEARCH_BACKEND": "fake",
+            "OBSIRAG_LEARN_ENABLED": "false",
             "PYTHONUNBUFFERED": "1",
-        }  # fmt: skip
+        }
         settings = Settings(vault=root / "vault", data_dir=root / "data")
         models = bundled.ensure_converted(Path(tempfile.gettempdir()) / "obsirag-bench-models")  # once per machine
         settings.model_cache.mkdir(parents=True)

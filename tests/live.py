@@ -49,9 +49,14 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[System]:
     vault = root / "vault"
     shutil.copytree(ROOT / "examples" / "vault", vault)
     settings = Settings(
-        vault=vault, data_dir=root / "data", debounce_seconds=0.2, reconcile_minutes=60, heartbeat_seconds=0.5,
-        index_retry_delay=0.2, index_batch_notes=4,
-    )  # fmt: skip
+        vault=vault,
+        data_dir=root / "data",
+        debounce_seconds=0.2,
+        reconcile_minutes=60,
+        heartbeat_seconds=0.5,
+        index_retry_delay=0.2,
+        index_batch_notes=4,
+    )
     # The bundled model is converted once (~30-60 s) into a cache shared with the generation tests.
     (settings.model_cache).mkdir(parents=True)
     (settings.model_cache / MODEL_FOLDER).symlink_to(converted_model_cache() / MODEL_FOLDER)

@@ -9,7 +9,7 @@ import redis
 
 from services.config import Settings, load_settings
 from services.llm.backend import Backend
-from services.llm.backends import open_backend
+from services.llm.configured_backend import open_backend
 from services.llm.serving import GenerationService, Limits
 from services.system.generation_client import WORKER_NAME
 from services.system.handlers.generator import GenerationHandlers
@@ -30,9 +30,13 @@ def build_service(
     cut into learner generations, and ``stop`` ends a running generation with an error event."""
     client = redis.Redis.from_url(settings.effective_redis_url)
     return GenerationService(
-        backend or open_backend(settings), client, settings.llm_idle_unload_seconds,
-        limits or worker_limits(settings), chats=queues.waiting_chats(), stopping=stop,
-    )  # fmt: skip
+        backend or open_backend(settings),
+        client,
+        settings.llm_idle_unload_seconds,
+        limits or worker_limits(settings),
+        chats=queues.waiting_chats(),
+        stopping=stop,
+    )
 
 
 def worker_limits(settings: Settings) -> Limits:

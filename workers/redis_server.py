@@ -49,20 +49,29 @@ class RedisProcess:
 def redis_command(settings: Settings) -> list[str]:
     return [
         find_redis_binary(),
-        "--port", "0",
-        "--unixsocket", str(settings.redis_socket),
-        "--unixsocketperm", "700",
-        "--dir", str(settings.redis_dir),
+        "--port",
+        "0",
+        "--unixsocket",
+        str(settings.redis_socket),
+        "--unixsocketperm",
+        "700",
+        "--dir",
+        str(settings.redis_dir),
         # Queued tasks survive a restart of Redis or of the whole system: a write normally reaches the
         # file before Redis answers it, fsynced every second. While a slow fsync runs Redis holds writes
         # back (up to 2 s), which a kill or a power cut loses: the watcher reconciles when it sees a new
         # Redis. bench/redis_aof.py measures what the file costs an enqueue.
-        "--appendonly", "yes",
-        "--appendfsync", "everysec",
-        "--save", "",
-        "--daemonize", "no",
-        "--logfile", str(settings.redis_dir / "redis.log"),
-    ]  # fmt: skip
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "everysec",
+        "--save",
+        "",
+        "--daemonize",
+        "no",
+        "--logfile",
+        str(settings.redis_dir / "redis.log"),
+    ]
 
 
 def start_private_redis(settings: Settings, timeout: float = 10.0) -> RedisProcess:

@@ -28,13 +28,24 @@ class ConversationsTable(CatalogBase):
                 " model, backend, timings, created_at, prompt, web, error, finish_reason, memory)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    turn.thread_id, turn.question, turn.retrieval_query, turn.answer,
+                    turn.thread_id,
+                    turn.question,
+                    turn.retrieval_query,
+                    turn.answer,
                     json.dumps([s.model_dump() for s in turn.sources], ensure_ascii=False),
-                    turn.provenance.value, turn.main_note, turn.model, turn.backend,
-                    json.dumps(turn.timings), turn.created_at.isoformat(), turn.prompt, turn.web, turn.error,
-                    turn.finish_reason, json.dumps([m.model_dump() for m in turn.memory], ensure_ascii=False),
+                    turn.provenance.value,
+                    turn.main_note,
+                    turn.model,
+                    turn.backend,
+                    json.dumps(turn.timings),
+                    turn.created_at.isoformat(),
+                    turn.prompt,
+                    turn.web,
+                    turn.error,
+                    turn.finish_reason,
+                    json.dumps([m.model_dump() for m in turn.memory], ensure_ascii=False),
                 ),
-            )  # fmt: skip
+            )
             stamp = turn.created_at.isoformat()
             conn.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (stamp, turn.thread_id))
         return int(cursor.lastrowid or 0)

@@ -28,9 +28,17 @@ DEFAULT_LIMIT = 300
 MAX_LIMIT = 2000
 TOP_CONNECTED = 5
 PALETTE = (
-    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
-    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#7f7f7f",
-)  # fmt: skip
+    "#4e79a7",
+    "#f28e2b",
+    "#59a14f",
+    "#e15759",
+    "#76b7b2",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#7f7f7f",
+)
 ROOT_FOLDER = "(racine)"
 
 
@@ -131,9 +139,14 @@ class KnowledgeGraph:
     def _node(self, path: str) -> GraphNode:
         data = self.data[path]
         return GraphNode(
-            id=path, title=data["title"], folder=data["folder"], color=self.colors[data["folder"]],
-            degree=self.degrees[path], tags=data["tags"], type=data["type"],
-        )  # fmt: skip
+            id=path,
+            title=data["title"],
+            folder=data["folder"],
+            color=self.colors[data["folder"]],
+            degree=self.degrees[path],
+            tags=data["tags"],
+            type=data["type"],
+        )
 
     def export(self, target: Path) -> None:
         """Write the whole graph as node-link JSON (atomically: readers never see half a file)."""

@@ -18,9 +18,14 @@ class LearnerTable(CatalogBase):
     # --- notes ---------------------------------------------------------------------------
 
     def record_learned(
-        self, path: str, outcome: LearnOutcome, now: datetime, reason: str = "", artifact: str | None = None,
+        self,
+        path: str,
+        outcome: LearnOutcome,
+        now: datetime,
+        reason: str = "",
+        artifact: str | None = None,
         worked: bool = True,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Record an attempt on ``path``. ``worked``: it did the work (resets the reprocessing delay)."""
         processed = now.isoformat() if worked else None
         with self._write() as conn:
@@ -59,9 +64,16 @@ class LearnerTable(CatalogBase):
             cursor = conn.execute(
                 "INSERT INTO synapse_pairs (a, b, score, outcome, reason, artifact, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (a, b) DO NOTHING",
-                (first, second, pair.score, pair.outcome.value, pair.reason, pair.artifact,
-                 pair.created_at.isoformat()),
-            )  # fmt: skip
+                (
+                    first,
+                    second,
+                    pair.score,
+                    pair.outcome.value,
+                    pair.reason,
+                    pair.artifact,
+                    pair.created_at.isoformat(),
+                ),
+            )
         return cursor.rowcount == 1
 
     def update_pair(self, a: str, b: str, outcome: LearnOutcome, reason: str = "", artifact: str | None = None) -> None:

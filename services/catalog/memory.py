@@ -14,13 +14,34 @@ from services.catalog.memory_models import ACTIVE, Fact, FactStatus, Reminder, R
 
 MEMORY_RUN = "memory"
 _FACT_COLUMNS = (
-    "subject", "predicate", "value", "subject_key", "predicate_key", "kind", "confidence", "status", "source",
-    "source_ref", "supersedes", "created_at", "updated_at", "last_seen", "expires_at",
-)  # fmt: skip
+    "subject",
+    "predicate",
+    "value",
+    "subject_key",
+    "predicate_key",
+    "kind",
+    "confidence",
+    "status",
+    "source",
+    "source_ref",
+    "supersedes",
+    "created_at",
+    "updated_at",
+    "last_seen",
+    "expires_at",
+)
 _REMINDER_COLUMNS = (
-    "text", "due_at", "recurrence", "status", "snoozes", "source", "source_ref", "created_at", "updated_at",
+    "text",
+    "due_at",
+    "recurrence",
+    "status",
+    "snoozes",
+    "source",
+    "source_ref",
+    "created_at",
+    "updated_at",
     "done_at",
-)  # fmt: skip
+)
 
 
 def utc(moment: datetime | None) -> str | None:
@@ -164,10 +185,22 @@ class MemoryTable(CatalogBase):
 
 def _fact_row(fact: Fact) -> tuple[object, ...]:
     return (
-        fact.subject, fact.predicate, fact.value, normalise(fact.subject), normalise(fact.predicate),
-        fact.kind.value, fact.confidence, fact.status.value, fact.source.value, fact.source_ref, fact.supersedes,
-        utc(fact.created_at), utc(fact.updated_at), utc(fact.last_seen), utc(fact.expires_at),
-    )  # fmt: skip
+        fact.subject,
+        fact.predicate,
+        fact.value,
+        normalise(fact.subject),
+        normalise(fact.predicate),
+        fact.kind.value,
+        fact.confidence,
+        fact.status.value,
+        fact.source.value,
+        fact.source_ref,
+        fact.supersedes,
+        utc(fact.created_at),
+        utc(fact.updated_at),
+        utc(fact.last_seen),
+        utc(fact.expires_at),
+    )
 
 
 def _fact(row: sqlite3.Row) -> Fact:
@@ -177,10 +210,17 @@ def _fact(row: sqlite3.Row) -> Fact:
 
 def _reminder_row(reminder: Reminder) -> tuple[object, ...]:
     return (
-        reminder.text, utc(reminder.due_at), reminder.recurrence, reminder.status.value, reminder.snoozes,
-        reminder.source, reminder.source_ref, utc(reminder.created_at), utc(reminder.updated_at),
+        reminder.text,
+        utc(reminder.due_at),
+        reminder.recurrence,
+        reminder.status.value,
+        reminder.snoozes,
+        reminder.source,
+        reminder.source_ref,
+        utc(reminder.created_at),
+        utc(reminder.updated_at),
         utc(reminder.done_at),
-    )  # fmt: skip
+    )
 
 
 def _reminder(row: sqlite3.Row) -> Reminder:

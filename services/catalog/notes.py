@@ -12,9 +12,22 @@ from services.catalog.models import FolderCoverage, NoteRecord, NoteStatus
 from services.vault.links import folder_of
 
 _COLUMNS = (
-    "path", "folder", "content_hash", "mtime", "size", "title", "aliases", "tags", "note_type",
-    "created", "modified", "status", "message", "chunk_count", "indexed_at",
-)  # fmt: skip
+    "path",
+    "folder",
+    "content_hash",
+    "mtime",
+    "size",
+    "title",
+    "aliases",
+    "tags",
+    "note_type",
+    "created",
+    "modified",
+    "status",
+    "message",
+    "chunk_count",
+    "indexed_at",
+)
 # ON CONFLICT DO UPDATE, never INSERT OR REPLACE: a replace deletes the row and cascades to its links.
 _UPSERT = (
     f"INSERT INTO notes ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
@@ -140,11 +153,22 @@ def _iso(value: datetime | None) -> str | None:
 
 def _note_row(record: NoteRecord) -> tuple[object, ...]:
     return (
-        record.path, record.folder, record.content_hash, record.mtime, record.size, record.title,
-        json.dumps(record.aliases, ensure_ascii=False), json.dumps(record.tags, ensure_ascii=False),
-        record.note_type.value, _iso(record.created), _iso(record.modified), record.status.value,
-        record.message, record.chunk_count, _iso(record.indexed_at),
-    )  # fmt: skip
+        record.path,
+        record.folder,
+        record.content_hash,
+        record.mtime,
+        record.size,
+        record.title,
+        json.dumps(record.aliases, ensure_ascii=False),
+        json.dumps(record.tags, ensure_ascii=False),
+        record.note_type.value,
+        _iso(record.created),
+        _iso(record.modified),
+        record.status.value,
+        record.message,
+        record.chunk_count,
+        _iso(record.indexed_at),
+    )
 
 
 def _note_record(row: sqlite3.Row) -> NoteRecord:

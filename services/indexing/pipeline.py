@@ -7,13 +7,11 @@ reconcile is harmless: an unchanged note is never embedded twice.
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
 from pydantic import BaseModel, Field
 
 from services import vault
@@ -21,20 +19,17 @@ from services.catalog import Catalog
 from services.catalog.models import NoteRecord, NoteStatus
 from services.catalog.problems import OUTSIDE_VAULT
 from services.config import Settings
+from services.indexing.batching import embed_texts
 from services.indexing.chunking import Chunk, chunk_note, embedding_text
 from services.indexing.entities import payload_names
-from services.retrieval import lexical
+from services.indexing.points import note_points
 from services.retrieval.embedding import Embedder
 from services.retrieval.embedding_cache import EmbeddingCache
 from services.retrieval.models import StorePoint
-from services.retrieval.store import ModelMismatchError, VectorStore, point_id
+from services.retrieval.store import ModelMismatchError, VectorStore
 from services.vault.models import ParsedNote
 
 log = logging.getLogger(__name__)
-
-# What one forward pass of the embedding model costs on top of its tokens, counted in padded tokens
-# (~12 ms for all-MiniLM-L6-v2 on one CPU thread, where a token costs ~0.3 ms; bench/index_throughput.py).
-BATCH_COST_TOKENS = 48
 
 
 class IndexReport(BaseModel):
@@ -184,7 +179,9 @@ class IndexPipeline:
         # Each note's title goes through the model too (the store's ``title`` vector): one short text
         # per note, batched with the chunks of similar length.
         titles = [item.note.title for item in prepared]
-        vectors, encoded = self._encode(texts + titles, token_counts + [self.counter.count(title) for title in titles])
+        vectors, encoded = embed_texts(
+            self.embedder, self.cache, texts + titles, token_counts + [self.counter.count(t) for t in titles]
+        )
         title_vectors = vectors[len(texts) :]
         embedded = sum(1 for i in encoded if i < len(texts))
         report.chunks_embedded += embedded
@@ -202,21 +199,6 @@ class IndexPipeline:
                 report.failed[item.note.path] = _describe(exc)
             offset += count
 
-    def _encode(self, texts: list[str], token_counts: list[int]) -> tuple[np.ndarray, list[int]]:
-        """Vectors of ``texts`` and the indices the model encoded: the cache serves the texts it knows,
-        the rest go through the model in batches of similar length (see ``length_batches``)."""
-        vectors = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
-        known = self.cache.lookup(texts)
-        for i, vector in known.items():
-            vectors[i] = vector
-        missing = [i for i in range(len(texts)) if i not in known]
-        for batch in length_batches([token_counts[i] for i in missing], self.embedder.batch_size):
-            indices = [missing[j] for j in batch]
-            vectors[indices] = self.embedder.encode([texts[i] for i in indices])
-            # Stored at once: a crash before the store write re-embeds nothing at the restart.
-            self.cache.store([texts[i] for i in indices], vectors[indices])
-        return vectors, missing
-
     def _store_note(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> None:
         note = item.note
         points = self._points(item, vectors, title_vector)
@@ -229,16 +211,7 @@ class IndexPipeline:
     def _points(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> list[StorePoint]:
         note = item.note
         entities = payload_names(self.catalog.note_entities(note.path))  # known until NER runs again
-        return [
-            StorePoint(
-                id=point_id(note.path, chunk.index),
-                dense=vector,
-                sparse=lexical.encode_document(chunk.text, note.title, note.aliases, chunk.heading_path),
-                payload=chunk_payload(note, chunk, entities),
-                title=title_vector,
-            )
-            for chunk, vector in zip(item.chunks, vectors, strict=True)
-        ]
+        return note_points(note, item.chunks, vectors, title_vector, entities)
 
     def _skip(self, path: str, reason: str, report: IndexReport) -> None:
         self.store.delete_note(path)
@@ -310,74 +283,12 @@ def changed_paths(settings: Settings, catalog: Catalog) -> list[str]:
     return changed + sorted(set(known) - on_disk)
 
 
-def length_batches(token_counts: Sequence[int], max_size: int, batch_cost: int = BATCH_COST_TOKENS) -> list[list[int]]:
-    """Indices of ``token_counts`` cut into encode batches of at most ``max_size`` texts of similar length.
-
-    The model pads every text of a batch to the batch's longest, and on CPU a padded token costs as much
-    as a real one: in one ``encode`` call over a sync batch's chunks (sorted by characters, cut every
-    ``max_size``) a quarter of the tokens were padding. Longest first, the cheapest cut into contiguous
-    batches (size × longest + ``batch_cost`` each) is a small dynamic programme.
-    """
-    order = sorted(range(len(token_counts)), key=lambda i: -token_counts[i])
-    best = [0.0] + [math.inf] * len(order)  # best[end]: cheapest cost of order[:end]
-    cut = [0] * (len(order) + 1)
-    for end in range(1, len(order) + 1):
-        for start in range(max(0, end - max_size), end):
-            cost = best[start] + (end - start) * token_counts[order[start]] + batch_cost
-            if cost < best[end]:
-                best[end], cut[end] = cost, start
-    batches: list[list[int]] = []
-    end = len(order)
-    while end:
-        batches.append(order[cut[end] : end])
-        end = cut[end]
-    return batches[::-1]
-
-
 def _stat_matches(file: Path, mtime: float, size: int) -> bool:
     try:
         st = file.stat()
     except OSError:
         return False
     return (st.st_mtime, st.st_size) == (mtime, size)
-
-
-def chunk_payload(note: ParsedNote, chunk: Chunk, entities: list[str] | None = None) -> dict[str, object]:
-    """The payload stored with each chunk (see docs/architecture.md for the field table).
-
-    ``entities``: the note's normalised entity names (and variants) known to the catalog.
-    """
-    return {
-        "path": note.path,
-        "title": note.title,
-        "aliases": note.aliases,
-        "tags": expand_tags(note.tags),
-        "folder": ancestor_folders(note.path),
-        "type": note.note_type.value,
-        "created_ts": note.created.timestamp(),
-        "modified_ts": note.modified.timestamp(),
-        "heading_path": chunk.heading_path,
-        "links": sorted({link.target for link in note.links if link.target}),
-        "chunk_index": chunk.index,
-        "content_hash": note.content_hash,
-        "text": chunk.text,
-        "entities": entities or [],
-    }
-
-
-def expand_tags(tags: Iterable[str]) -> list[str]:
-    """Lowercase tags with every nested tag's ancestors: ``projet/atlas`` → ``projet/atlas``, ``projet``."""
-    expanded: dict[str, None] = {}
-    for tag in tags:
-        parts = tag.lower().lstrip("#").strip("/").split("/")
-        for depth in range(len(parts), 0, -1):
-            expanded["/".join(parts[:depth])] = None
-    return list(expanded)
-
-
-def ancestor_folders(path: str) -> list[str]:
-    parts = path.split("/")[:-1]
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _record(note: ParsedNote, status: NoteStatus, message: str | None, chunk_count: int) -> NoteRecord:

@@ -56,9 +56,11 @@ class CycleReport:
 
     def counters(self) -> dict[str, int]:
         return {
-            "notes_processed": len(self.processed), "notes_skipped": len(self.skipped),
-            "notes_failed": len(self.failed), "synapses_written": len(self.synapses),
-        }  # fmt: skip
+            "notes_processed": len(self.processed),
+            "notes_skipped": len(self.skipped),
+            "notes_failed": len(self.failed),
+            "synapses_written": len(self.synapses),
+        }
 
 
 @dataclass
@@ -274,9 +276,11 @@ class Learner:
     def _meter_counters(self) -> dict[str, int]:
         meter = self.deps.model.meter
         return {
-            "generation_calls": meter.calls, "prompt_tokens": meter.prompt_tokens,
-            "completion_tokens": meter.completion_tokens, "generation_ms": int(meter.seconds * 1000),
-        }  # fmt: skip
+            "generation_calls": meter.calls,
+            "prompt_tokens": meter.prompt_tokens,
+            "completion_tokens": meter.completion_tokens,
+            "generation_ms": int(meter.seconds * 1000),
+        }
 
     @contextlib.contextmanager
     def _lock(self) -> Iterator[None]:

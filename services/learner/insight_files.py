@@ -60,9 +60,13 @@ def asked_questions(path: Path) -> list[str]:
 
 
 def write_insight(
-    vault_root: Path, note: ParsedNote, field_: SemanticField, answers: list[InsightAnswer],
-    entity_tags: list[str], now: datetime,
-) -> tuple[str, bool]:  # fmt: skip
+    vault_root: Path,
+    note: ParsedNote,
+    field_: SemanticField,
+    answers: list[InsightAnswer],
+    entity_tags: list[str],
+    now: datetime,
+) -> tuple[str, bool]:
     """Extend the note's insight, or create it. Returns (vault path, created)."""
     existing = find_insight(vault_root, note.path, entity_tags)
     if existing is not None:
@@ -119,9 +123,13 @@ def _web_reference(source: Source, read: list[str]) -> str:
 
 
 def extend_insight(
-    vault_root: Path, path: Path, note: ParsedNote, answers: list[InsightAnswer], entity_tags: list[str],
+    vault_root: Path,
+    path: Path,
+    note: ParsedNote,
+    answers: list[InsightAnswer],
+    entity_tags: list[str],
     now: datetime,
-) -> None:  # fmt: skip
+) -> None:
     """Append the new questions (numbering continues); merge tags, update date and provenance."""
     body = vault.split_frontmatter(path.read_text(encoding="utf-8"))[2]
     numbers = [int(m[1]) for m in _QUESTION_HEADING.finditer(body)]

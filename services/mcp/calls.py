@@ -37,11 +37,16 @@ class CallLog:
         """Queue one call's record for the writer; a Redis that is down loses it, never the call's answer."""
         given = {name: _clip(value) for name, value in arguments.items() if value not in (None, "", [], {})}
         record = TaskRecord(
-            id=uuid.uuid4().hex, queue=QUEUE, name=tool, args=[f"{k}={v}" for k, v in given.items()],
-            kwargs=given, status="complete" if error is None else "error",
-            error=None if error is None else str(error).splitlines()[0][:300], at=time.time(),
+            id=uuid.uuid4().hex,
+            queue=QUEUE,
+            name=tool,
+            args=[f"{k}={v}" for k, v in given.items()],
+            kwargs=given,
+            status="complete" if error is None else "error",
+            error=None if error is None else str(error).splitlines()[0][:300],
+            at=time.time(),
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
-        )  # fmt: skip
+        )
         self._pending.put(record)
         self._start()
 

@@ -13,7 +13,7 @@ from services.catalog import Catalog
 from services.catalog.graph import GraphCache
 from services.catalog.models import EntityKind, NoteRecord, NoteStatus
 from services.config import Settings
-from services.indexing.entities import normalize_name
+from services.indexing.mentions import normalize_name
 from services.mcp.schemas import (
     Change,
     EntityNotes,
@@ -81,11 +81,18 @@ class NoteReader:
             body = section(note.body, heading)
         record = self.catalog.get_note(path)
         return NoteView(
-            **self.ref(path, record).model_dump(), heading=heading or None, frontmatter=note.frontmatter,
-            tags=note.tags, type=note.note_type.value, created=note.created, modified=note.modified,
-            headings=[h.text for h in note.headings], body=body, links=self._links(path),
+            **self.ref(path, record).model_dump(),
+            heading=heading or None,
+            frontmatter=note.frontmatter,
+            tags=note.tags,
+            type=note.note_type.value,
+            created=note.created,
+            modified=note.modified,
+            headings=[h.text for h in note.headings],
+            body=body,
+            links=self._links(path),
             backlinks=self._backlinks(path),
-        )  # fmt: skip
+        )
 
     def body(self, name: str) -> tuple[str, str]:
         """``(path, body)`` of a note: what a resource read and the prompts give."""
@@ -119,10 +126,16 @@ class NoteReader:
     # --- many notes -------------------------------------------------------------------------
 
     def listing(
-        self, folder: str | None = None, tag: str | None = None, note_type: NoteType | None = None,
-        since: datetime | None = None, until: datetime | None = None, sort: SortKey = "path", limit: int = 50,
+        self,
+        folder: str | None = None,
+        tag: str | None = None,
+        note_type: NoteType | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        sort: SortKey = "path",
+        limit: int = 50,
         cursor: str | None = None,
-    ) -> NotePage:  # fmt: skip
+    ) -> NotePage:
         """Indexed notes matching every filter given, one page at a time (``cursor`` from the last page)."""
         offset = _offset(cursor)
         records = [
@@ -150,9 +163,13 @@ class NoteReader:
 
     def _listed(self, record: NoteRecord) -> ListedNote:
         return ListedNote(
-            **self.ref(record.path, record).model_dump(), folder=_folder(record.path), tags=record.tags,
-            type=record.note_type.value, created=record.created, modified=record.modified,
-        )  # fmt: skip
+            **self.ref(record.path, record).model_dump(),
+            folder=_folder(record.path),
+            tags=record.tags,
+            type=record.note_type.value,
+            created=record.created,
+            modified=record.modified,
+        )
 
     # --- graph and entities -----------------------------------------------------------------
 

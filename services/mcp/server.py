@@ -203,12 +203,16 @@ def _add_tools(server: MCPServer, tools: VaultTools, calls: CallLog) -> None:
         return tools.memory_recall(query, limit)
 
     published = [  # (tool, description, hints, runs on the event loop: reads the catalog and files only)
-        (search, text.SEARCH, READ_ONLY, False), (read_note, text.READ_NOTE, READ_ONLY, True),
-        (list_notes, text.LIST_NOTES, READ_ONLY, True), (similar_notes, text.SIMILAR_NOTES, READ_ONLY, False),
-        (graph_neighbors, text.GRAPH_NEIGHBORS, READ_ONLY, True), (entities, text.ENTITIES, READ_ONLY, True),
-        (ask, text.ASK, ASKS, False), (recent_changes, text.RECENT_CHANGES, READ_ONLY, True),
+        (search, text.SEARCH, READ_ONLY, False),
+        (read_note, text.READ_NOTE, READ_ONLY, True),
+        (list_notes, text.LIST_NOTES, READ_ONLY, True),
+        (similar_notes, text.SIMILAR_NOTES, READ_ONLY, False),
+        (graph_neighbors, text.GRAPH_NEIGHBORS, READ_ONLY, True),
+        (entities, text.ENTITIES, READ_ONLY, True),
+        (ask, text.ASK, ASKS, False),
+        (recent_changes, text.RECENT_CHANGES, READ_ONLY, True),
         (memory_recall, text.MEMORY_RECALL, READ_ONLY, False),
-    ]  # fmt: skip
+    ]
     for fn, description, hints, on_loop in published:
         tool = recorded(fn.__name__, fn, calls, on_loop)
         server.add_tool(tool, description=description, annotations=hints)

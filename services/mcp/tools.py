@@ -53,9 +53,15 @@ class VaultTools:
         self._seen_running = time.monotonic()
 
     def search(
-        self, query: str, k: int = 8, tags: list[str] | None = None, folders: list[str] | None = None,
-        types: list[NoteType] | None = None, since: datetime | None = None, until: datetime | None = None,
-    ) -> SearchResults:  # fmt: skip
+        self,
+        query: str,
+        k: int = 8,
+        tags: list[str] | None = None,
+        folders: list[str] | None = None,
+        types: list[NoteType] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> SearchResults:
         """Hybrid search through the indexer; a date expression in ``query`` filters as in the chat."""
         self.require_running()
         request = SearchRequest(
@@ -107,9 +113,14 @@ class VaultTools:
             for s in final.sources
         ]
         return Answer(
-            answer=final.answer, refused=final.provenance == Provenance.NONE, provenance=final.provenance.value,
-            sources=sources, main_note=final.main_note, thread_id=final.thread_id, truncated=final.truncated,
-        )  # fmt: skip
+            answer=final.answer,
+            refused=final.provenance == Provenance.NONE,
+            provenance=final.provenance.value,
+            sources=sources,
+            main_note=final.main_note,
+            thread_id=final.thread_id,
+            truncated=final.truncated,
+        )
 
     def memory_recall(self, query: str = "", limit: int = 20) -> list[RememberedFact]:
         """Confirmed facts about ``query`` (the chat's own choice of relevant facts), else the latest ones."""
@@ -135,6 +146,13 @@ class VaultTools:
 
 def _remembered(fact: Fact) -> RememberedFact:
     return RememberedFact(
-        id=fact.id or 0, subject=fact.subject, predicate=fact.predicate, value=fact.value, kind=fact.kind.value,
-        confidence=fact.confidence, source=fact.source.value, source_ref=fact.source_ref, updated=fact.updated_at,
-    )  # fmt: skip
+        id=fact.id or 0,
+        subject=fact.subject,
+        predicate=fact.predicate,
+        value=fact.value,
+        kind=fact.kind.value,
+        confidence=fact.confidence,
+        source=fact.source.value,
+        source_ref=fact.source_ref,
+        updated=fact.updated_at,
+    )

@@ -173,13 +173,19 @@ def parse_reply_questions(text: str) -> list[dict[str, object]]:
 def render(briefing: Briefing, now: datetime) -> str:
     title = f"Briefing du {briefing.day.isoformat()}"
     frontmatter = {
-        "title": title, "type": "briefing", "date": briefing.day.isoformat(), "tags": ["briefing", "obsirag"],
+        "title": title,
+        "type": "briefing",
+        "date": briefing.day.isoformat(),
+        "tags": ["briefing", "obsirag"],
         "generated": now.astimezone().isoformat(timespec="minutes"),
-    }  # fmt: skip
+    }
     lines = [f"# {title}", ""]
     lines += _section("Rappels du jour", [_reminder(r) for r in briefing.reminders], "Aucun rappel aujourd'hui.")
-    lines += _section("Notes modifiées hier", [f"- {wikilink(n.path, n.title)}" for n in briefing.changed],
-                      "Aucune note modifiée hier.")  # fmt: skip
+    lines += _section(
+        "Notes modifiées hier",
+        [f"- {wikilink(n.path, n.title)}" for n in briefing.changed],
+        "Aucune note modifiée hier.",
+    )
     lines += _section(
         "Tâches ouvertes depuis longtemps",
         [

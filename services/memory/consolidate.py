@@ -78,10 +78,16 @@ class ConsolidationReport:
 
     def counters(self) -> dict[str, int]:
         counts = {
-            "notes": self.notes, "turns": self.turns, "facts_added": self.added, "facts_updated": self.updated,
-            "facts_unchanged": self.unchanged, "facts_rejected": self.rejected_total, "redactions": self.redactions,
-            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-        }  # fmt: skip
+            "notes": self.notes,
+            "turns": self.turns,
+            "facts_added": self.added,
+            "facts_updated": self.updated,
+            "facts_unchanged": self.unchanged,
+            "facts_rejected": self.rejected_total,
+            "redactions": self.redactions,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
         return counts | {f"rejected_{reason}": n for reason, n in self.rejected.items()}
 
 
@@ -161,9 +167,13 @@ class BudgetExceeded(RuntimeError):
 
 
 def _ask_and_file(
-    settings: Settings, catalog: Catalog, ask: AskFn, sources: list[SourceText], report: ConsolidationReport,
+    settings: Settings,
+    catalog: Catalog,
+    ask: AskFn,
+    sources: list[SourceText],
+    report: ConsolidationReport,
     now: datetime,
-) -> None:  # fmt: skip
+) -> None:
     prompt = report.prompt = render_prompt(sources)
     used = catalog.memory_tokens_since(day_start(now))
     needed = estimate_tokens(SYSTEM + prompt) + REPLY_TOKENS
@@ -187,14 +197,25 @@ def _ask_and_file(
 
 
 def _file(
-    catalog: Catalog, policy: Policy, proposed: ProposedFact, source: SourceText, report: ConsolidationReport,
+    catalog: Catalog,
+    policy: Policy,
+    proposed: ProposedFact,
+    source: SourceText,
+    report: ConsolidationReport,
     now: datetime,
-) -> None:  # fmt: skip
+) -> None:
     fact = Fact(
-        subject=proposed.subject, predicate=proposed.predicate, value=proposed.value, kind=proposed.kind,
-        confidence=proposed.confidence, source=FactSource.CONSOLIDATION, source_ref=source.ref,
-        created_at=now, updated_at=now, last_seen=now,
-    )  # fmt: skip
+        subject=proposed.subject,
+        predicate=proposed.predicate,
+        value=proposed.value,
+        kind=proposed.kind,
+        confidence=proposed.confidence,
+        source=FactSource.CONSOLIDATION,
+        source_ref=source.ref,
+        created_at=now,
+        updated_at=now,
+        last_seen=now,
+    )
     outcome = file_fact(catalog, fact, policy, now)
     if outcome == Outcome.ADDED:
         report.added += 1

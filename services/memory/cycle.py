@@ -127,8 +127,11 @@ def summary(report: CycleReport) -> dict[str, object]:
     return {
         "consolidation": None if consolidation is None else {**consolidation.counters(), "error": consolidation.error},
         "expired": report.expired,
-        "profile": {"imported": report.profile.imported, "forgotten": report.profile.forgotten,
-                    "written": report.profile.written},
+        "profile": {
+            "imported": report.profile.imported,
+            "forgotten": report.profile.forgotten,
+            "written": report.profile.written,
+        },
         "reminders_done": report.reminders_done,
         "briefing": report.briefing.path if report.briefing else None,
-    }  # fmt: skip
+    }

@@ -81,10 +81,15 @@ def decide(candidate: Fact, known: list[Fact], policy: Policy, now: datetime) ->
     current = next((f for f in known if f.key == candidate.key and f.status == FactStatus.CONFIRMED), None)
     fact = candidate.model_copy(
         update={
-            "id": None, "status": status, "supersedes": current.id if current else None,
-            "created_at": now, "updated_at": now, "last_seen": now, "expires_at": policy.expiry(candidate, now),
+            "id": None,
+            "status": status,
+            "supersedes": current.id if current else None,
+            "created_at": now,
+            "updated_at": now,
+            "last_seen": now,
+            "expires_at": policy.expiry(candidate, now),
         }
-    )  # fmt: skip
+    )
     # A pending value replaces the confirmed one only once the user confirms it (see confirm_replaces).
     replaced = current if current is not None and status == FactStatus.CONFIRMED else None
     return Decision(Outcome.UPDATED if current else Outcome.ADDED, insert=fact, supersede=replaced)
@@ -96,9 +101,14 @@ def _seen_again(fact: Fact, candidate: Fact, policy: Policy, now: datetime) -> F
     if status == FactStatus.PENDING and candidate.source != FactSource.CONSOLIDATION:
         status = FactStatus.CONFIRMED  # the user said it themselves
     return fact.model_copy(
-        update={"confidence": confidence, "status": status, "last_seen": now, "updated_at": now,
-                "expires_at": policy.expiry(fact, now)}
-    )  # fmt: skip
+        update={
+            "confidence": confidence,
+            "status": status,
+            "last_seen": now,
+            "updated_at": now,
+            "expires_at": policy.expiry(fact, now),
+        }
+    )
 
 
 def is_expired(fact: Fact, now: datetime) -> bool:
@@ -137,9 +147,10 @@ def confirm_fact(store: FactStore, fact_id: int, now: datetime, value: str | Non
     confirmed = fact.model_copy(update=changes)
     store.update_fact(confirmed)
     older = [
-        f.id for f in store.facts_for_key(fact.subject, fact.predicate)
+        f.id
+        for f in store.facts_for_key(fact.subject, fact.predicate)
         if f.id != fact_id and f.id is not None and f.status == FactStatus.CONFIRMED
-    ]  # fmt: skip
+    ]
     if older:
         store.set_fact_status(older, FactStatus.SUPERSEDED, now)
         if confirmed.supersedes is None:

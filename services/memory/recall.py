@@ -16,7 +16,7 @@ from datetime import datetime
 from services.catalog import Catalog
 from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatus, normalise
 from services.catalog.models import MemoryUse
-from services.indexing.entities import normalize_name
+from services.indexing.mentions import normalize_name
 from services.memory.facts import Outcome, Policy, file_fact, forget_fact
 from services.retrieval import lexical
 from services.retrieval.fact_vectors import MemoryMatch
@@ -119,9 +119,17 @@ def statement_fact(statement: str, now: datetime, thread_id: str) -> Fact:
     kind = next((k for k, words in _KIND_WORDS if re.search(words, text, re.I)), None)
     kind = kind or (FactKind.ENTITY if subject != SELF else FactKind.PREFERENCE)
     return Fact(
-        subject=subject[:120], predicate=predicate[:120], value=value[:300], kind=kind, confidence=1.0,
-        source=FactSource.CHAT, source_ref=thread_id, created_at=now, updated_at=now, last_seen=now,
-    )  # fmt: skip
+        subject=subject[:120],
+        predicate=predicate[:120],
+        value=value[:300],
+        kind=kind,
+        confidence=1.0,
+        source=FactSource.CHAT,
+        source_ref=thread_id,
+        created_at=now,
+        updated_at=now,
+        last_seen=now,
+    )
 
 
 def remember(catalog: Catalog, policy: Policy, statement: str, now: datetime, thread_id: str) -> tuple[Fact, Outcome]:

@@ -26,21 +26,41 @@ MATCHES = 8  # facts returned per query, best first (the chat's budget keeps few
 # Everyday questions and facts, French first, about nothing in particular: their mean vectors are the
 # direction every text shares. None of them is in bench or test pairs.
 REFERENCE_QUERIES = (
-    "Quand est prévue la prochaine réunion ?", "Comment faire une pâte brisée ?", "Qui a écrit ce livre ?",
-    "Quel est le budget du projet ?", "Où ai-je rangé les factures ?", "Que faut-il acheter pour la semaine ?",
-    "Quels sont mes objectifs cette année ?", "What did I read last month?", "How do I configure the server?",
-    "Pourquoi le train était-il en retard ?", "Quelle est la date limite du rapport ?",
-    "Qu'ai-je appris sur l'histoire de Rome ?", "Comment va ma famille ?", "Quels films voir ce week-end ?",
-    "Combien coûte l'abonnement ?", "Who is in charge of the design?",
-)  # fmt: skip
+    "Quand est prévue la prochaine réunion ?",
+    "Comment faire une pâte brisée ?",
+    "Qui a écrit ce livre ?",
+    "Quel est le budget du projet ?",
+    "Où ai-je rangé les factures ?",
+    "Que faut-il acheter pour la semaine ?",
+    "Quels sont mes objectifs cette année ?",
+    "What did I read last month?",
+    "How do I configure the server?",
+    "Pourquoi le train était-il en retard ?",
+    "Quelle est la date limite du rapport ?",
+    "Qu'ai-je appris sur l'histoire de Rome ?",
+    "Comment va ma famille ?",
+    "Quels films voir ce week-end ?",
+    "Combien coûte l'abonnement ?",
+    "Who is in charge of the design?",
+)
 REFERENCE_PASSAGES = (
-    "La réunion d'équipe a lieu le mardi à dix heures.", "moi — aime : les romans policiers",
-    "Le serveur tourne sous Debian.", "Claire — est : ma collègue", "moi — habite : à Lyon",
-    "La facture d'électricité arrive en fin de mois.", "moi — objectif : courir un semi-marathon",
-    "The report is due on Friday.", "Le jardin a besoin d'arrosage en été.", "moi — travaille : comme ingénieure",
-    "Les impôts se déclarent en mai.", "Marc — joue : du piano", "Le budget total est de 40 000 euros.",
-    "I prefer meetings in the morning.", "Le livre raconte une vengeance.", "moi — a : deux chats",
-)  # fmt: skip
+    "La réunion d'équipe a lieu le mardi à dix heures.",
+    "moi — aime : les romans policiers",
+    "Le serveur tourne sous Debian.",
+    "Claire — est : ma collègue",
+    "moi — habite : à Lyon",
+    "La facture d'électricité arrive en fin de mois.",
+    "moi — objectif : courir un semi-marathon",
+    "The report is due on Friday.",
+    "Le jardin a besoin d'arrosage en été.",
+    "moi — travaille : comme ingénieure",
+    "Les impôts se déclarent en mai.",
+    "Marc — joue : du piano",
+    "Le budget total est de 40 000 euros.",
+    "I prefer meetings in the morning.",
+    "Le livre raconte une vengeance.",
+    "moi — a : deux chats",
+)
 
 
 class MemoryMatch(BaseModel):

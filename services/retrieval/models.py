@@ -45,7 +45,7 @@ class StoreFilter(BaseModel):
     until: float | None = None  # epoch seconds, exclusive
     entities: list[str] = Field(
         default_factory=list
-    )  # normalised entity names (services.indexing.entities.normalize_name)
+    )  # normalised entity names (services.indexing.mentions.normalize_name)
 
     def is_empty(self) -> bool:
         return (

@@ -50,7 +50,7 @@ class SearchRequest(BaseModel):
     now: datetime | None = None  # the reference time for date expressions (defaults to the server's clock)
     entities: list[str] = Field(
         default_factory=list
-    )  # normalised entity names (services.indexing.entities.normalize_name)
+    )  # normalised entity names (services.indexing.mentions.normalize_name)
     memory: bool = False  # also the confirmed facts close to the query in meaning (the chat's memory recall)
     # Notes in the fused-score order the grounding guard was fitted on (the chat asks so), not with the
     # model's heavier title term for the order (``Calibration.order_title_weight``): its evidence stays put.
@@ -115,14 +115,7 @@ class SearchEngine:
     def _search(self, request: SearchRequest) -> SearchResponse:
         started = time.perf_counter()
         text, since, until = _query_and_range(request)
-        flt = StoreFilter(
-            tags=[t.lower().lstrip("#") for t in request.tags],
-            folders=[f.strip("/") for f in request.folders],
-            types=request.types,
-            since=since.timestamp() if since else None,
-            until=until.timestamp() if until else None,
-            entities=request.entities,
-        )
+        flt = _store_filter(request, since, until)
         vector = self.embedder.encode_query(text or request.query)
         embedded = time.perf_counter()
         cal = self.calibration
@@ -146,9 +139,14 @@ class SearchEngine:
         if request.memory:
             timings["memory"] = (done - searched) * 1000
         return SearchResponse(
-            query=request.query, retrieval_query=text, since=since, until=until, results=results,
-            timings_ms=timings, memory=facts,
-        )  # fmt: skip
+            query=request.query,
+            retrieval_query=text,
+            since=since,
+            until=until,
+            results=results,
+            timings_ms=timings,
+            memory=facts,
+        )
 
     @property
     def dense_weight(self) -> float:
@@ -191,6 +189,19 @@ def _query_and_range(request: SearchRequest) -> tuple[str, datetime | None, date
     if found is None:
         return request.query, None, None
     return strip_date_expression(request.query, found).strip(), found.start, found.end
+
+
+def _store_filter(request: SearchRequest, since: datetime | None, until: datetime | None) -> StoreFilter:
+    """The request's filters as the store reads them: tags lowercase without ``#``, folders without
+    outer slashes, the date range as timestamps."""
+    return StoreFilter(
+        tags=[t.lower().lstrip("#") for t in request.tags],
+        folders=[f.strip("/") for f in request.folders],
+        types=request.types,
+        since=since.timestamp() if since else None,
+        until=until.timestamp() if until else None,
+        entities=request.entities,
+    )
 
 
 def _flat_fold(text: str) -> str:

@@ -157,10 +157,13 @@ class SystemClient:
             return down.model_copy(update={"running": state is not RedisState.STOPPED, "redis": state})
         status = down.model_copy(
             update={
-                "running": any(p.alive for p in processes), "queues": depths, "processes": processes,
-                "generation": generation, "queue_tasks": tasks,
+                "running": any(p.alive for p in processes),
+                "queues": depths,
+                "processes": processes,
+                "generation": generation,
+                "queue_tasks": tasks,
             }
-        )  # fmt: skip
+        )
         web = status.process("web")
         status.web_url = web.details.get("url") if web else None
         return status

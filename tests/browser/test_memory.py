@@ -42,9 +42,17 @@ def test_a_due_reminder_is_counted_in_the_header_then_snoozed_and_done(ui: Page,
 def test_a_pending_fact_is_confirmed_from_its_card(ui: Page, live: System) -> None:
     now = datetime.now().astimezone()
     fact = Fact(
-        subject="moi", predicate="traitement", value="magnésium le soir", kind=FactKind.HABIT, confidence=0.9,
-        source=FactSource.CONSOLIDATION, source_ref="Santé/Suivi.md", created_at=now, updated_at=now, last_seen=now,
-    )  # fmt: skip
+        subject="moi",
+        predicate="traitement",
+        value="magnésium le soir",
+        kind=FactKind.HABIT,
+        confidence=0.9,
+        source=FactSource.CONSOLIDATION,
+        source_ref="Santé/Suivi.md",
+        created_at=now,
+        updated_at=now,
+        last_seen=now,
+    )
     with Catalog(live.settings.catalog_path) as catalog:
         file_fact(catalog, fact, Policy(0.7, ("Santé",), 180), now)
         [pending] = [f for f in catalog.facts() if f.value == "magnésium le soir"]

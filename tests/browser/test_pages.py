@@ -51,9 +51,11 @@ def test_graph_filtered_by_folder_opens_a_node(ui: Page, live: System) -> None:
     )
     assert len(boxes) >= 10  # the best-connected notes are named; the others on hover
     clashes = [
-        (a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :]
+        (a, b)
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
         if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-    ]  # fmt: skip
+    ]
     assert not clashes, f"{len(clashes)} overlapping labels at 1280×800"
     assert ui.get_by_label("Texte").evaluate(PLACEHOLDER_FITS), "the text filter's placeholder is cut off"
     ui.get_by_label("Dossier").select_option("Cuisine")

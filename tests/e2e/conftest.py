@@ -141,9 +141,12 @@ def start_system(settings: Settings) -> System:
     log_path = settings.data_dir.parent / f"up-{runs + 1}.log"
     with log_path.open("wb") as output:  # the children inherit the file, which outlives this handle
         process = subprocess.Popen(
-            command, env=system_env(settings), cwd=Path(__file__).resolve().parents[2], stdout=output,
+            command,
+            env=system_env(settings),
+            cwd=Path(__file__).resolve().parents[2],
+            stdout=output,
             stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        )
     return System(settings, process, log_path)
 
 

@@ -97,8 +97,15 @@ def enriched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Enriched]:
     shutil.copytree(SAMPLE_VAULT, root / "vault")
     for path in (root / "vault").rglob("*"):
         os.utime(path, (OLD, OLD))
-    settings = Settings(vault=root / "vault", data_dir=root / "data", debounce_seconds=0.2, reconcile_minutes=60,
-                        heartbeat_seconds=0.5, index_retry_delay=0.2, memory_enabled=False)  # fmt: skip
+    settings = Settings(
+        vault=root / "vault",
+        data_dir=root / "data",
+        debounce_seconds=0.2,
+        reconcile_minutes=60,
+        heartbeat_seconds=0.5,
+        index_retry_delay=0.2,
+        memory_enabled=False,
+    )
     settings.model_cache.mkdir(parents=True)
     (settings.model_cache / FOLDER).symlink_to(converted_model_cache() / FOLDER)
     env = {**system_env(settings), **ENV}
@@ -163,9 +170,11 @@ def test_a_chat_goes_first_while_the_learner_extends_its_insight(enriched: Enric
     client = GenerationClient(enriched.settings)
     learner = enriched.learn_process(D0 + timedelta(days=8), "--note", FERMENTATION)
     state = wait_until(lambda: (s := client.state()) and s.busy and s.current_request and s, "a learner generation")
-    chat = client.submit(GenerationRequest(
-        messages=[ChatMessage(role="user", content="Bonjour !")], max_tokens=4, priority=Priority.CHAT
-    ))  # fmt: skip
+    chat = client.submit(
+        GenerationRequest(
+            messages=[ChatMessage(role="user", content="Bonjour !")], max_tokens=4, priority=Priority.CHAT
+        )
+    )
     assert list(client.stream(chat))[-1].kind == "done"
     result = json.loads(learner.communicate(timeout=1200)[0])
     assert learner.returncode == 0

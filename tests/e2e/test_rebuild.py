@@ -32,9 +32,13 @@ def write_vault(vault: Path) -> None:
 
 def test_up_rebuilds_an_index_of_another_model_while_search_answers(tmp_path: Path) -> None:
     settings = Settings(
-        vault=tmp_path / "vault", data_dir=tmp_path / "data", heartbeat_seconds=0.5, debounce_seconds=0.2,
-        reconcile_minutes=60, index_batch_notes=1,  # one note per rebuild step: time to search in between
-    )  # fmt: skip
+        vault=tmp_path / "vault",
+        data_dir=tmp_path / "data",
+        heartbeat_seconds=0.5,
+        debounce_seconds=0.2,
+        reconcile_minutes=60,
+        index_batch_notes=1,  # one note per rebuild step: time to search in between
+    )
     write_vault(settings.vault)
     old = IndexPipeline(
         settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), load_embedder(BUNDLED_EMBEDDING_MODEL)

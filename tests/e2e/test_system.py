@@ -104,9 +104,11 @@ def test_kill_9_mid_index_converges_to_a_clean_index(
 
     clean_settings = settings.model_copy(update={"data_dir": tmp_path / "clean"})
     clean = IndexPipeline(
-        clean_settings, EdgeStore(clean_settings.store_path), Catalog(clean_settings.catalog_path),
+        clean_settings,
+        EdgeStore(clean_settings.store_path),
+        Catalog(clean_settings.catalog_path),
         load_embedder(settings.embedding_model),
-    )  # fmt: skip
+    )
     clean.sync_paths(changed_paths(clean_settings, clean.catalog))
     reference = {hit.id: hit.payload for hit in clean.store.scroll()}
     clean.store.close()

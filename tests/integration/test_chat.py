@@ -221,13 +221,21 @@ def test_the_packed_prompt_never_exceeds_the_budget_the_worker_publishes(
     sizes = {}
     for budget, tokenizer_path in [(384, None), (384, folder / "tokenizer.json"), (900, None), (3000, None)]:
         state = WorkerState(
-            backend="mlx", model=BUNDLED_LLM_MODEL, prompt_budget=budget, answer_tokens=64, context_tokens=8192,
+            backend="mlx",
+            model=BUNDLED_LLM_MODEL,
+            prompt_budget=budget,
+            answer_tokens=64,
+            context_tokens=8192,
             tokenizer_path=str(tokenizer_path) if tokenizer_path else None,
-        )  # fmt: skip
+        )
         engine = ChatEngine(
-            settings, search.search, CountingStream(settings), FakeWebSearch(), Catalog(settings.catalog_path),
+            settings,
+            search.search,
+            CountingStream(settings),
+            FakeWebSearch(),
+            Catalog(settings.catalog_path),
             worker=lambda state=state: state,
-        )  # fmt: skip
+        )
         prepared = engine.prepare("Quels sont les objectifs du projet Atlas ?", now=NOW)
         turns = [m.model_dump() for m in prepared.messages]
         prompt = tokenizer.apply_chat_template(turns, add_generation_prompt=True, tokenize=False)
@@ -246,11 +254,16 @@ def check_follow_up_repeats_the_first_turn_verbatim(engine: ChatEngine, first: A
     and reads anew at most ``FOLLOWUP_SHARE`` of the budget: new excerpts only, numbered after the first's."""
     engine.catalog.add_turn(
         Turn(
-            thread_id=first.thread.id, question=first.plan.question, answer="Cartographier les îlots de chaleur [1].",
-            sources=first.sources, provenance=Provenance.VAULT, main_note=first.main_note,
-            created_at=datetime.now(UTC), prompt=first.messages[-1].content,
+            thread_id=first.thread.id,
+            question=first.plan.question,
+            answer="Cartographier les îlots de chaleur [1].",
+            sources=first.sources,
+            provenance=Provenance.VAULT,
+            main_note=first.main_note,
+            created_at=datetime.now(UTC),
+            prompt=first.messages[-1].content,
         )
-    )  # fmt: skip
+    )
     follow = engine.prepare("et qui travaille dessus ?", thread_id=first.thread.id, now=NOW)
     assert follow.messages[1].content == first.messages[-1].content  # verbatim: the cache's prefix
     assert follow.cached_tokens > 0 and follow.messages[-1].content.endswith("et qui travaille dessus ?")

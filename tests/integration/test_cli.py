@@ -171,9 +171,12 @@ def test_the_provenance_line_says_a_web_search_failed(capsys: pytest.CaptureFixt
     from workers.cli_output import ask_json, print_sources
 
     answer = ChatAnswer(
-        thread_id="t1", question="quelle est la capitale du Pérou ?", answer=NOT_IN_VAULT["fr"],
-        provenance=Provenance.NONE, web="failed",
-    )  # fmt: skip
+        thread_id="t1",
+        question="quelle est la capitale du Pérou ?",
+        answer=NOT_IN_VAULT["fr"],
+        provenance=Provenance.NONE,
+        web="failed",
+    )
     print_sources(answer)
     line = capsys.readouterr().out
     assert "la recherche web a échoué" in line and "Error" not in line and "thread t1" in line

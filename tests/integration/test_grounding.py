@@ -173,9 +173,13 @@ def checked(chat: ChatEngine, redis_url: str) -> Iterator[CheckedFixture]:
     """Engines on ``chat``'s index whose generations reach the scripted server through a real worker."""
     with scripted_server() as server:
         worker = worker_settings(
-            redis_url, chat.settings.data_dir / "worker", llm_backend="openai", llm_base_url=server.base_url,
-            llm_model="scripted", llm_warm_up=False,
-        )  # fmt: skip
+            redis_url,
+            chat.settings.data_dir / "worker",
+            llm_backend="openai",
+            llm_base_url=server.base_url,
+            llm_model="scripted",
+            llm_warm_up=False,
+        )
         client = GenerationClient(worker)
 
         def stream(request: GenerationRequest) -> Iterator[StreamEvent]:

@@ -243,8 +243,16 @@ def test_the_briefing_and_the_profile_are_found_under_their_own_note_types(
 
     catalog = pipeline.catalog
     save_reminder(catalog, parse_reminder("rappelle-moi demain de relancer la mairie", NOW), NOW)  # type: ignore[arg-type]
-    fact = Fact(subject="moi", predicate="préfère", value="le thé vert au café", kind=FactKind.PREFERENCE,
-                source=FactSource.CHAT, created_at=NOW, updated_at=NOW, last_seen=NOW)  # fmt: skip
+    fact = Fact(
+        subject="moi",
+        predicate="préfère",
+        value="le thé vert au café",
+        kind=FactKind.PREFERENCE,
+        source=FactSource.CHAT,
+        created_at=NOW,
+        updated_at=NOW,
+        last_seen=NOW,
+    )
     file_fact(catalog, fact, Policy.from_settings(settings), NOW)
     sync_profile(catalog, settings.vault, Policy.from_settings(settings), NOW)
     briefing = write_briefing(settings, catalog, None, NOW + timedelta(days=1))

@@ -110,10 +110,13 @@ def test_the_first_cycle_waits_one_interval_and_recent_notes_are_skipped(learner
 def test_web_references_say_which_pages_were_read() -> None:
     read, searched = (Source(n=i, title=f"Lima {i}", url=f"https://wikipedia.org/wiki/lima-{i}") for i in (1, 2))
     reply = ChatAnswer(
-        thread_id="t", question="Quelle est la capitale du Pérou ?", provenance=Provenance.WEB,
+        thread_id="t",
+        question="Quelle est la capitale du Pérou ?",
+        provenance=Provenance.WEB,
         answer="Voici ce que j'ai trouvé sur le web : Lima, fondée en 1535 par Pizarro, est la capitale [1].",
-        sources=[read, searched], read_urls=[read.url],
-    )  # fmt: skip
+        sources=[read, searched],
+        read_urls=[read.url],
+    )
     answer = answer_question(lambda question: reply, reply.question)
     assert isinstance(answer, InsightAnswer) and answer.read == [read.url]
     text = render_answers([answer], 1)

@@ -31,8 +31,14 @@ from tests.integration.scripted_openai import FAIL, ScriptedOpenAI, scripted_ser
 from workers.mlx_worker import worker_limits
 
 NOW = datetime(2026, 12, 1, 10, 0).astimezone()
-SECRETS = ["sk-proj-Zx12Cv34Bn56Ml78Kj90Hg12", "Tr0ub4dor&3", "FR76 3000 6000 0112 3456 7890 189",
-           "4111 1111 1111 1111", "hunter2", "sophie.martin@example.fr"]  # fmt: skip
+SECRETS = [
+    "sk-proj-Zx12Cv34Bn56Ml78Kj90Hg12",
+    "Tr0ub4dor&3",
+    "FR76 3000 6000 0112 3456 7890 189",
+    "4111 1111 1111 1111",
+    "hunter2",
+    "sophie.martin@example.fr",
+]
 DECISION_NOTE = (
     "# Atlas : réunion\n\nNous avons décidé d'utiliser Postgres pour le projet Atlas.\n\n"
     "Clé API du staging : sk-proj-Zx12Cv34Bn56Ml78Kj90Hg12\nmot de passe admin : Tr0ub4dor&3\n"
@@ -45,9 +51,13 @@ HEALTH_NOTE = "# Suivi\n\nJe prends un comprimé de magnésium chaque soir.\n"
 def model(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ScriptedOpenAI, AskFn]]:
     with scripted_server() as server:
         settings = worker_settings(
-            redis_url, tmp_path_factory.mktemp("memory-worker"), llm_backend="openai",
-            llm_base_url=server.base_url, llm_model="scripted", llm_warm_up=False,
-        )  # fmt: skip
+            redis_url,
+            tmp_path_factory.mktemp("memory-worker"),
+            llm_backend="openai",
+            llm_base_url=server.base_url,
+            llm_model="scripted",
+            llm_warm_up=False,
+        )
         with running_worker(settings, limits=worker_limits(settings)):
             yield server, ask_through(SystemClient(settings).generation.generate)
 
@@ -60,8 +70,11 @@ def memory(settings: Settings) -> Iterator[tuple[Settings, Catalog]]:
     _write(settings.vault / "Projets" / "Atlas réunion.md", DECISION_NOTE, NOW - timedelta(hours=3))
     _write(settings.vault / "Santé" / "Suivi.md", HEALTH_NOTE, NOW - timedelta(hours=2))
     catalog = Catalog(settings.catalog_path)
-    _say(catalog, "Je préfère le thé vert le matin. Au fait mon mot de passe wifi : hunter2, écris à "
-         "sophie.martin@example.fr", NOW - timedelta(hours=1))  # fmt: skip
+    _say(
+        catalog,
+        "Je préfère le thé vert le matin. Au fait mon mot de passe wifi : hunter2, écris à sophie.martin@example.fr",
+        NOW - timedelta(hours=1),
+    )
     yield settings, catalog
     catalog.close()
 
@@ -87,12 +100,30 @@ def facts_reply(*facts: dict[str, object]) -> str:
     return json.dumps({"facts": list(facts)}, ensure_ascii=False)
 
 
-DECISION = {"subject": "Atlas", "predicate": "base de données", "value": "Postgres pour le projet Atlas",
-            "kind": "decision", "confidence": 0.95, "source": "S1"}  # fmt: skip
-HEALTH = {"subject": "moi", "predicate": "complément", "value": "un comprimé de magnésium chaque soir",
-          "kind": "habit", "confidence": 0.9, "source": "S2"}  # fmt: skip
-TEA = {"subject": "moi", "predicate": "boisson du matin", "value": "le thé vert le matin", "kind": "preference",
-       "confidence": 0.9, "source": "S3"}  # fmt: skip
+DECISION = {
+    "subject": "Atlas",
+    "predicate": "base de données",
+    "value": "Postgres pour le projet Atlas",
+    "kind": "decision",
+    "confidence": 0.95,
+    "source": "S1",
+}
+HEALTH = {
+    "subject": "moi",
+    "predicate": "complément",
+    "value": "un comprimé de magnésium chaque soir",
+    "kind": "habit",
+    "confidence": 0.9,
+    "source": "S2",
+}
+TEA = {
+    "subject": "moi",
+    "predicate": "boisson du matin",
+    "value": "le thé vert le matin",
+    "kind": "preference",
+    "confidence": 0.9,
+    "source": "S3",
+}
 
 
 def test_notes_and_conversations_become_facts_without_any_secret_reaching_the_model(
@@ -103,14 +134,16 @@ def test_notes_and_conversations_become_facts_without_any_secret_reaching_the_mo
     before = tree_hashes(settings.vault)
     server.script(
         facts_reply(
-            DECISION, HEALTH, TEA,
+            DECISION,
+            HEALTH,
+            TEA,
             {**TEA, "kind": "opinion"},  # unknown kind
             {**TEA, "predicate": "ville", "value": "habite à Lyon depuis dix ans"},  # not in the text
             {**TEA, "source": "S9"},  # no such source
             {"subject": "moi"},  # not a fact
         ),
         '{"questions": [{"question": "Pourquoi Postgres plutôt qu\'un autre moteur ?", "source": "N1"}]}',
-    )  # fmt: skip
+    )
 
     asked = NOW - timedelta(days=22)
     reminder = save_reminder(catalog, parse_reminder("rappelle-moi dans 3 semaines de relancer Sophie", asked), asked)  # type: ignore[arg-type]
@@ -195,9 +228,12 @@ def test_hand_edits_of_the_profile_and_unchanged_runs(
     ],
 )
 def test_broken_model_output_is_counted_never_raised(
-    model: tuple[ScriptedOpenAI, AskFn], memory: tuple[Settings, Catalog], reply: object, rejected: dict[str, int],
+    model: tuple[ScriptedOpenAI, AskFn],
+    memory: tuple[Settings, Catalog],
+    reply: object,
+    rejected: dict[str, int],
     error: str | None,
-) -> None:  # fmt: skip
+) -> None:
     server, ask = model
     settings, catalog = memory
     server.script(reply)

@@ -11,7 +11,8 @@ import pytest
 from services.catalog import Catalog
 from services.catalog.models import EntityKind
 from services.config import Settings
-from services.indexing.entities import EntityExtractor, enrich_note, normalize_name, payload_names
+from services.indexing.entities import EntityExtractor, enrich_note, payload_names
+from services.indexing.mentions import normalize_name
 from services.indexing.pipeline import IndexPipeline
 from services.retrieval.models import StoreFilter
 from services.retrieval.search import SearchEngine, SearchRequest

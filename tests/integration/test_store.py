@@ -305,9 +305,10 @@ def test_a_store_of_an_older_layout_is_refused_with_the_way_out(tmp_path: Path) 
     reopened.close()
     client = QdrantClient(":memory:")
     client.create_collection(
-        "chunks", {"dense": VectorParams(size=DIM, distance=Distance.COSINE)},
+        "chunks",
+        {"dense": VectorParams(size=DIM, distance=Distance.COSINE)},
         metadata={"embedding_model": MODEL, "embedding_dim": DIM},
-    )  # fmt: skip
+    )
     with pytest.raises(ModelMismatchError, match="older ObsiRAG"):
         ClientStore(client, "chunks").ensure_collection(DIM, MODEL)
     client.close()
@@ -374,7 +375,7 @@ def test_reopening_sees_the_same_points_and_model(backend: Backend, filled: Vect
 
 OPEN_IN_CHILD = """
 import sys
-from services.store import EdgeStore, StoreLockedError
+from services.retrieval.store import EdgeStore, StoreLockedError
 try:
     store = EdgeStore(sys.argv[1])
 except StoreLockedError as exc:

@@ -31,9 +31,16 @@ from tests.live import MCP_TOKEN, ROOT
 pytestmark = pytest.mark.e2e
 
 TOOLS = {
-    "search", "read_note", "list_notes", "similar_notes", "graph_neighbors", "entities", "ask", "recent_changes",
+    "search",
+    "read_note",
+    "list_notes",
+    "similar_notes",
+    "graph_neighbors",
+    "entities",
+    "ask",
+    "recent_changes",
     "memory_recall",
-}  # fmt: skip
+}
 ATLAS = "Projets/Projet Atlas.md"
 TODAY_NOTE = "Journal/Note MCP du jour.md"
 OUTSIDE = "refused: {!r} leads outside the vault"
@@ -79,10 +86,18 @@ def system(live: System) -> System:
     for value, status in (("le thé vert au café", FactStatus.CONFIRMED), ("le thé noir fumé", FactStatus.PENDING)):
         catalog.insert_fact(
             Fact(
-                subject="moi", predicate="préfère", value=value, kind=FactKind.PREFERENCE, status=status,
-                source=FactSource.CHAT, source_ref="thread-mcp", created_at=now, updated_at=now, last_seen=now,
+                subject="moi",
+                predicate="préfère",
+                value=value,
+                kind=FactKind.PREFERENCE,
+                status=status,
+                source=FactSource.CHAT,
+                source_ref="thread-mcp",
+                created_at=now,
+                updated_at=now,
+                last_seen=now,
             )
-        )  # fmt: skip
+        )
     catalog.close()
     return live
 
@@ -108,9 +123,10 @@ def _transport(kind: str, system: System, base_url: str) -> Client:
 
 @pytest.fixture(scope="module", params=["stdio", "http"])
 def mcp(request: pytest.FixtureRequest, system: System, base_url: str) -> Iterator[McpSession]:
-    with start_blocking_portal() as portal, portal.wrap_async_context_manager(
-        _transport(request.param, system, base_url)
-    ) as client:  # fmt: skip
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(_transport(request.param, system, base_url)) as client,
+    ):
         yield McpSession(portal, client)
 
 

@@ -66,9 +66,17 @@ def test_a_missed_morning_is_caught_up_with_its_sources_and_never_rewritten(
     reminder = save_reminder(catalog, draft, NOW - timedelta(days=1))  # type: ignore[arg-type]
     later = save_reminder(catalog, parse_reminder("rappelle-moi dans 3 semaines de x", NOW), NOW)  # type: ignore[arg-type]
     fact = Fact(
-        subject="moi", predicate="traitement", value="un comprimé le matin", kind=FactKind.HABIT, confidence=0.9,
-        source=FactSource.CONSOLIDATION, source_ref="Santé/Suivi.md", created_at=NOW, updated_at=NOW, last_seen=NOW,
-    )  # fmt: skip
+        subject="moi",
+        predicate="traitement",
+        value="un comprimé le matin",
+        kind=FactKind.HABIT,
+        confidence=0.9,
+        source=FactSource.CONSOLIDATION,
+        source_ref="Santé/Suivi.md",
+        created_at=NOW,
+        updated_at=NOW,
+        last_seen=NOW,
+    )
     file_fact(catalog, fact, Policy(0.7, ("Santé",), 180), NOW)
 
     briefing = write_briefing(settings, catalog, None, NOW)

@@ -229,15 +229,21 @@ def test_mark_status_creates_minimal_row_or_updates(catalog: Catalog) -> None:
     created = catalog.get_note("Inbox/Fails.md")
     assert created is not None
     assert (created.status, created.message, created.title, created.content_hash) == (
-        NoteStatus.ERROR, "cannot parse", "Fails", ""
-    )  # fmt: skip
+        NoteStatus.ERROR,
+        "cannot parse",
+        "Fails",
+        "",
+    )
     catalog.upsert_note(note("a.md", content_hash="keep", chunk_count=4))
     catalog.mark_status("a.md", NoteStatus.SKIPPED, "too big")
     updated = catalog.get_note("a.md")
     assert updated is not None
     assert (updated.status, updated.message, updated.content_hash, updated.chunk_count) == (
-        NoteStatus.SKIPPED, "too big", "keep", 4
-    )  # fmt: skip
+        NoteStatus.SKIPPED,
+        "too big",
+        "keep",
+        4,
+    )
 
 
 def test_status_counts_and_note_count(catalog: Catalog) -> None:
@@ -338,9 +344,14 @@ def test_resolution_rules_through_the_catalog(catalog: Catalog) -> None:
     catalog.replace_links("Work/source.md", [WikiLink(target=t) for t in targets])
     assert catalog.resolve_links() == 6
     assert [link.target_path for link in catalog.outlinks("Work/source.md")] == [
-        "Work/Projets/Atlas.md", "Atlas.md", "Work/Meeting.md", "Work/Standup.md", nfd, None,
+        "Work/Projets/Atlas.md",
+        "Atlas.md",
         "Work/Meeting.md",
-    ]  # fmt: skip
+        "Work/Standup.md",
+        nfd,
+        None,
+        "Work/Meeting.md",
+    ]
 
 
 def test_alias_change_takes_effect_on_resolve(catalog: Catalog) -> None:
@@ -369,8 +380,10 @@ def test_backlinks_linked_and_edges(catalog: Catalog) -> None:
     catalog.replace_links("c.md", [WikiLink(target="b"), WikiLink(target="missing")])
     catalog.resolve_links()
     assert [(link.source, link.position) for link in catalog.backlinks("b.md")] == [
-        ("a.md", 0), ("a.md", 1), ("c.md", 0)
-    ]  # fmt: skip
+        ("a.md", 0),
+        ("a.md", 1),
+        ("c.md", 0),
+    ]
     assert catalog.backlinks("a.md") == []  # its own [[#...]] link is no backlink
     assert catalog.linked("a.md", "b.md") and catalog.linked("b.md", "a.md")
     assert not catalog.linked("a.md", "c.md")

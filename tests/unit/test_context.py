@@ -12,9 +12,16 @@ from services.retrieval.search import SearchResult
 
 def hit(path: str, title: str, text: str, dense: float, score: float = 0.03, heading: str = "") -> SearchResult:
     return SearchResult(
-        path=path, title=title, score=score, heading=heading, snippet=text[:50], text=text,
-        dense_score=dense, chunk_index=0, note_type="note",
-    )  # fmt: skip
+        path=path,
+        title=title,
+        score=score,
+        heading=heading,
+        snippet=text[:50],
+        text=text,
+        dense_score=dense,
+        chunk_index=0,
+        note_type="note",
+    )
 
 
 ATLAS = hit("Projets/Atlas.md", "Projet Atlas", "Les objectifs du projet : une carte web hebdomadaire.", 0.62, 0.04)

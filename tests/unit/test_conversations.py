@@ -25,11 +25,15 @@ def catalog(tmp_path: Path) -> Catalog:
 def add_turn(catalog: Catalog, thread_id: str, question: str) -> None:
     catalog.add_turn(
         Turn(
-            thread_id=thread_id, question=question, answer="Le projet dure 18 mois [1].",
+            thread_id=thread_id,
+            question=question,
+            answer="Le projet dure 18 mois [1].",
             sources=[Source(n=1, title="Projet Atlas", path="Projets/Projet Atlas.md", heading="Durée", primary=True)],
-            provenance=Provenance.VAULT, timings={"total_ms": 12.5}, created_at=NOW,
+            provenance=Provenance.VAULT,
+            timings={"total_ms": 12.5},
+            created_at=NOW,
         )
-    )  # fmt: skip
+    )
 
 
 def test_threads_and_turns_round_trip(catalog: Catalog) -> None:

@@ -11,16 +11,8 @@ from spacy.tokens import Span
 
 from services.catalog import Catalog
 from services.catalog.models import EntityKind, NoteEntity, NoteRecord
-from services.indexing.entities import (
-    Mention,
-    answer_entities,
-    entity_tag,
-    merge_mentions,
-    normalize_name,
-    note_segments,
-    payload_names,
-    span_mentions,
-)
+from services.indexing.entities import answer_entities, entity_tag, note_segments, payload_names
+from services.indexing.mentions import Mention, merge_mentions, normalize_name, span_mentions
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 PER, ORG, LOC, MISC = EntityKind.PERSON, EntityKind.ORG, EntityKind.PLACE, EntityKind.MISC

@@ -33,13 +33,28 @@ from workers.cli_output import explain_grounding
 
 
 def hit(
-    path: str, title: str, text: str, dense: float | None, score: float, ranks: tuple[int | None, int | None] = (1, 1),
+    path: str,
+    title: str,
+    text: str,
+    dense: float | None,
+    score: float,
+    ranks: tuple[int | None, int | None] = (1, 1),
     title_similarity: float = 0.5,
-) -> SearchResult:  # fmt: skip
+) -> SearchResult:
     return SearchResult(
-        path=path, title=title, score=score, heading="", snippet=text[:50], text=text, dense_score=dense,
-        chunk_index=0, note_type="note", dense_rank=ranks[0], sparse_rank=ranks[1], title_similarity=title_similarity,
-    )  # fmt: skip
+        path=path,
+        title=title,
+        score=score,
+        heading="",
+        snippet=text[:50],
+        text=text,
+        dense_score=dense,
+        chunk_index=0,
+        note_type="note",
+        dense_rank=ranks[0],
+        sparse_rank=ranks[1],
+        title_similarity=title_similarity,
+    )
 
 
 ATLAS = hit("Projets/Atlas.md", "Projet Atlas", "Les objectifs du projet : une carte web hebdomadaire.", 0.62, 1.4)
@@ -143,19 +158,35 @@ def test_the_explanation_says_the_decision_and_its_evidence() -> None:
 
 @pytest.mark.parametrize(
     ("reply", "verdict"),
-    [("NON", "no"), (" Non, les extraits", "no"), ("no.", "no"), ("OUI", "yes"), ("Yes", "yes"), ("**Non**", "no"),
-     ("Oui ou", "unreadable"), ("Yes or no", "unreadable"), ("Peut-être", "unreadable"), ("", "unreadable"),
-     ("nonobstant", "unreadable"), ("La question est", "unreadable")],
-)  # fmt: skip
+    [
+        ("NON", "no"),
+        (" Non, les extraits", "no"),
+        ("no.", "no"),
+        ("OUI", "yes"),
+        ("Yes", "yes"),
+        ("**Non**", "no"),
+        ("Oui ou", "unreadable"),
+        ("Yes or no", "unreadable"),
+        ("Peut-être", "unreadable"),
+        ("", "unreadable"),
+        ("nonobstant", "unreadable"),
+        ("La question est", "unreadable"),
+    ],
+)
 def test_the_check_reads_a_yes_or_a_no_alone(reply: str, verdict: str) -> None:
     assert read_verdict(reply) == verdict
 
 
 @pytest.mark.parametrize(
     ("setting", "backend", "model", "enabled"),
-    [("auto", "mlx", BUNDLED_LLM_MODEL, False), ("auto", "mlx", "mlx-community/Qwen2.5-7B-Instruct-4bit", True),
-     ("auto", "openai", "llama3", True), ("off", "openai", "llama3", False), ("on", "mlx", BUNDLED_LLM_MODEL, True)],
-)  # fmt: skip
+    [
+        ("auto", "mlx", BUNDLED_LLM_MODEL, False),
+        ("auto", "mlx", "mlx-community/Qwen2.5-7B-Instruct-4bit", True),
+        ("auto", "openai", "llama3", True),
+        ("off", "openai", "llama3", False),
+        ("on", "mlx", BUNDLED_LLM_MODEL, True),
+    ],
+)
 def test_auto_checks_only_with_a_capable_model(setting: str, backend: str, model: str, enabled: bool) -> None:
     settings = Settings(_env_file=None, grounding_check=setting, llm_backend=backend, llm_model=model)
     assert check_enabled(settings) is enabled
@@ -175,5 +206,13 @@ def test_a_failed_check_keeps_the_guard_and_says_why() -> None:
 
 def _explained(outcome: CheckOutcome) -> dict[str, object]:
     evidence = {name: 0.5 for name in FEATURES}
-    return {"supported": True, "confidence": 0.6, "evidence": evidence, "main_note": None, "candidates": [],
-            "missing_parts": [], "missing_names": [], "check": outcome.explain()}  # fmt: skip
+    return {
+        "supported": True,
+        "confidence": 0.6,
+        "evidence": evidence,
+        "main_note": None,
+        "candidates": [],
+        "missing_parts": [],
+        "missing_names": [],
+        "check": outcome.explain(),
+    }

@@ -23,11 +23,17 @@ def local(day: int, hour: int, minute: int = 0, month: int = 11) -> datetime:
 @pytest.mark.parametrize(
     ("spec", "hour", "active"),
     [
-        ("08-22", 8, True), ("08-22", 21, True), ("08-22", 22, False), ("08-22", 7, False),
-        ("22-06", 23, True), ("22-06", 3, True), ("22-06", 12, False),
-        ("00-24", 0, True), ("0-24", 23, True),
+        ("08-22", 8, True),
+        ("08-22", 21, True),
+        ("08-22", 22, False),
+        ("08-22", 7, False),
+        ("22-06", 23, True),
+        ("22-06", 3, True),
+        ("22-06", 12, False),
+        ("00-24", 0, True),
+        ("0-24", 23, True),
     ],
-)  # fmt: skip
+)
 def test_active_hours(spec: str, hour: int, active: bool) -> None:
     assert ActiveHours.parse(spec).contains(local(29, hour)) is active
 

@@ -275,7 +275,7 @@ def test_fold_accents_removes_diacritics_and_expands_ligatures(text: str, folded
 
 
 def test_one_fold_for_case_and_accent_blind_comparisons() -> None:
-    from services.indexing.entities import normalize_name
+    from services.indexing.mentions import normalize_name
 
     assert folding.fold("Œuvres Complètes, É\u0301TÉ") == "oeuvres completes, ete"
     assert normalize_name("Jean-Luc Mélenchon") == folding.fold("jean luc melenchon")

@@ -32,11 +32,14 @@ def memory(tmp_path: Path) -> Iterator[ChatMemory]:
         ("je préfère le thé vert le matin", ("moi", "préfère", "le thé vert le matin"), FactKind.PREFERENCE),
         ("mon dentiste s'appelle Dr Roy", ("moi", "dentiste", "Dr Roy"), FactKind.PREFERENCE),
         ("Sophie est ma sœur", ("Sophie", "est", "ma sœur"), FactKind.ENTITY),
-        ("j'ai décidé de passer Atlas sous Postgres", ("moi", "ai", "décidé de passer Atlas sous Postgres"),
-         FactKind.DECISION),
+        (
+            "j'ai décidé de passer Atlas sous Postgres",
+            ("moi", "ai", "décidé de passer Atlas sous Postgres"),
+            FactKind.DECISION,
+        ),
         ("I always run on Sundays", ("moi", "always", "run on Sundays"), FactKind.HABIT),
     ],
-)  # fmt: skip
+)
 def test_statements_become_facts(sentence: str, triple: tuple[str, str, str], kind: FactKind) -> None:
     fact = statement_fact(sentence, NOW, "t1")
     assert (fact.subject, fact.predicate, fact.value) == triple and fact.kind == kind and fact.source == "chat"

@@ -26,10 +26,18 @@ def catalog(tmp_path: Path) -> Iterator[Catalog]:
 
 def fact(value: str, **fields: object) -> Fact:
     data = {
-        "subject": "moi", "predicate": "boisson du matin", "value": value, "kind": FactKind.PREFERENCE,
-        "confidence": 0.9, "source": FactSource.CONSOLIDATION, "source_ref": "Journal/2026-11-30.md",
-        "created_at": NOW, "updated_at": NOW, "last_seen": NOW, **fields,
-    }  # fmt: skip
+        "subject": "moi",
+        "predicate": "boisson du matin",
+        "value": value,
+        "kind": FactKind.PREFERENCE,
+        "confidence": 0.9,
+        "source": FactSource.CONSOLIDATION,
+        "source_ref": "Journal/2026-11-30.md",
+        "created_at": NOW,
+        "updated_at": NOW,
+        "last_seen": NOW,
+        **fields,
+    }
     return Fact.model_validate(data)
 
 

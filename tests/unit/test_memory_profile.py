@@ -27,9 +27,17 @@ def catalog(tmp_path: Path) -> Iterator[Catalog]:
 
 def learn(catalog: Catalog, subject: str, predicate: str, value: str, kind: FactKind = FactKind.PREFERENCE) -> None:
     fact = Fact(
-        subject=subject, predicate=predicate, value=value, kind=kind, confidence=0.9,
-        source=FactSource.CONSOLIDATION, source_ref="Journal.md", created_at=NOW, updated_at=NOW, last_seen=NOW,
-    )  # fmt: skip
+        subject=subject,
+        predicate=predicate,
+        value=value,
+        kind=kind,
+        confidence=0.9,
+        source=FactSource.CONSOLIDATION,
+        source_ref="Journal.md",
+        created_at=NOW,
+        updated_at=NOW,
+        last_seen=NOW,
+    )
     file_fact(catalog, fact, POLICY, NOW)
 
 

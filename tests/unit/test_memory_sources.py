@@ -54,8 +54,15 @@ def test_turns_and_notes_merge_in_time_order_and_are_redacted(setup: tuple[Setti
     settings, catalog = setup
     thread = catalog.create_thread("t", now=NOW)
     when = NOW - timedelta(hours=3)
-    catalog.add_turn(Turn(thread_id=thread, question="Ma carte : 4111 1111 1111 1111", answer="ok",
-                          provenance=Provenance.NONE, created_at=when))  # fmt: skip
+    catalog.add_turn(
+        Turn(
+            thread_id=thread,
+            question="Ma carte : 4111 1111 1111 1111",
+            answer="ok",
+            provenance=Provenance.NONE,
+            created_at=when,
+        )
+    )
     collected = collect_sources(settings.model_copy(update={"memory_max_notes": 10}), catalog, None, NOW)
     assert [s.kind for s in collected.sources] == ["conversation", *["note"] * 5]
     assert "4111" not in collected.sources[0].text and "[CARTE_BANCAIRE]" in collected.sources[0].text

@@ -10,7 +10,7 @@ import pytest
 from services.catalog.models import Source
 from services.indexing.chunking import chunk_note, split_paragraphs
 from services.indexing.entities import note_segments
-from services.indexing.pipeline import chunk_payload
+from services.indexing.points import chunk_payload
 from services.retrieval.embedding import HFTokenCounter
 from services.vault import read_note
 from services.vault.reader import read_markdown
@@ -134,8 +134,10 @@ def test_callout_titles_and_table_cells_keep_their_links(tmp_path: Path) -> None
     body += "| Vue | Sens |\n|---|---|\n| [[Tableau]] | des [[Propriétés|propriétés]] |\n"  # Obsidian's help writes so
     doc = read_markdown(body)
     assert [(link.target, link.alias) for link in doc.links] == [
-        ("Sync", "Obsidian Sync"), ("Tableau", None), ("Propriétés", "propriétés"),
-    ]  # fmt: skip
+        ("Sync", "Obsidian Sync"),
+        ("Tableau", None),
+        ("Propriétés", "propriétés"),
+    ]
     assert doc.tags == ["astuce"] and "Voir Obsidian Sync" in note_segments(doc)
     html = renderer(tmp_path).render_note(doc, "x.md")
     assert '<div class="callout-title">Voir <span class="wikilink dangling"' in html

@@ -28,9 +28,15 @@ def test_each_kind_of_secret_becomes_its_placeholder(secret: str, placeholder: s
 
 @pytest.mark.parametrize(
     "line",
-    ["mot de passe : Tr0ub4dor&3", "Mot de passe du wifi: correct horse", "password = hunter2!", "MDP banque : 1234",
-     "mon mot de passe est azerty99", "the password is letmein"],
-)  # fmt: skip
+    [
+        "mot de passe : Tr0ub4dor&3",
+        "Mot de passe du wifi: correct horse",
+        "password = hunter2!",
+        "MDP banque : 1234",
+        "mon mot de passe est azerty99",
+        "the password is letmein",
+    ],
+)
 def test_password_lines_lose_their_value(line: str) -> None:
     value = line.split()[-1]
     result = redact(f"Courses\n{line}\nPain")

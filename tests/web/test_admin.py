@@ -44,8 +44,17 @@ def test_live_state_reads_processes_queues_history_and_learner(site: Site, web_c
     publish_heartbeat(client, "learner", time.time(), 5.0, {"enabled": True, "next_run": "2026-11-29T15:00:00+00:00"})
     web_catalog.record_learned("Accueil.md", LearnOutcome.PROCESSED, datetime.now().astimezone())
     site.client.queues.sync_batch(["Accueil.md"])
-    site.client.history.record(TaskRecord(id="t1", queue="index", name="sync_note", args=[["x.md"]], status="error",
-                                   error="OSError: boom", at=time.time()))  # fmt: skip
+    site.client.history.record(
+        TaskRecord(
+            id="t1",
+            queue="index",
+            name="sync_note",
+            args=[["x.md"]],
+            status="error",
+            error="OSError: boom",
+            at=time.time(),
+        )
+    )
     state = live_state(site)
     alive = {p.name: p.alive for p in state["processes"]}
     assert state["running"] and alive["indexer"] and alive["web"] and not alive["watcher"]
@@ -58,8 +67,17 @@ def test_live_state_reads_processes_queues_history_and_learner(site: Site, web_c
 
 
 def test_retry_button_enqueues_the_failed_task_again(site: Site) -> None:
-    site.client.history.record(TaskRecord(id="t2", queue="index", name="sync_note", args=["Accueil.md"], status="error",
-                                   error="OSError: boom", at=time.time()))  # fmt: skip
+    site.client.history.record(
+        TaskRecord(
+            id="t2",
+            queue="index",
+            name="sync_note",
+            args=["Accueil.md"],
+            status="error",
+            error="OSError: boom",
+            at=time.time(),
+        )
+    )
     with TestClient(create_app(site.settings, site=site)) as client:
         page = client.get("/admin/live").text
         assert 'hx-post="/admin/tasks/t2/retry"' in page and "OSError: boom" in page

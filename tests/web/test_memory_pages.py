@@ -42,9 +42,19 @@ def csrf(memory_site: tuple[Site, TestClient]) -> dict[str, str]:
 
 
 def _fact(value: str, source_ref: str, **fields: object) -> Fact:
-    data = {"subject": "moi", "predicate": "traitement", "value": value, "kind": FactKind.HABIT, "confidence": 0.9,
-            "source": FactSource.CONSOLIDATION, "source_ref": source_ref, "created_at": CREATED,
-            "updated_at": CREATED, "last_seen": CREATED, **fields}  # fmt: skip
+    data = {
+        "subject": "moi",
+        "predicate": "traitement",
+        "value": value,
+        "kind": FactKind.HABIT,
+        "confidence": 0.9,
+        "source": FactSource.CONSOLIDATION,
+        "source_ref": source_ref,
+        "created_at": CREATED,
+        "updated_at": CREATED,
+        "last_seen": CREATED,
+        **fields,
+    }
     return Fact.model_validate(data)
 
 
@@ -54,8 +64,12 @@ def test_pending_facts_are_cards_to_confirm_edit_or_forget(
     site, client = memory_site
     policy = Policy(0.7, ("Santé",), 180)
     file_fact(site.catalog, _fact("magnésium le soir", "Santé/Suivi.md"), policy, CREATED)
-    file_fact(site.catalog, _fact("Postgres", "Projets/Atlas.md", subject="Atlas", predicate="base",
-                                  kind=FactKind.DECISION), policy, CREATED)  # fmt: skip
+    file_fact(
+        site.catalog,
+        _fact("Postgres", "Projets/Atlas.md", subject="Atlas", predicate="base", kind=FactKind.DECISION),
+        policy,
+        CREATED,
+    )
     page = html(client, "/memory")
     assert 'À valider <span class="badge warn">1</span>' in page
     assert "magnésium le soir" in page and 'href="/notes/Sant%C3%A9/Suivi.md"' in page and "Confirmer" in page
@@ -114,11 +128,20 @@ def test_a_reminder_confirmation_and_the_memory_used_show_under_their_answers(
     site, client = memory_site
     thread = site.catalog.create_thread("Rappel")
     asked = "Je te le rappellerai le mardi 22 décembre 2026 à 09:00 : relancer Sophie. Je l'enregistre ?"
-    site.catalog.add_turn(Turn(thread_id=thread, question="rappelle-moi …", answer=asked,
-                               provenance=Provenance.NONE, created_at=CREATED))  # fmt: skip
+    site.catalog.add_turn(
+        Turn(thread_id=thread, question="rappelle-moi …", answer=asked, provenance=Provenance.NONE, created_at=CREATED)
+    )
     used = [MemoryUse(id=7, text="Atlas — base : Postgres")]
-    site.catalog.add_turn(Turn(thread_id=thread, question="Quelle base ?", answer="Postgres [1].", memory=used,
-                               provenance=Provenance.VAULT, created_at=CREATED))  # fmt: skip
+    site.catalog.add_turn(
+        Turn(
+            thread_id=thread,
+            question="Quelle base ?",
+            answer="Postgres [1].",
+            memory=used,
+            provenance=Provenance.VAULT,
+            created_at=CREATED,
+        )
+    )
     page = html(client, f"/?thread={thread}")
     confirm, answered = page.split('<article class="turn">')[1:3]
     assert 'name="question" value="oui"' in confirm and "enregistrer le rappel" in confirm

@@ -79,10 +79,15 @@ def test_conversations_list_search_rename_delete_and_export(
 ) -> None:
     thread_id = web_catalog.create_thread("Levain et fermentation")
     turn = Turn(
-        thread_id=thread_id, question="Comment nourrir mon levain ?", answer="Farine et eau, à parts égales [1].",
+        thread_id=thread_id,
+        question="Comment nourrir mon levain ?",
+        answer="Farine et eau, à parts égales [1].",
         sources=[Source(n=1, title="Pain au levain", path="Cuisine/Pain au levain.md", primary=True)],
-        provenance=Provenance.VAULT, backend="mlx", model="smollm2", created_at=datetime.now(UTC),
-    )  # fmt: skip
+        provenance=Provenance.VAULT,
+        backend="mlx",
+        model="smollm2",
+        created_at=datetime.now(UTC),
+    )
     web_catalog.add_turn(turn)
     assert "Levain et fermentation" in html(client, "/conversations")
     assert "Levain et fermentation" in client.get("/conversations/list?q=parts égales").text
@@ -136,9 +141,14 @@ def test_a_capped_or_uncited_answer_says_so(client: TestClient, web_catalog: Cat
     source = Source(n=1, title="Projet Atlas", path="Projets/Projet Atlas.md", primary=True)
     for answer, finish in (("Le projet Atlas vise à publier une carte", "length"), ("Une carte [1].", "stop")):
         turn = Turn(
-            thread_id=thread_id, question="Quels buts ?", answer=answer, sources=[source],
-            provenance=Provenance.VAULT, finish_reason=finish, created_at=datetime.now(UTC),
-        )  # fmt: skip
+            thread_id=thread_id,
+            question="Quels buts ?",
+            answer=answer,
+            sources=[source],
+            provenance=Provenance.VAULT,
+            finish_reason=finish,
+            created_at=datetime.now(UTC),
+        )
         web_catalog.add_turn(turn)
     page = html(client, f"/?thread={thread_id}")
     capped, cited = page.split('<article class="turn">')[1:3]
@@ -154,18 +164,35 @@ def test_the_web_opt_in_is_unticked_and_a_failed_web_search_is_said(client: Test
     assert "checked" not in opt_in and "jamais le texte de vos notes" in opt_in and "DuckDuckGo" in opt_in
     thread_id = web_catalog.create_thread("Capitale du Pérou")
     turn = Turn(
-        thread_id=thread_id, question="quelle est la capitale du Pérou ?", answer=NOT_IN_VAULT["fr"],
-        provenance=Provenance.NONE, web="failed", created_at=datetime.now(UTC),
-    )  # fmt: skip
+        thread_id=thread_id,
+        question="quelle est la capitale du Pérou ?",
+        answer=NOT_IN_VAULT["fr"],
+        provenance=Provenance.NONE,
+        web="failed",
+        created_at=datetime.now(UTC),
+    )
     web_catalog.add_turn(turn)
     reopened = html(client, f"/?thread={thread_id}")
     assert "la recherche web a échoué" in reopened and "Error" not in reopened
 
 
 @pytest.mark.parametrize(
-    "url", ["/", "/conversations", "/notes", "/notes/Projets/Projet%20Atlas.md", "/graph", "/artifacts", "/admin",
-            "/memory", "/reminders", "/reminders/badge", "/admin/live", "/static/app.js"],
-)  # fmt: skip
+    "url",
+    [
+        "/",
+        "/conversations",
+        "/notes",
+        "/notes/Projets/Projet%20Atlas.md",
+        "/graph",
+        "/artifacts",
+        "/admin",
+        "/memory",
+        "/reminders",
+        "/reminders/badge",
+        "/admin/live",
+        "/static/app.js",
+    ],
+)
 def test_head_answers_wherever_get_does(client: TestClient, url: str) -> None:
     head, got = client.head(url), client.get(url)
     assert head.status_code == got.status_code == 200 and head.content == b""

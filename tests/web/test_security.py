@@ -96,9 +96,11 @@ def test_a_token_protects_every_page(web_settings: Settings, web_catalog) -> Non
         refused = guarded.post("/login", data={"token": "nope", "next": "/graph"}, headers={"x-csrftoken": token})
         assert refused.status_code == 401 and form.status_code == 200
         login = guarded.post(
-            "/login", data={"token": "s3cret", "next": "//evil.example/"}, headers={"x-csrftoken": token},
+            "/login",
+            data={"token": "s3cret", "next": "//evil.example/"},
+            headers={"x-csrftoken": token},
             follow_redirects=False,
-        )  # fmt: skip
+        )
         assert login.status_code == 303 and login.headers["location"] == "/"  # no open redirect
         assert AUTH_COOKIE in guarded.cookies and "s3cret" not in guarded.cookies[AUTH_COOKIE]
         assert guarded.get("/admin").status_code == 200

@@ -83,10 +83,13 @@ class TorchE5:
     def encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
         torch, file = self._torch, self._file
         ids = [
-            [file.bos, *self._tokenizer.encode(prefix + text, add_special_tokens=False).ids[: self.shape.positions - 2],
-             file.eos]
+            [
+                file.bos,
+                *self._tokenizer.encode(prefix + text, add_special_tokens=False).ids[: self.shape.positions - 2],
+                file.eos,
+            ]
             for text in texts
-        ]  # fmt: skip
+        ]
         width = max(map(len, ids))
         grid = np.full((len(ids), width), file.pad, dtype=np.int64)
         for row, tokens in enumerate(ids):

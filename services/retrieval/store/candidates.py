@@ -14,6 +14,8 @@ import sys
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
+from services.retrieval.models import StoreHit
+
 
 class CandidateFields:
     """``fields`` of each point, by point id, kept current by the store's writes (under its write mutex)."""
@@ -32,6 +34,22 @@ class CandidateFields:
 
     def get(self, point_id: str) -> dict[str, Any] | None:
         return self._by_id.get(point_id)
+
+    def missing(self, point_ids: Iterable[str]) -> list[str]:
+        """The ids this map does not know (points written while a search ran): to read from the shard."""
+        return [point_id for point_id in point_ids if point_id not in self._by_id]
+
+    def hits(self, scored: Iterable[tuple[str, float]], read: dict[str, dict[str, Any]]) -> list[StoreHit]:
+        """The hits of ``scored`` (id, score), their fields from here, else from ``read`` (the ``missing``
+        ones, read from the shard); a point in neither was deleted since the query: not a result."""
+        hits = []
+        for point_id, score in scored:
+            lean = self._by_id.get(point_id)
+            if lean is None:
+                lean = read.get(point_id)
+            if lean is not None:
+                hits.append(StoreHit(point_id, score, dict(lean)))
+        return hits
 
     def put(self, points: Iterable[tuple[str, dict[str, Any]]]) -> None:
         """Record (or replace) each ``(point id, payload)``; fields beyond ``self.fields`` are not kept."""

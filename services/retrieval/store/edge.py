@@ -285,17 +285,9 @@ class EdgeStore(VectorStore):
             if shard is None:
                 return []
             scored = [(str(point.id), point.score) for point in shard.query(request)]
-            missing = [point_id for point_id, _ in scored if candidates.get(point_id) is None]
+            missing = candidates.missing(point_id for point_id, _ in scored)
             read = shard.retrieve(missing, with_payload=fields, with_vector=False) if missing else []
-        found = {str(record.id): record.payload or {} for record in read}
-        hits = []
-        for point_id, score in scored:
-            lean = candidates.get(point_id)
-            if lean is None:
-                lean = found.get(point_id)
-            if lean is not None:  # else deleted since the query: not a result
-                hits.append(StoreHit(point_id, score, dict(lean)))
-        return hits
+        return candidates.hits(scored, {str(record.id): record.payload or {} for record in read})
 
     def _scroll(self, flt: Filter | None, batch: int, with_payload: bool) -> Iterator[StoreHit]:
         offset = None

@@ -46,9 +46,13 @@ class IndexerHandlers:
         if report.indexed or report.skipped or report.failed or report.deleted:  # an unchanged batch says nothing
             log.info(
                 "batch: %d indexed (%d chunks), %d skipped, %d failed, %d removed, %d unchanged",
-                len(report.indexed), report.chunks_embedded, len(report.skipped), len(report.failed),
-                len(report.deleted), len(report.unchanged),
-            )  # fmt: skip
+                len(report.indexed),
+                report.chunks_embedded,
+                len(report.skipped),
+                len(report.failed),
+                len(report.deleted),
+                len(report.unchanged),
+            )
         for path in report.failed:
             self.queues.sync_note(path, priority=RECONCILE_PRIORITY)
         return report.model_dump()

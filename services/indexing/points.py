@@ -1,0 +1,69 @@
+"""What the store holds for one note: a point per chunk, with its vectors and its payload."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from services.indexing.chunking import Chunk
+from services.retrieval import lexical
+from services.retrieval.models import StorePoint
+from services.retrieval.store import point_id
+from services.vault.models import ParsedNote
+
+
+def note_points(
+    note: ParsedNote,
+    chunks: list[Chunk],
+    vectors: list[list[float]],
+    title_vector: list[float],
+    entities: list[str],
+) -> list[StorePoint]:
+    """One point per chunk: its dense vector, its sparse (lexical) vector, its payload and the title's vector."""
+    return [
+        StorePoint(
+            id=point_id(note.path, chunk.index),
+            dense=vector,
+            sparse=lexical.encode_document(chunk.text, note.title, note.aliases, chunk.heading_path),
+            payload=chunk_payload(note, chunk, entities),
+            title=title_vector,
+        )
+        for chunk, vector in zip(chunks, vectors, strict=True)
+    ]
+
+
+def chunk_payload(note: ParsedNote, chunk: Chunk, entities: list[str] | None = None) -> dict[str, object]:
+    """The payload stored with each chunk (see docs/architecture.md for the field table).
+
+    ``entities``: the note's normalised entity names (and variants) known to the catalog.
+    """
+    return {
+        "path": note.path,
+        "title": note.title,
+        "aliases": note.aliases,
+        "tags": expand_tags(note.tags),
+        "folder": ancestor_folders(note.path),
+        "type": note.note_type.value,
+        "created_ts": note.created.timestamp(),
+        "modified_ts": note.modified.timestamp(),
+        "heading_path": chunk.heading_path,
+        "links": sorted({link.target for link in note.links if link.target}),
+        "chunk_index": chunk.index,
+        "content_hash": note.content_hash,
+        "text": chunk.text,
+        "entities": entities or [],
+    }
+
+
+def expand_tags(tags: Iterable[str]) -> list[str]:
+    """Lowercase tags with every nested tag's ancestors: ``projet/atlas`` → ``projet/atlas``, ``projet``."""
+    expanded: dict[str, None] = {}
+    for tag in tags:
+        parts = tag.lower().lstrip("#").strip("/").split("/")
+        for depth in range(len(parts), 0, -1):
+            expanded["/".join(parts[:depth])] = None
+    return list(expanded)
+
+
+def ancestor_folders(path: str) -> list[str]:
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
