@@ -49,7 +49,7 @@ def model(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             llm_base_url=server.base_url, llm_model="scripted", llm_warm_up=False,
         )  # fmt: skip
         with running_worker(settings, limits=worker_limits(settings)):
-            yield server, ask_through(SystemClient(settings).generation.generate)
+            yield server, ask_through(SystemClient(settings).generation)
 
 
 @pytest.fixture
