@@ -22,9 +22,10 @@ from typing import Any
 from _beir import percentile
 from _common import start_openai_server
 
-from services.chat.grounding_check import GenerateFn, check_request
+from services.chat.grounding_check import check_request
 from services.llm import bundled
-from services.llm.models import ChatMessage, GenerationError, GenerationRequest
+from services.llm.client import Generator, StreamGenerator, backend_events
+from services.llm.models import ChatMessage
 from services.llm.openai_backend import OpenAIBackend
 
 log = logging.getLogger("bench")
@@ -50,14 +51,9 @@ def check_server(url: str, model: str | None) -> Iterator[tuple[OpenAIBackend, s
             server.wait(30)
 
 
-def generate_with(backend: OpenAIBackend) -> GenerateFn:
-    def generate(request: GenerationRequest) -> str:
-        try:
-            return "".join(backend.stream(request.messages, request.max_tokens, request.temperature))
-        except Exception as exc:  # httpx's and the server's errors alike: a failed check
-            raise GenerationError(str(exc)) from exc
-
-    return generate
+def generate_with(backend: OpenAIBackend) -> Generator:
+    """The check's generations straight through ``backend`` (httpx's and the server's errors: a failed check)."""
+    return StreamGenerator(backend_events(backend))
 
 
 def after_check(rows: list[Any]) -> list[Any]:

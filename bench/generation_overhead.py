@@ -259,7 +259,7 @@ def compare(settings: Any, messages: list[Any], args: argparse.Namespace, worker
 
     def through_worker() -> Iterator[tuple[str, int]]:
         request = GenerationRequest(messages=current, max_tokens=args.max_tokens)
-        for event in client.stream(client.submit(request)):
+        for event in client.events(client.submit(request)):
             if event.kind == "error":
                 raise RuntimeError(event.error)
             if event.kind == "done":

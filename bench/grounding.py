@@ -26,6 +26,7 @@ import logging
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -39,9 +40,10 @@ from _vaults import HALVES, HalfIndex, half_of, is_held_out, open_folder, open_h
 from services.catalog.models import Provenance
 from services.chat.engine import ChatEngine
 from services.chat.grounding import FEATURES
-from services.chat.grounding_check import GenerateFn
 from services.chat.websearch import FakeWebSearch
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
+from services.llm.client import Generator, StreamGenerator
+from services.llm.models import GenerationRequest, StreamEvent
 from services.llm.openai_backend import OpenAIBackend
 from services.retrieval.embedding import Embedder, calibration, load_embedder
 from services.retrieval.search import SearchEngine
@@ -89,7 +91,7 @@ class Check:
     probed: dict[str, float] = field(default_factory=dict)
 
     @property
-    def generate(self) -> GenerateFn:
+    def generator(self) -> Generator:
         return generate_with(self.backend)
 
 
@@ -104,8 +106,8 @@ def subsample(bench: Benchmark, limit: int | None) -> Benchmark:
     return Benchmark(name, {d: bench.docs[d] for d in kept}, queries, qrels, {})
 
 
-def _no_model(request: object) -> None:
-    raise AssertionError("the grounding bench never calls a model")
+def _no_model(request: GenerationRequest) -> Iterator[StreamEvent]:
+    raise AssertionError("the grounding bench never calls a model (but the check)")
 
 
 def engine(index: HalfIndex, embedder: Embedder, check: Check | None = None) -> ChatEngine:
@@ -113,14 +115,8 @@ def engine(index: HalfIndex, embedder: Embedder, check: Check | None = None) -> 
     settings = index.settings.model_copy(update={"grounding_check": "on" if check else "off"})
     if check:
         settings = settings.model_copy(update={"llm_context_tokens": check.context})
-    return ChatEngine(
-        settings,
-        search.search,
-        _no_model,
-        FakeWebSearch(),
-        index.catalog,  # type: ignore[arg-type]
-        check_model=check.generate if check else None,
-    )
+    generator = check.generator if check else StreamGenerator(_no_model)
+    return ChatEngine(settings, search.search, generator, FakeWebSearch(), index.catalog)
 
 
 def ask(

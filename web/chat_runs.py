@@ -1,9 +1,10 @@
 """Chat questions in flight in this web process: created by the composer's POST, streamed by the SSE GET.
 
 ``ChatEngine.ask`` is a blocking generator (search through the indexer, tokens from the mlx worker's
-Redis stream), so each run iterates it in a thread and hands the events to the event loop. Stopping a
-run (the stop button, or the browser going away) cancels its generation in the worker, which ends the
-stream with ``finish_reason="cancelled"``: the partial answer is still saved in the thread.
+Redis stream), so each run iterates the process's one engine in a thread and hands the events to the event
+loop. Stopping a run (the stop button, or the browser going away) stops its ``CancelScope``: its generations
+are cancelled in the worker, which ends the stream with ``finish_reason="cancelled"``: the partial answer is
+still saved in the thread.
 """
 
 from __future__ import annotations
@@ -14,19 +15,17 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from services.chat.engine import ChatEngine, ChatEvent
 from services.chat.prompts import QUESTION_FAILED
-from services.llm.models import GenerationRequest, StreamEvent
+from services.llm.client import CancelScope
 from services.system import SystemNotRunning
 
 log = logging.getLogger(__name__)
 
 UNCLAIMED_TTL = 600.0  # a question whose stream never connected is forgotten after this long
-
-StreamFn = Callable[[GenerationRequest], Iterator[StreamEvent]]
 
 
 @dataclass
@@ -35,15 +34,18 @@ class ChatRun:
     question: str
     thread_id: str
     use_web: bool
-    cancel: threading.Event = field(default_factory=threading.Event)
-    request_ids: list[str] = field(default_factory=list)
-    model_ttft_ms: float | None = None  # the model's own time to first token (from the worker)
+    scope: CancelScope = field(default_factory=CancelScope)  # the run's generations
     reading: bool = False  # the model is reading the prompt (progress shown, no token yet)
     created: float = field(default_factory=time.monotonic)
 
     @property
     def stopped(self) -> bool:
-        return self.cancel.is_set()
+        return self.scope.stopped
+
+    @property
+    def model_ttft_ms(self) -> float | None:
+        """The model's own time to first token (from the worker)."""
+        return self.scope.model_ttft_ms
 
 
 class ChatRuns:
@@ -51,12 +53,12 @@ class ChatRuns:
 
     def __init__(
         self,
-        make_engine: Callable[[ChatRun], ChatEngine],
-        cancel_request: Callable[[str], None],
+        engine: ChatEngine,
+        ensure_running: Callable[[], None],
         record_failure: Callable[[ChatRun, str], None] | None = None,
     ) -> None:
-        self.make_engine = make_engine
-        self.cancel_request = cancel_request
+        self.engine = engine
+        self.ensure_running = ensure_running  # raises SystemNotRunning, with why, before each question
         self.record_failure = record_failure  # keeps a question that failed in its thread, with its error
         self._waiting: dict[str, ChatRun] = {}
         self._active: dict[str, ChatRun] = {}
@@ -83,9 +85,7 @@ class ChatRuns:
             run = self._active.get(run_id) or self._waiting.pop(run_id, None)
         if run is None:
             return False
-        run.cancel.set()
-        for request_id in list(run.request_ids):
-            self.cancel_request(request_id)
+        run.scope.stop()
         return True
 
     async def events(self, run: ChatRun) -> AsyncIterator[ChatEvent]:
@@ -110,8 +110,8 @@ class ChatRuns:
 
     def _produce(self, run: ChatRun, put: Callable[[ChatEvent | None], None]) -> None:
         try:
-            engine = self.make_engine(run)
-            for event in engine.ask(run.question, thread_id=run.thread_id, use_web=run.use_web):
+            self.ensure_running()
+            for event in self.engine.ask(run.question, thread_id=run.thread_id, use_web=run.use_web, scope=run.scope):
                 put(event)
         except Exception as exc:  # shown in the page instead of a silent, never-ending stream
             if isinstance(exc, SystemNotRunning):  # a state of the system (stopped, Redis restarting), not a bug
@@ -134,28 +134,3 @@ def failure_message(exc: Exception) -> str:
     timed_out = isinstance(exc, TimeoutError)  # a search the indexer did not answer in time
     detail = "délai dépassé" if timed_out else type(exc).__name__
     return QUESTION_FAILED.format(detail=detail)
-
-
-def recording_stream(
-    run: ChatRun,
-    submit: Callable[[GenerationRequest], str],
-    stream: Callable[[str], Iterator[StreamEvent]],
-    cancel: Callable[[str], None],
-) -> StreamFn:
-    """A chat engine ``stream`` function that remembers the run's request ids (to cancel them) and the
-    model's own first-token time, and submits nothing once the run is stopped."""
-
-    def generate(request: GenerationRequest) -> Iterator[StreamEvent]:
-        if run.stopped:
-            yield StreamEvent(kind="done", finish_reason="cancelled")
-            return
-        request_id = submit(request)
-        run.request_ids.append(request_id)
-        if run.stopped:  # the stop came between the check and the submit
-            cancel(request_id)
-        for event in stream(request_id):
-            if event.terminal and event.ttft_ms is not None:
-                run.model_ttft_ms = event.ttft_ms
-            yield event
-
-    return generate

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any, TypeAlias, TypeVar
 
 from litestar.di import NamedDependency
@@ -20,16 +20,16 @@ from services.catalog import Catalog
 from services.catalog.graph import GraphCache
 from services.catalog.models import Provenance, Turn
 from services.chat.engine import ChatEngine
-from services.chat.grounding_check import generate_through
 from services.chat.websearch import WebSearch, make_web_search
 from services.config import Settings
 from services.system import SystemClient, build_chat_engine
 from services.vault.reader import MarkdownDoc
-from web.chat_runs import ChatRun, ChatRuns, recording_stream
+from web.chat_runs import ChatRun, ChatRuns
 from web.rendering import CatalogLinks, MarkdownRenderer
 from web.urls import WebUrls
 
 T = TypeVar("T")
+NOT_RUNNING = "ObsiRAG ne tourne pas : lancez `obsirag up` (ou `make run`)."
 
 
 @dataclass
@@ -55,7 +55,8 @@ class Site:
 
     @cached_property
     def chat(self) -> ChatRuns:
-        return ChatRuns(self.chat_engine, self.client.generation.cancel, self.record_failure)
+        ensure_running = partial(self.client.ensure_running, "fr", NOT_RUNNING)
+        return ChatRuns(self.chat_engine, ensure_running, self.record_failure)
 
     def record_failure(self, run: ChatRun, message: str) -> None:
         """A question that failed before its answer stays in its thread, with what the user was told."""
@@ -65,26 +66,10 @@ class Site:
         )  # fmt: skip
         self.catalog.add_turn(turn)
 
-    def chat_engine(self, run: ChatRun) -> ChatEngine:
-        """An engine for one run: searches through the indexer, generates through the mlx worker."""
-        generation, timeout = self.client.generation, self.settings.llm_timeout_seconds
-        stream = recording_stream(
-            run,
-            lambda request: generation.submit(request, watched=True),
-            lambda request_id: generation.stream(request_id, timeout),
-            generation.cancel,
-        )
-        check = recording_stream(  # the grounding check: stopped with the run, within its own timeout
-            run,
-            lambda request: generation.submit(request, watched=True),
-            lambda request_id: generation.stream(request_id, self.settings.grounding_check_timeout),
-            generation.cancel,
-        )
-        return build_chat_engine(
-            self.settings, self.catalog, client=self.client, stream=stream, web_search=self.web_search,
-            not_running="ObsiRAG ne tourne pas : lancez `obsirag up` (ou `make run`).", lang="fr",
-            check_model=generate_through(check),
-        )  # fmt: skip
+    @cached_property
+    def chat_engine(self) -> ChatEngine:
+        """The process's one engine: searches through the indexer, generates through the mlx worker."""
+        return build_chat_engine(self.settings, self.catalog, client=self.client, web_search=self.web_search)
 
     def cached(self, name: str, build: Callable[[], T]) -> T:
         """``build()``'s value, kept until the catalog changes (a note indexed, removed, re-linked)."""

@@ -190,12 +190,14 @@ def ask(
     explain: bool,
 ) -> None:
     """Ask the vault a question; the answer streams with its sources."""
-    from services.system import SystemNotRunning, build_chat_engine
+    from services.system import SystemClient, SystemNotRunning, build_chat_engine
 
+    client = SystemClient(settings)
     try:
-        engine = build_chat_engine(settings)
+        client.ensure_running()
     except SystemNotRunning as exc:
         raise click.ClickException(str(exc)) from None
+    engine = build_chat_engine(settings, client=client)
     final = None
     progress = ReadingProgress()
     for event in engine.ask(" ".join(question), thread_id=thread_id, use_web=use_web):

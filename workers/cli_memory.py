@@ -177,4 +177,4 @@ def _ask(settings: Settings):  # type: ignore[no-untyped-def]
         alive = client.state() is not None
     except Exception:  # no Redis: no system
         alive = False
-    return ask_through(client.generate, settings.llm_temperature) if alive else None
+    return ask_through(client, settings.llm_temperature) if alive else None

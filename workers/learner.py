@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -18,29 +17,24 @@ from services.learner import schedule
 from services.learner.cycle import Learner, LearnerDeps
 from services.learner.pacing import LearnerModel
 from services.llm.limits import prompt_limits
-from services.llm.models import GenerationRequest, StreamEvent
 from services.memory.cycle import MemoryTicker
 from services.memory.llm import ask_through
-from services.system import SystemClient, SystemNotRunning, build_chat_engine
+from services.system import SystemClient, build_chat_engine
 from services.system.handlers.learner import LearnerHandlers
 from services.system.queues import Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 
 log = logging.getLogger(__name__)
+NOT_RUNNING = "ObsiRAG is not running: start it with `obsirag up` (the learner needs it)"
 
 
 def build_learner(settings: Settings, stop: threading.Event, catalog: Catalog | None = None) -> Learner:
     """A learner that searches through the indexer and generates through the mlx worker (learner priority)."""
     client = SystemClient(settings)
-    generation = client.generation
-
-    def stream(request: GenerationRequest) -> Iterator[StreamEvent]:
-        return generation.stream(generation.submit(request, watched=True), timeout=settings.llm_timeout_seconds)
-
     catalog = catalog or Catalog(settings.catalog_path)
-    model = LearnerModel(settings, generation.generate, stream, stop)
+    model = LearnerModel(settings, client.generation, stop)
     # No running check here: the learner process starts with the system and waits for the indexer.
-    chat = build_chat_engine(settings, catalog, client=client, stream=model.stream, check=False)
+    chat = build_chat_engine(settings, catalog, client=client, generator=model)
     return Learner(LearnerDeps(settings, catalog, model, chat, client.similar_notes, stop))
 
 
@@ -50,17 +44,14 @@ def memory_ticker(settings: Settings, catalog: Catalog) -> MemoryTicker | None:
     if not settings.memory_enabled:
         return None
     generation = SystemClient(settings).generation
-    ask = ask_through(generation.generate, settings.llm_temperature) if schedule.learner_enabled(settings) else None
+    ask = ask_through(generation, settings.llm_temperature) if schedule.learner_enabled(settings) else None
     return MemoryTicker(settings, catalog, ask, limits=lambda: prompt_limits(settings, generation.state()))
 
 
 def run_once(settings: Settings, note: str | None, now: datetime) -> dict[str, Any]:
     """``obsirag learn --once``: one cycle in this process (and the weekly synthesis if due, unless ``note``)."""
-    client = SystemClient(settings)
-    if not client.wait_running(settings.search_timeout):  # Redis or the indexer restarting: wait for them
-        raise SystemNotRunning(
-            client.unavailable() or "ObsiRAG is not running: start it with `obsirag up` (the learner needs it)"
-        )
+    # Redis or the indexer restarting: wait for them.
+    SystemClient(settings).ensure_running(not_running=NOT_RUNNING)
     learner = build_learner(settings, threading.Event())
     try:
         synthesis = None if note else learner.synthesis_if_due(now)

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
 
 from services.catalog import Catalog
-from services.catalog.models import AnswerEntity, AnswerMarks, MemoryUse, Provenance, Source, Thread, Turn
+from services.catalog.models import Provenance, Source, Thread, Turn
 from services.chat import prompts
+from services.chat.answer import ChatAnswer, ChatEvent
 from services.chat.context import ContextBlock, pack_context
 from services.chat.grounding import Grounding, assess, combine_parts, split_question
-from services.chat.grounding_check import GenerateFn, check_enabled, generate_through, run_check
+from services.chat.grounding_check import check_enabled, run_check
 from services.chat.listing import answer_listing, batch_blocks, notes_in_range
 from services.chat.prepared import Prepared
 from services.chat.prompt_fit import PromptFit, exchange
@@ -31,62 +29,17 @@ from services.chat.web_answer import FRAME_TOKENS, WebAnswer
 from services.chat.websearch import WebSearch
 from services.config import Settings
 from services.indexing.entities import answer_entities
+from services.llm.client import CancelScope, Generator
 from services.llm.limits import prompt_limits, token_budget
-from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
+from services.llm.models import ChatMessage, GenerationError, GenerationRequest, Priority, StreamEvent
 from services.memory.assistant import ChatMemory
 from services.retrieval.embedding import calibration
 from services.retrieval.search import SearchRequest, SearchResponse
 
 log = logging.getLogger(__name__)
 SearchFn = Callable[[SearchRequest], SearchResponse]
-StreamFn = Callable[[GenerationRequest], Iterator[StreamEvent]]
-WorkerFn = Callable[[], WorkerState | None]
 HISTORY_TURNS = 3
 RETRIEVE_K = 8
-
-
-class ChatAnswer(AnswerMarks, BaseModel):
-    thread_id: str
-    turn_id: int | None = None
-    question: str
-    answer: str
-    sources: list[Source] = Field(default_factory=list)
-    provenance: Provenance
-    main_note: str | None = None
-    notes: list[Source] = Field(default_factory=list)  # listing/summary questions: the notes themselves
-    entities: list[AnswerEntity] = Field(default_factory=list)  # who/what the sources mention, with related notes
-    model: str | None = None
-    backend: str | None = None
-    timings: dict[str, float] = Field(default_factory=dict)
-    plan: QueryPlan | None = None
-    read_urls: list[str] = Field(default_factory=list)  # web pages read and summarised (not just their snippet)
-    web: Literal["", "failed", "empty"] = ""  # the web search was asked for and failed / found nothing
-    finish_reason: str | None = None  # "length": the answer stopped at the token cap
-    grounding: dict[str, Any] | None = None  # the guard's decision and evidence (``Grounding.explain``)
-    memory: list[MemoryUse] = Field(default_factory=list)  # remembered facts the prompt held ("mémoire utilisée")
-
-
-class ChatEvent(BaseModel):
-    kind: Literal["sources", "progress", "token", "done", "error"]
-    text: str = ""
-    progress: float | None = None  # progress: share of the prompt the model has read (0–1)
-    sources: list[Source] = Field(default_factory=list)
-    answer: ChatAnswer | None = None
-
-
-class ChatFailed(RuntimeError):
-    """The chat's stream ended with an error, or without its answer."""
-
-
-def final_answer(events: Iterable[ChatEvent], missing: str = "the chat engine gave no answer") -> ChatAnswer:
-    """The answer a chat's events end with, for callers that need it whole (the learner, MCP's ``ask``);
-    ``ChatFailed`` with the error's text, or ``missing`` when no answer came."""
-    for event in events:
-        if event.kind == "error":
-            raise ChatFailed(event.text)
-        if event.kind == "done" and event.answer is not None:
-            return event.answer
-    raise ChatFailed(missing)
 
 
 class ChatEngine:
@@ -94,29 +47,29 @@ class ChatEngine:
         self,
         settings: Settings,
         search: SearchFn,
-        stream: StreamFn,
+        generator: Generator,
         web: WebSearch,
         catalog: Catalog,
-        worker: WorkerFn | None = None,
         memory: ChatMemory | None = None,
-        check_model: GenerateFn | None = None,
     ) -> None:
-        """``worker``: what the running generation worker publishes; its prompt budget and answer cap
-        win over this process's settings. ``check_model``: how the grounding check's short generation runs
-        (default: through ``stream``, without a timeout of its own)."""
+        """``generator``: every generation of a question goes through it; what its worker publishes (the
+        prompt budget, the answer cap) wins over this process's settings."""
         self.settings = settings
         self.search = search
-        self.stream = stream
+        self.generator = generator
         self.web = web
         self.catalog = catalog
-        self.worker = worker
         self.memory = memory or ChatMemory(settings, catalog)
-        self.check_model = check_model or generate_through(stream)
 
     def ask(
-        self, question: str, thread_id: str | None = None, use_web: bool | None = None, now: datetime | None = None,
+        self,
+        question: str,
+        thread_id: str | None = None,
+        use_web: bool | None = None,
+        now: datetime | None = None,
         read_web_pages: bool = False,
-    ) -> Iterator[ChatEvent]:  # fmt: skip
+        scope: CancelScope | None = None,
+    ) -> Iterator[ChatEvent]:
         """Answer ``question`` (continuing ``thread_id`` when given), streaming events.
 
         ``use_web``: the question may be sent to the web search engine when the vault cannot answer
@@ -124,27 +77,35 @@ class ChatEngine:
 
         ``read_web_pages``: a web fallback reads its first ``web_read_pages`` pages and summarises each with
         one model call, instead of relying on search snippets; slower, so for the learner rather than a chat.
+
+        ``scope``: the question's generations, stopped together (the web's stop button).
         """
-        prepared = self.prepare(question, thread_id, use_web, now)
+        prepared = self.prepare(question, thread_id, use_web, now, scope)
         self.second_check(prepared, use_web)
         if prepared.text:
             yield ChatEvent(kind="token", text=prepared.text)
-        web = WebAnswer(self.settings, self.web, self.stream, self._request)
+        web = WebAnswer(self.settings, self.web, self.generator, self._request)
         if prepared.try_web and (intro := web.prepare(prepared, read_web_pages)):
             yield ChatEvent(kind="token", text=intro)
         if prepared.sources:
             yield ChatEvent(kind="sources", sources=prepared.sources)
+        yield from self._generate(prepared)
+
+    def _generate(self, prepared: Prepared) -> Iterator[ChatEvent]:
+        """A long summary's map step, then the answer's tokens, then its end."""
         if prepared.map_batches:
-            self._map_summaries(prepared)
+            try:
+                self._map_summaries(prepared)
+            except GenerationError as exc:
+                yield self._failed(prepared, "", StreamEvent(kind="error", error=str(exc)))
+                return
         final: StreamEvent | None = None
         parts: list[str] = []
         if prepared.messages is not None:
             prepared.lap("pre_generation_ms")
-            for event in self.stream(self._request(prepared.messages)):
-                if event.kind == "error":  # kept in the thread with its error, so that it can be retried
-                    message = prompts.GENERATION_FAILED[prepared.plan.language].format(detail=event.error or "?")
-                    self._finish(prepared, "".join(parts), event, error=message)
-                    yield ChatEvent(kind="error", text=message)
+            for event in self.generator.stream(self._request(prepared.messages), scope=prepared.scope):
+                if event.kind == "error":
+                    yield self._failed(prepared, "".join(parts), event)
                     return
                 if event.kind == "progress":
                     yield ChatEvent(kind="progress", progress=event.fraction)
@@ -157,17 +118,28 @@ class ChatEngine:
                     final = event
         yield ChatEvent(kind="done", answer=self._finish(prepared, "".join(parts), final))
 
+    def _failed(self, prepared: Prepared, generated: str, error: StreamEvent) -> ChatEvent:
+        """A failed generation: kept in the thread with its error, so that it can be retried."""
+        message = prompts.GENERATION_FAILED[prepared.plan.language].format(detail=error.error or "?")
+        self._finish(prepared, generated, error, error=message)
+        return ChatEvent(kind="error", text=message)
+
     def prepare(
-        self, question: str, thread_id: str | None = None, use_web: bool | None = None, now: datetime | None = None
+        self,
+        question: str,
+        thread_id: str | None = None,
+        use_web: bool | None = None,
+        now: datetime | None = None,
+        scope: CancelScope | None = None,
     ) -> Prepared:
-        """Plan, retrieve and build the prompt; no generation except a long summary's map step."""
+        """Plan, retrieve and build the prompt; no generation (a long summary's map step runs in ``ask``)."""
         now = now or datetime.now().astimezone()
         started = time.perf_counter()
         thread = self._thread(thread_id, question, now)
-        limits = prompt_limits(self.settings, self.worker() if self.worker else None)
+        limits = prompt_limits(self.settings, self.generator.state())
         plan = understand(question, now, *_history(thread))
         fit = PromptFit(limits, plan.language, plan.question, _brief_history(thread))
-        prepared = Prepared(plan, thread, started, fit)
+        prepared = Prepared(plan, thread, started, fit, scope=scope)
         if (reply := self.memory.reply(question, thread.id, plan.language, now)) is not None:
             prepared.text = reply  # "retiens que …", "oublie que …", a reminder: no model, no retrieval
         elif prepared.plan.intent == Intent.LIST:
@@ -209,7 +181,10 @@ class ChatEngine:
             return
         if not check_enabled(self.settings):
             return
-        grounding.check = run_check(self.check_model, prepared.messages, prepared.plan.language)
+        timeout = self.settings.grounding_check_timeout
+        grounding.check = run_check(
+            self.generator, prepared.messages, prepared.plan.language, timeout=timeout, scope=prepared.scope
+        )
         prepared.lap("check_ms")
         if grounding.check.refuses:
             _refuse(prepared, self.settings.web_search if use_web is None else use_web)
@@ -269,7 +244,7 @@ class ChatEngine:
     def _partial_summary(self, prepared: Prepared, n: int, batch: list[ContextBlock]) -> ContextBlock:
         lang = prepared.plan.language
         messages = prepared.fit.messages(batch, prompts.MAP_TASK[lang])
-        text = "".join(e.text for e in self.stream(self._request(messages)) if e.kind == "token")
+        text = self.generator.text(self._request(messages), scope=prepared.scope).text  # its error ends the answer
         title = f"{prompts.PARTIAL_SUMMARIES[lang]} {batch[0].title} … {batch[-1].title}"
         return ContextBlock(n, batch[0].path, title, "", text)
 
@@ -282,7 +257,7 @@ class ChatEngine:
         )
 
     def _answer_tokens(self) -> int:
-        return prompt_limits(self.settings, self.worker() if self.worker else None).answer_tokens
+        return prompt_limits(self.settings, self.generator.state()).answer_tokens
 
     def _finish(self, prepared: Prepared, generated: str, final: StreamEvent | None, error: str = "") -> ChatAnswer:
         prepared.lap("total_ms")

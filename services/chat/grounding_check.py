@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
 from services.config import Settings
 from services.llm.bundled import is_bundled
-from services.llm.models import ChatMessage, GenerationError, GenerationRequest, Priority, StreamEvent
+from services.llm.client import CancelScope, Generator
+from services.llm.models import ChatMessage, GenerationError, GenerationRequest, Priority
 
 CHECK_TOKENS = 3  # "NON", "Oui." and the like; a longer reply is cut and read by its first word
 REPLY_CHARS = 40  # how much of the reply ``explain`` keeps
@@ -35,7 +35,6 @@ _WORDS = {"oui": "yes", "yes": "yes", "non": "no", "no": "no"}
 # The word alone, or before punctuation ("Non, les extraits…"); "Oui ou non" echoes the question.
 _VERDICT = re.compile(r"^\W*(oui|non|yes|no)(?:\W*$|\s*[,.;:!—–-])", re.IGNORECASE)
 Verdict = Literal["yes", "no", "unreadable", "failed"]
-GenerateFn = Callable[[GenerationRequest], str]  # the reply's text; raises GenerationError (an error, a timeout)
 
 
 def check_enabled(settings: Settings) -> bool:
@@ -86,26 +85,18 @@ def check_request(messages: list[ChatMessage], language: str) -> GenerationReque
     )
 
 
-def run_check(generate: GenerateFn, messages: list[ChatMessage], language: str) -> CheckOutcome:
-    """Ask the model whether the excerpts of the answer's ``messages`` answer its question."""
+def run_check(
+    generator: Generator,
+    messages: list[ChatMessage],
+    language: str,
+    timeout: float | None = None,
+    scope: CancelScope | None = None,
+) -> CheckOutcome:
+    """Ask the model whether the excerpts of the answer's ``messages`` answer its question, waiting at most
+    ``timeout`` seconds (None: the generator's default) for its reply."""
     started = time.perf_counter()
     try:
-        reply = generate(check_request(messages, language))
+        reply = generator.text(check_request(messages, language), timeout=timeout, scope=scope).text
     except GenerationError as exc:  # an error or a timeout: the guard's decision stands
         return CheckOutcome("failed", "", (time.perf_counter() - started) * 1000, str(exc))
     return CheckOutcome(read_verdict(reply), reply.strip()[:REPLY_CHARS], (time.perf_counter() - started) * 1000)
-
-
-def generate_through(stream: Callable[[GenerationRequest], Iterator[StreamEvent]]) -> GenerateFn:
-    """A ``GenerateFn`` over a chat engine's ``stream`` (its timeout is the stream's own)."""
-
-    def generate(request: GenerationRequest) -> str:
-        pieces: list[str] = []
-        for event in stream(request):
-            if event.kind == "error":
-                raise GenerationError(event.error or "generation failed")
-            if event.kind == "token":
-                pieces.append(event.text)
-        return "".join(pieces)
-
-    return generate

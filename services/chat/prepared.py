@@ -11,6 +11,7 @@ from services.chat.context import ContextBlock
 from services.chat.grounding import Grounding
 from services.chat.prompt_fit import PromptFit
 from services.chat.query import QueryPlan
+from services.llm.client import CancelScope
 from services.llm.limits import PromptLimits
 from services.llm.models import ChatMessage
 from services.retrieval.fact_vectors import MemoryMatch
@@ -38,6 +39,7 @@ class Prepared:
     grounding: Grounding | None = None  # the guard's decision and evidence (answer questions)
     memory: list[MemoryUse] = field(default_factory=list)
     memory_matches: list[MemoryMatch] = field(default_factory=list)  # facts the search found close in meaning
+    scope: CancelScope | None = None  # every generation of this question (stopped together)
 
     def lap(self, name: str) -> None:
         self.timings[name] = round((time.perf_counter() - self.started) * 1000, 2)

@@ -4,17 +4,17 @@ learner's insights, ``read_pages``) the first pages read and summarised by the m
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from services.catalog.models import Provenance, Source
 from services.chat import prompts
 from services.chat.context import ContextBlock
-from services.chat.grounding_check import generate_through
 from services.chat.prepared import Prepared
 from services.chat.websearch import WebResult, WebSearch, WebSearchFailed
 from services.config import Settings
+from services.llm.client import Generator
 from services.llm.limits import CHARS_PER_TOKEN, estimate_tokens, token_budget
-from services.llm.models import ChatMessage, GenerationError, GenerationRequest, StreamEvent
+from services.llm.models import ChatMessage, GenerationError, GenerationRequest
 
 log = logging.getLogger(__name__)
 FRAME_TOKENS = 150  # system prompt and task of a summary or page prompt
@@ -27,10 +27,10 @@ class WebAnswer:
         self,
         settings: Settings,
         web: WebSearch,
-        stream: Callable[[GenerationRequest], Iterator[StreamEvent]],
+        generator: Generator,
         request: Callable[[list[ChatMessage]], GenerationRequest],
     ) -> None:
-        self.settings, self.web, self.stream, self.request = settings, web, stream, request
+        self.settings, self.web, self.generator, self.request = settings, web, generator, request
 
     def prepare(self, prepared: Prepared, read_pages: bool = False) -> str:
         """Search the web after the refusal; returns the text introducing the web answer ("" if none).
@@ -84,7 +84,7 @@ class WebAnswer:
             ChatMessage(role="user", content=prompts.PAGE_SUMMARY[lang].format(**fields, text=text)),
         ]
         try:
-            summary = generate_through(self.stream)(self.request(messages)).strip()
+            summary = self.generator.text(self.request(messages), scope=prepared.scope).text.strip()
         except GenerationError as exc:  # the answer's own call will report a failing model
             log.warning("summary of %s failed: %s", result.url, exc)
             return result.snippet

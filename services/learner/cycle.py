@@ -20,7 +20,8 @@ from filelock import FileLock, Timeout
 from services import vault
 from services.catalog import Catalog
 from services.catalog.models import LearnOutcome, NoteStatus, SynapsePair
-from services.chat.engine import ChatAnswer, ChatEngine, final_answer
+from services.chat.answer import ChatAnswer, final_answer
+from services.chat.engine import ChatEngine
 from services.config import Settings
 from services.indexing.entities import iter_entity_tags
 from services.language.detect import detect_language

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from services.config import Settings
-from services.llm.models import ChatMessage, GenerationRequest, GenerationResult, Priority, StreamEvent
-
-GenerateFn = Callable[[GenerationRequest], GenerationResult]
-StreamFn = Callable[[GenerationRequest], Iterator[StreamEvent]]
+from services.llm.client import CancelScope, Generator, collect
+from services.llm.models import ChatMessage, GenerationRequest, GenerationResult, Priority, StreamEvent, WorkerState
 
 
 class LearnerStopped(RuntimeError):
@@ -39,37 +37,46 @@ class GenerationMeter:
 
 
 class LearnerModel:
-    """Asks the model for the learner: one-shot prompts (``ask``) and the chat engine's streams (``stream``)."""
+    """The learner's ``Generator``: the client's, at learner priority, after a pause, metered.
 
-    def __init__(self, settings: Settings, generate: GenerateFn, stream: StreamFn, stop: threading.Event) -> None:
+    ``ask`` is the one-shot prompt of insights, synapses and the synthesis; the chat engine the learner
+    builds holds the model itself, so its answers and checks are paced and metered the same way.
+    """
+
+    def __init__(self, settings: Settings, generator: Generator, stop: threading.Event) -> None:
         self.settings = settings
-        self._generate = generate
-        self._stream = stream
+        self.generator = generator
         self.stop = stop
         self.meter = GenerationMeter()
 
     def ask(self, system: str, prompt: str, max_tokens: int | None = None) -> str:
         """The model's answer to one prompt, stripped (generation errors propagate)."""
-        self.pause()
         request = GenerationRequest(
             messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)],
             max_tokens=max_tokens or self.settings.llm_max_tokens,
             temperature=self.settings.llm_temperature,
-            priority=Priority.LEARNER,
         )
-        started = time.perf_counter()
-        result = self._generate(request)
-        self.meter.add(result.prompt_tokens, result.completion_tokens, time.perf_counter() - started)
-        return result.text.strip()
+        return self.text(request).text.strip()
 
-    def stream(self, request: GenerationRequest) -> Iterator[StreamEvent]:
-        """The chat engine's stream function, at learner priority whatever the engine asked for."""
+    def stream(
+        self, request: GenerationRequest, timeout: float | None = None, scope: CancelScope | None = None
+    ) -> Iterator[StreamEvent]:
+        """The client's stream, at learner priority whatever the caller asked for."""
         self.pause()
         started = time.perf_counter()
-        for event in self._stream(request.model_copy(update={"priority": Priority.LEARNER})):
+        learner = request.model_copy(update={"priority": Priority.LEARNER})
+        for event in self.generator.stream(learner, timeout, scope):
             if event.terminal:
                 self.meter.add(event.prompt_tokens, event.completion_tokens, time.perf_counter() - started)
             yield event
+
+    def text(
+        self, request: GenerationRequest, timeout: float | None = None, scope: CancelScope | None = None
+    ) -> GenerationResult:
+        return collect(self.stream(request, timeout, scope))
+
+    def state(self) -> WorkerState | None:
+        return self.generator.state()
 
     def pause(self) -> None:
         """Wait ``learn_pause_seconds`` before every call but the first; raises LearnerStopped on stop."""

@@ -8,23 +8,24 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from functools import cached_property
 
 from services.catalog import Catalog
 from services.catalog.memory_models import Fact, FactStatus
 from services.catalog.models import Provenance
-from services.chat.engine import ChatFailed, final_answer
+from services.chat.answer import ChatFailed, final_answer
+from services.chat.engine import ChatEngine
 from services.config import Settings
 from services.mcp.notes import NoteError, NoteReader
 from services.mcp.schemas import Answer, RememberedFact, SearchHit, SearchResults, SimilarNote, Source
 from services.memory.recall import relevant_facts
 from services.retrieval.fact_vectors import MemoryMatch
 from services.retrieval.search import SearchRequest
-from services.system import SystemClient, SystemNotRunning, build_chat_engine
-from services.system.client import DOWN
+from services.system import SystemClient, build_chat_engine
+from services.system.client import DOWN, NOT_RUNNING
 from services.vault.addresses import obsidian_uri
 from services.vault.models import NoteType
 
-NOT_RUNNING = "ObsiRAG is not running: start it with `obsirag up` (or `make run`)"
 SIMILAR_THRESHOLD = 0.0  # the k closest notes, however close: the caller reads the similarity
 # A heartbeat read this recently is trusted (the heartbeat itself lives 3 beats): no Redis round trip per call.
 SEEN_RUNNING_S = 1.0
@@ -48,9 +49,13 @@ class VaultTools:
         restarts Redis or the indexer, wait ``search_timeout`` for it, then say which is away."""
         if time.monotonic() - self._seen_running < SEEN_RUNNING_S:
             return
-        if not self.client.wait_running(self.settings.search_timeout):
-            raise SystemNotRunning(self.client.unavailable() or NOT_RUNNING)
+        self.client.ensure_running("en", NOT_RUNNING)
         self._seen_running = time.monotonic()
+
+    @cached_property
+    def chat(self) -> ChatEngine:
+        """The chat engine, built once: each ``ask`` checks the system first."""
+        return build_chat_engine(self.settings, self.catalog, client=self.client)
 
     def search(
         self,
@@ -93,10 +98,9 @@ class VaultTools:
     def ask(self, question: str, thread_id: str | None = None) -> Answer:
         """The chat's grounded answer, generated at chat priority; the not-in-vault refusal as in the chat."""
         self.require_running()
-        engine = build_chat_engine(self.settings, self.catalog, client=self.client)
         try:
             final = final_answer(
-                engine.ask(question, thread_id=thread_id), "no answer came back from the generation worker"
+                self.chat.ask(question, thread_id=thread_id), "no answer came back from the generation worker"
             )
         except ChatFailed as exc:
             raise NoteError(str(exc)) from exc

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from services.llm.backend import Backend
-from services.llm.models import ChatMessage, GenerationRequest, GenerationResult, Priority
+from services.llm.client import Generator, StreamGenerator, backend_events
+from services.llm.models import ChatMessage, GenerationRequest, Priority
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,6 @@ class Completion:
 
 
 AskFn = Callable[[str, str, int], Completion]  # (system, prompt, max_tokens) → completion
-GenerateFn = Callable[[GenerationRequest], GenerationResult]
 
 
 class ModelUnavailable(RuntimeError):
@@ -37,8 +37,9 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4) if text else 0
 
 
-def ask_through(generate: GenerateFn, temperature: float = 0.0) -> AskFn:
-    """An ``AskFn`` over the generation client (the ``generate`` queue), at learner priority."""
+def ask_through(generator: Generator, temperature: float = 0.0) -> AskFn:
+    """An ``AskFn`` over a generator (the running system's: the ``generate`` queue), at learner priority;
+    a failed generation raises ``GenerationError``."""
 
     def ask(system: str, prompt: str, max_tokens: int) -> Completion:
         request = GenerationRequest(
@@ -47,7 +48,7 @@ def ask_through(generate: GenerateFn, temperature: float = 0.0) -> AskFn:
             temperature=temperature,
             priority=Priority.LEARNER,
         )
-        result = generate(request)
+        result = generator.text(request)
         return Completion(result.text.strip(), result.prompt_tokens, result.completion_tokens)
 
     return ask
@@ -55,11 +56,4 @@ def ask_through(generate: GenerateFn, temperature: float = 0.0) -> AskFn:
 
 def ask_backend(backend: Backend, temperature: float = 0.0) -> AskFn:
     """An ``AskFn`` straight over a backend in this process (benchmarks, tests)."""
-
-    def ask(system: str, prompt: str, max_tokens: int) -> Completion:
-        messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)]
-        stream = backend.stream(messages, max_tokens=max_tokens, temperature=temperature)
-        text = "".join(stream)
-        return Completion(text.strip(), stream.counts.prompt_tokens, stream.counts.completion_tokens)
-
-    return ask
+    return ask_through(StreamGenerator(backend_events(backend)), temperature)

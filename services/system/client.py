@@ -29,6 +29,7 @@ from services.system.supervision import STARTING, RedisState, redis_message, red
 
 RETRYABLE = ("sync_batch", "sync_note", "rebuild_index")  # the tasks the dashboard offers to run again
 DOWN = (redis.ConnectionError, redis.TimeoutError, FileNotFoundError)  # FileNotFoundError: no Redis socket
+NOT_RUNNING = "ObsiRAG is not running: start it with `obsirag up` (or `make run`)"
 
 
 class SystemNotRunning(RuntimeError):
@@ -93,6 +94,12 @@ class SystemClient:
                 return False
             time.sleep(0.1)  # polling the heartbeat: Redis publishes no event while it is away
         return True
+
+    def ensure_running(self, lang: Lang = "en", not_running: str = NOT_RUNNING) -> None:
+        """Before a question: ``SystemNotRunning`` with ``not_running`` when the indexer does not run, or with
+        why in ``lang`` when the system runs but cannot serve yet (waited for ``search_timeout`` first)."""
+        if not self.wait_running(self.settings.search_timeout):
+            raise SystemNotRunning(self.unavailable(lang) or not_running)
 
     def unavailable(self, lang: Lang = "en") -> str | None:
         """Why the system cannot serve now although it runs (Redis restarting, the indexer starting); None

@@ -1,4 +1,4 @@
-"""How the chat engine, the learner and the CLI ask for a generation: submit, stream, cancel, generate.
+"""The ``Generator`` of the running system: how the chat engine, the learner and the CLI ask for a generation.
 
 Requests go through the Huey ``generate`` queue to the mlx worker, the only process holding a model;
 tokens come back on the request's Redis stream. While the stream is silent the client watches the
@@ -15,7 +15,8 @@ import redis
 
 from services.config import Settings
 from services.llm import streams
-from services.llm.models import GenerationError, GenerationRequest, GenerationResult, StreamEvent, WorkerState
+from services.llm.client import CancelScope, collect
+from services.llm.models import GenerationRequest, GenerationResult, StreamEvent, WorkerState
 from services.system.processes import read_process
 from services.system.queues import Queues
 
@@ -58,7 +59,25 @@ class GenerationClient:
         self.queues.generate(request.model_dump(mode="json"), priority=int(request.priority))
         return request.id
 
-    def stream(self, request_id: str, timeout: float | None = None) -> Iterator[StreamEvent]:
+    def stream(
+        self, request: GenerationRequest, timeout: float | None = None, scope: CancelScope | None = None
+    ) -> Iterator[StreamEvent]:
+        """Submit ``request`` (watched) and read its events; ``scope``: the question it belongs to."""
+
+        def start() -> Iterator[StreamEvent]:
+            return self.events(self.submit(request, watched=True), timeout)
+
+        if scope is None:
+            return start()
+        return scope.run(request.id, lambda: self.cancel(request.id), start)
+
+    def text(
+        self, request: GenerationRequest, timeout: float | None = None, scope: CancelScope | None = None
+    ) -> GenerationResult:
+        """Submit and wait for the whole answer; raises ``GenerationError`` on an error event."""
+        return collect(self.stream(request, timeout, scope))
+
+    def events(self, request_id: str, timeout: float | None = None) -> Iterator[StreamEvent]:
         """The request's events from the first one; ends after ``done`` or ``error``.
 
         ``timeout`` (default ``llm_timeout_seconds``) bounds the wait: past it, the stream ends with an
@@ -108,35 +127,9 @@ class GenerationClient:
         """Ask the worker to stop between two tokens; the stream then ends with finish_reason "cancelled"."""
         streams.request_cancel(self.redis, request_id)
 
-    def generate(self, request: GenerationRequest, timeout: float | None = None) -> GenerationResult:
-        """Submit and wait for the whole answer; raises ``GenerationError`` on an error event."""
-        request_id = self.submit(request, watched=True)
-        pieces: list[str] = []
-        for event in self.stream(request_id, timeout):
-            if event.kind == "token":
-                pieces.append(event.text)
-            elif event.kind == "progress":
-                continue
-            elif event.kind == "error":
-                raise GenerationError(event.error or "generation failed")
-            else:
-                return GenerationResult(text="".join(pieces), **event.model_dump(include=_RESULT_FIELDS))
-        raise GenerationError("the stream ended without a terminal event")
-
     def state(self) -> WorkerState | None:
         """What the running worker last published, or None when no worker is alive."""
         return worker_state(self.redis)
-
-
-_RESULT_FIELDS = {
-    "finish_reason",
-    "prompt_tokens",
-    "completion_tokens",
-    "ttft_ms",
-    "tokens_per_s",
-    "model",
-    "backend",
-}
 
 
 def worker_state(client: redis.Redis) -> WorkerState | None:

@@ -175,7 +175,7 @@ def test_a_chat_goes_first_while_the_learner_extends_its_insight(enriched: Enric
             messages=[ChatMessage(role="user", content="Bonjour !")], max_tokens=4, priority=Priority.CHAT
         )
     )
-    assert list(client.stream(chat))[-1].kind == "done"
+    assert list(client.events(chat))[-1].kind == "done"
     result = json.loads(learner.communicate(timeout=1200)[0])
     assert learner.returncode == 0
 

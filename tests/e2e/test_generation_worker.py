@@ -37,7 +37,7 @@ def test_killed_worker_ends_the_stream_with_an_error_then_restarts_and_serves(
     client = GenerationClient(settings.model_copy(update={"redis_url": system.settings.effective_redis_url}))
     victim = system.process_state("mlx_worker").pid
 
-    events = client.stream(client.submit(GenerationRequest(messages=STORY, max_tokens=300)))
+    events = client.events(client.submit(GenerationRequest(messages=STORY, max_tokens=300)))
     assert next(e for e in events if e.kind != "progress").kind == "token"  # loaded and generating
     os.kill(victim, signal.SIGKILL)
     killed_at = time.monotonic()
@@ -46,7 +46,7 @@ def test_killed_worker_ends_the_stream_with_an_error_then_restarts_and_serves(
     assert time.monotonic() - killed_at < 10  # told promptly, not after the request's timeout
 
     wait_until(lambda: (s := system.process_state("mlx_worker")) and s.pid != victim, "the supervisor's restart")
-    result = client.generate(GenerationRequest(messages=QUESTION, max_tokens=12))
+    result = client.text(GenerationRequest(messages=QUESTION, max_tokens=12))
     assert "Paris" in result.text and result.backend == "mlx"
 
     status = SystemClient(client.settings).status()  # what `obsirag status` prints

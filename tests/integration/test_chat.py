@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -19,6 +19,7 @@ from services.chat.prompts import NOT_IN_VAULT, WEB_STATUS
 from services.chat.websearch import FakeWebSearch
 from services.config import BUNDLED_LLM_MODEL, Settings
 from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.llm.client import StreamGenerator
 from services.llm.mlx_backend import MLXBackend
 from services.llm.models import GenerationRequest, StreamEvent, WorkerState
 from services.memory.recall import relevant_facts
@@ -59,18 +60,21 @@ def setup(
     pipeline.store.close()
 
 
-class CountingStream:
-    """The real generation client, counting the requests that reach the model and keeping their replies."""
+class CountingStream(StreamGenerator):
+    """The real generation client, counting the requests that reach the model and keeping their replies.
 
-    def __init__(self, settings: Settings) -> None:
+    ``state``: the worker state the engine sees (default: none, the engine's settings decide the budget)."""
+
+    def __init__(self, settings: Settings, state: Callable[[], WorkerState | None] | None = None) -> None:
+        super().__init__(self._through_worker, state)
         self.client = GenerationClient(settings)
         self.requests: list[GenerationRequest] = []
         self.replies: list[str] = []
 
-    def __call__(self, request: GenerationRequest) -> Iterator[StreamEvent]:
+    def _through_worker(self, request: GenerationRequest) -> Iterator[StreamEvent]:
         self.requests.append(request)
         self.replies.append("")
-        for event in self.client.stream(self.client.submit(request), timeout=120):
+        for event in self.client.events(self.client.submit(request), timeout=120):
             if event.kind == "token":
                 self.replies[-1] += event.text
             yield event
@@ -124,7 +128,7 @@ def test_off_vault_question_gets_the_refusal_without_a_model_call(chat: ChatEngi
     answer, tokens = ask(chat, "quelle est la capitale du Pérou ?")
     assert answer.answer == NOT_IN_VAULT["fr"] == tokens[0]
     assert answer.provenance == Provenance.NONE and answer.sources == []
-    assert chat.stream.requests == []  # type: ignore[attr-defined]
+    assert chat.generator.requests == []  # type: ignore[attr-defined]
     english, _ = ask(chat, "What is the boiling point of mercury?")
     assert english.answer == NOT_IN_VAULT["en"]
 
@@ -134,7 +138,7 @@ def test_off_vault_question_falls_back_to_the_web_when_allowed(chat: ChatEngine)
     assert tokens[0] == NOT_IN_VAULT["fr"]  # said at once, before the web was searched
     assert answer.provenance == Provenance.WEB
     assert answer.sources and all(s.url and s.url.startswith("https://wikipedia.org/") for s in answer.sources)
-    assert len(chat.stream.requests) == 1  # type: ignore[attr-defined]
+    assert len(chat.generator.requests) == 1  # type: ignore[attr-defined]
     assert cast(FakeWebSearch, chat.web).read_urls == [] and answer.read_urls == []  # a chat: snippets only
 
 
@@ -159,7 +163,7 @@ def test_a_failed_web_search_is_said_in_french_without_the_exception(setup: tupl
 
 
 def test_the_learner_s_web_fallback_reads_and_summarises_the_first_pages(chat: ChatEngine) -> None:
-    web, stream = cast(FakeWebSearch, chat.web), cast(CountingStream, chat.stream)
+    web, stream = cast(FakeWebSearch, chat.web), cast(CountingStream, chat.generator)
     reading = chat.settings.web_read_pages
     answer, tokens = ask(chat, "quelle est la capitale du Pérou ?", web=True, read_pages=True)
     assert tokens[0] == NOT_IN_VAULT["fr"] and answer.provenance == Provenance.WEB
@@ -193,7 +197,7 @@ def test_the_listing_question_returns_the_matching_notes(chat: ChatEngine) -> No
         "Lectures/Manuel de permaculture urbaine.md",
         "Journal/2026-11-08.md",
     }
-    assert chat.stream.requests == []  # type: ignore[attr-defined]
+    assert chat.generator.requests == []  # type: ignore[attr-defined]
     assert "[[Potager partagé]]" in answer.answer
 
 
@@ -228,14 +232,8 @@ def test_the_packed_prompt_never_exceeds_the_budget_the_worker_publishes(
             context_tokens=8192,
             tokenizer_path=str(tokenizer_path) if tokenizer_path else None,
         )
-        engine = ChatEngine(
-            settings,
-            search.search,
-            CountingStream(settings),
-            FakeWebSearch(),
-            Catalog(settings.catalog_path),
-            worker=lambda state=state: state,
-        )
+        generator = CountingStream(settings, state=lambda state=state: state)
+        engine = ChatEngine(settings, search.search, generator, FakeWebSearch(), Catalog(settings.catalog_path))
         prepared = engine.prepare("Quels sont les objectifs du projet Atlas ?", now=NOW)
         turns = [m.model_dump() for m in prepared.messages]
         prompt = tokenizer.apply_chat_template(turns, add_generation_prompt=True, tokenize=False)
@@ -280,7 +278,7 @@ def check_follow_up_repeats_the_first_turn_verbatim(engine: ChatEngine, first: A
 
 
 def test_remembered_facts_reach_the_prompt_and_show_under_the_answer_until_forgotten(chat: ChatEngine) -> None:
-    stream = cast(CountingStream, chat.stream)
+    stream = cast(CountingStream, chat.generator)
     noted, _ = ask(chat, "retiens que le projet Atlas doit rester en open source")
     assert noted.answer.startswith("C'est noté : ") and stream.requests == [] and noted.provenance == Provenance.NONE
     question = "Quels buts poursuit le projet Atlas ?"
@@ -331,12 +329,14 @@ def test_the_grounding_check_reads_the_answers_prompt_so_the_answer_reads_only_i
     stream = CountingStream(settings)
 
     def recording(request: GenerationRequest) -> Iterator[StreamEvent]:
-        for event in stream(request):
+        for event in stream.stream(request):
             done.extend([event] if event.kind == "done" else [])
             yield event
 
     checked = settings.model_copy(update={"grounding_check": "on"})
-    chat = ChatEngine(checked, search.search, recording, FakeWebSearch(), Catalog(settings.catalog_path))
+    chat = ChatEngine(
+        checked, search.search, StreamGenerator(recording), FakeWebSearch(), Catalog(settings.catalog_path)
+    )
     answer, _ = ask(chat, "Combien de voisins cultivent la parcelle du potager partagé ?")  # asked nowhere else
     assert answer.grounding is not None and answer.grounding["check"]["verdict"] in {"yes", "unreadable"}
     check, reply = done

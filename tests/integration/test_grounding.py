@@ -26,6 +26,7 @@ from services.chat.prompts import NOT_IN_VAULT
 from services.chat.websearch import FakeWebSearch
 from services.config import BUNDLED_LLM_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.llm.client import StreamGenerator
 from services.llm.models import GenerationRequest, StreamEvent
 from services.retrieval import lexical
 from services.retrieval.embedding import Embedder
@@ -70,7 +71,7 @@ def chat(tmp_path_factory: pytest.TempPathFactory, e5_embedder: Embedder) -> Ite
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), e5_embedder)
     pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
     search = SearchEngine(pipeline.store, e5_embedder)
-    yield ChatEngine(settings, search.search, no_model, FakeWebSearch(), pipeline.catalog)
+    yield ChatEngine(settings, search.search, StreamGenerator(no_model), FakeWebSearch(), pipeline.catalog)
     pipeline.store.close()
 
 
@@ -180,15 +181,11 @@ def checked(chat: ChatEngine, redis_url: str) -> Iterator[CheckedFixture]:
             llm_model="scripted",
             llm_warm_up=False,
         )
-        client = GenerationClient(worker)
-
-        def stream(request: GenerationRequest) -> Iterator[StreamEvent]:
-            return client.stream(client.submit(request, watched=True), timeout=30)
+        client = GenerationClient(worker.model_copy(update={"llm_timeout_seconds": 30}))
 
         def engine(**settings: object) -> ChatEngine:
-            configured = chat.settings.model_copy(update=settings)
-            quick = lambda request: client.generate(request, timeout=10).text  # noqa: E731
-            return ChatEngine(configured, chat.search, stream, FakeWebSearch(), chat.catalog, check_model=quick)
+            configured = chat.settings.model_copy(update={"grounding_check_timeout": 10, **settings})
+            return ChatEngine(configured, chat.search, client, FakeWebSearch(), chat.catalog)
 
         with running_worker(worker, limits=worker_limits(worker)):
             yield server, engine

@@ -59,7 +59,7 @@ def model(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             llm_warm_up=False,
         )
         with running_worker(settings, limits=worker_limits(settings)):
-            yield server, ask_through(SystemClient(settings).generation.generate)
+            yield server, ask_through(SystemClient(settings).generation)
 
 
 @pytest.fixture

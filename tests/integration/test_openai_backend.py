@@ -129,13 +129,13 @@ def test_worker_streams_from_the_server_through_queue_and_redis(openai_worker: t
     settings, _service = openai_worker
     client = GenerationClient(settings)
     request_id = client.submit(GenerationRequest(messages=MESSAGES, max_tokens=5))
-    events = list(client.stream(request_id, timeout=30))
+    events = list(client.events(request_id, timeout=30))
     assert [e.text for e in events[:-1]] == ANSWER[:5]
     done = events[-1]
     assert done.kind == "done" and done.finish_reason == "length" and done.completion_tokens == 5
     assert (done.backend, done.model, done.prompt_tokens) == ("openai", "echo", 21)
 
-    result = client.generate(GenerationRequest(messages=MESSAGES, max_tokens=50), timeout=30)
+    result = client.text(GenerationRequest(messages=MESSAGES, max_tokens=50), timeout=30)
     assert result.text == "".join(ANSWER) and result.finish_reason == "stop"
 
 
@@ -143,13 +143,13 @@ def test_server_error_ends_the_stream_with_an_error(openai_worker: tuple[Setting
     settings, _service = openai_worker
     failing = [ChatMessage(role="user", content="explode")]
     with pytest.raises(GenerationError, match="500"):
-        GenerationClient(settings).generate(GenerationRequest(messages=failing, max_tokens=5), timeout=30)
+        GenerationClient(settings).text(GenerationRequest(messages=failing, max_tokens=5), timeout=30)
 
 
 def test_idle_worker_unloads_and_reloads_on_the_next_request(openai_worker: tuple[Settings, Any]) -> None:
     settings, service = openai_worker
     client = GenerationClient(settings)
-    client.generate(GenerationRequest(messages=MESSAGES, max_tokens=2), timeout=30)
+    client.text(GenerationRequest(messages=MESSAGES, max_tokens=2), timeout=30)
     assert service.backend.loaded
     assert not service.unload_if_idle(now=time.monotonic())  # just used
     later = time.monotonic() + settings.llm_idle_unload_seconds + 1
@@ -158,5 +158,5 @@ def test_idle_worker_unloads_and_reloads_on_the_next_request(openai_worker: tupl
         assert time.monotonic() < deadline, "the idle worker never unloaded"
         time.sleep(0.01)  # polling an observable condition
     assert not service.backend.loaded and not service.state().loaded
-    assert client.generate(GenerationRequest(messages=MESSAGES, max_tokens=2), timeout=30).text == "The quick"
+    assert client.text(GenerationRequest(messages=MESSAGES, max_tokens=2), timeout=30).text == "The quick"
     assert service.backend.loaded

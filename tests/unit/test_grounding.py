@@ -8,6 +8,7 @@ evidence the new rule reads; the calibrated behaviour is tested on the sample va
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -26,7 +27,8 @@ from services.chat.grounding import (
 )
 from services.chat.grounding_check import CheckOutcome, check_enabled, check_request, read_verdict, run_check
 from services.config import BUNDLED_EMBEDDING_MODEL, BUNDLED_LLM_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.llm.models import ChatMessage, GenerationError, GenerationRequest
+from services.llm.client import StreamGenerator
+from services.llm.models import ChatMessage, GenerationError, GenerationRequest, StreamEvent
 from services.retrieval.embedding import DEFAULT_CALIBRATION, calibration
 from services.retrieval.search import SearchResult
 from workers.cli_output import explain_grounding
@@ -193,11 +195,11 @@ def test_auto_checks_only_with_a_capable_model(setting: str, backend: str, model
 
 
 def test_a_failed_check_keeps_the_guard_and_says_why() -> None:
-    def broken(request: GenerationRequest) -> str:
+    def broken(request: GenerationRequest) -> Iterator[StreamEvent]:
         raise GenerationError("pas de réponse du modèle en 15 s")
 
     messages = [ChatMessage(role="system", content="S"), ChatMessage(role="user", content="Extraits :\n[1] x")]
-    outcome = run_check(broken, messages, "fr")
+    outcome = run_check(StreamGenerator(broken), messages, "fr")
     assert not outcome.refuses and outcome.explain()["decision"] == "guard kept"
     assert "15 s" in explain_grounding(_explained(outcome))
     request = check_request(messages, "fr")
