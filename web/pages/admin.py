@@ -17,7 +17,7 @@ from services.catalog.models import NoteStatus
 from services.learner.schedule import learner_off_reason
 from services.memory.status import memory_status
 from services.system import SystemNotRunning
-from web.handlers import page
+from web.page_route import page
 from web.site import Site, SiteDep
 
 FILE_RESULTS = 50

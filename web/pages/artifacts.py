@@ -14,7 +14,7 @@ from services import vault
 from services.catalog.models import NoteRecord
 from services.vault.artifacts import GENERATED_ROOT
 from services.vault.models import NoteType
-from web.handlers import page
+from web.page_route import page
 from web.site import Site, SiteDep
 
 KINDS = (

@@ -11,7 +11,7 @@ from litestar.params import Body, FromQuery
 from litestar.response import Redirect, Template
 from pydantic import BaseModel
 
-from web.handlers import page
+from web.page_route import page
 from web.security import AUTH_COOKIE, auth_cookie_value, safe_next, token_matches, web_secret
 from web.site import Site, SiteDep
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from services.catalog.models import Thread
 from services.chat.engine import ChatEvent
 from web.chat_runs import ChatRun
-from web.handlers import page
+from web.page_route import page
 from web.site import Site, SiteDep
 
 UrlEncoded = Body(media_type=RequestEncodingType.URL_ENCODED)

@@ -13,7 +13,7 @@ from litestar.response import Template
 from pydantic import BaseModel
 
 from services.chat.export import export_thread
-from web.handlers import page
+from web.page_route import page
 from web.site import SiteDep
 
 Form = Body(media_type=RequestEncodingType.URL_ENCODED)

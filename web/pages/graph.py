@@ -8,7 +8,7 @@ from litestar.response import Template
 
 from services.catalog.graph import DEFAULT_LIMIT, GraphFilter
 from services.vault.models import NoteType
-from web.handlers import page
+from web.page_route import page
 from web.site import SiteDep
 
 RECENCY = ((0, "toutes dates"), (7, "7 derniers jours"), (30, "30 derniers jours"), (365, "12 derniers mois"))

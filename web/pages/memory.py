@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from services.catalog.memory_models import ACTIVE, Fact, FactStatus
 from services.memory.facts import confirm_fact, forget_fact
 from services.memory.profile import PROFILE
-from web.handlers import page
+from web.page_route import page
 from web.site import Site, SiteDep
 
 Form = Body(media_type=RequestEncodingType.URL_ENCODED)

@@ -17,7 +17,7 @@ from services.catalog.models import NoteRecord
 from services.language.fold import fold
 from services.vault.addresses import obsidian_uri
 from services.vault.models import ParsedNote
-from web.handlers import page
+from web.page_route import page
 from web.site import Site, SiteDep
 
 ATTACHMENT_TYPES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif", ".pdf")

@@ -9,7 +9,7 @@ from litestar.response import Template
 
 from services.catalog.memory_models import Reminder, ReminderStatus
 from services.memory.reminders import mark_done, snooze
-from web.handlers import page
+from web.page_route import page
 from web.site import SiteDep
 
 
