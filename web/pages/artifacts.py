@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from services import vault
 from services.catalog.models import NoteRecord
+from services.chat.export import exported_thread, provenance_label
 from services.vault.artifacts import GENERATED_ROOT
 from services.vault.models import NoteType
 from web.page_route import page
@@ -27,9 +28,7 @@ KINDS = (
 )
 PER_KIND = 100
 EXCERPT = 420
-_PROVENANCE_LINE = re.compile(r"^\*Provenance\s*:\s*(.+?)\*\s*$", re.M)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-_SOURCES_BLOCK = re.compile(r"^Sources\s*:\s*\n(?:- .*\n?)*", re.M)
 
 
 class QA(BaseModel):
@@ -75,8 +74,7 @@ def _artifact(site: Site, record: NoteRecord) -> Artifact:
         if link.target_path and link.target_path.endswith(".md"):
             target = site.catalog.get_note(link.target_path)
             titles[link.target_path] = target.title if target else link.target_path
-    found = _PROVENANCE_LINE.search(body)
-    provenance = str(frontmatter.get("provenance") or (found[1] if found else ""))
+    provenance = str(frontmatter.get("provenance") or provenance_label(body))
     exchanges = _exchanges(body, frontmatter)
     return Artifact(
         path=record.path, title=record.title, kind=record.note_type, created=record.created, tags=record.tags,
@@ -89,16 +87,9 @@ def _exchanges(body: str, frontmatter: dict[str, Any]) -> list[QA]:
     """A saved conversation's ``## question`` / answer pairs, or an artifact's ``question``/``answer`` keys."""
     if frontmatter.get("question"):
         return [QA(question=str(frontmatter["question"]), answer=_excerpt(str(frontmatter.get("answer") or body)))]
-    headings = [h for h in vault.extract_headings(body) if h.level == 2]
-    if str(frontmatter.get("type", "")).lower() != "conversation" or not headings:
+    if str(frontmatter.get("type", "")).lower() != "conversation":
         return []
-    lines = body.split("\n")
-    pairs = []
-    for i, heading in enumerate(headings):
-        end = headings[i + 1].line if i + 1 < len(headings) else len(lines)
-        answer = _SOURCES_BLOCK.sub("", _PROVENANCE_LINE.sub("", "\n".join(lines[heading.line + 1 : end])))
-        pairs.append(QA(question=heading.text, answer=_excerpt(answer)))
-    return pairs
+    return [QA(question=t.question, answer=_excerpt(t.answer)) for t in exported_thread(frontmatter, body).turns]
 
 
 def _excerpt(text: str) -> str:
