@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import math
 import time
-from collections import Counter
-from datetime import datetime
 from typing import Any
 
 from litestar import Controller, post
@@ -13,8 +10,7 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 
-from services.catalog.models import NoteStatus
-from services.learner.schedule import learner_off_reason
+from services.learner.progress import learner_progress
 from services.memory.status import memory_status
 from services.system import SystemNotRunning
 from web.page_route import page
@@ -66,6 +62,7 @@ def live_state(site: Site) -> dict[str, Any]:
     ``obsirag status`` prints), the catalog's coverage and runs, the task history."""
     status = site.client.status(lang="fr", problems=PROBLEMS_SHOWN, preview=QUEUE_PREVIEW)
     learner = status.process("learner")
+    progress = learner_progress(site.settings, site.catalog, learner.details) if learner is not None else None
     return {
         "now": time.time(),
         "counts": status.notes,
@@ -78,38 +75,10 @@ def live_state(site: Site) -> dict[str, Any]:
         "queues": status.queue_tasks,
         "history": site.client.recent_tasks(25),
         "mlx": status.generation,
-        "learner": learner_progress(site, learner.details) if learner is not None else None,
+        "learner": progress.model_dump() if progress is not None else None,
         "rebuild": status.rebuild,
         "memory": memory_status(site.settings, site.catalog, site.clock()),
     }
-
-
-def learner_progress(site: Site, details: dict[str, Any]) -> dict[str, Any]:
-    """Notes the learner processed, those it never looked at, an ETA at its pace, its next cycle."""
-    settings, catalog = site.settings, site.catalog
-    indexed = [path for path, state in catalog.note_states().items() if state[3] == NoteStatus.INDEXED]
-    remaining = len(catalog.never_learned(indexed))
-    outcomes = Counter(note.outcome.value for note in catalog.learned_notes())
-    cycles = math.ceil(remaining / max(1, settings.learn_fullscan_per_run))
-    next_run = _moment(details.get("next_run"))
-    return {
-        "enabled": bool(details.get("enabled")),
-        "off_reason": learner_off_reason(settings),
-        "web_search": settings.learn_web_search,
-        "processed": sum(outcomes.values()),
-        "outcomes": dict(outcomes),
-        "remaining": remaining,
-        "eta_seconds": cycles * settings.learn_interval_minutes * 60 if remaining else 0,
-        "next_run": next_run,
-        "last_run": _moment(details.get("last_run")),
-    }
-
-
-def _moment(value: Any) -> datetime | None:
-    try:
-        return datetime.fromisoformat(str(value)) if value else None
-    except ValueError:
-        return None
 
 
 def _files(site: Site, query: str) -> dict[str, Any]:
