@@ -6,17 +6,19 @@ import re
 from typing import Any
 
 from litestar import Controller
+from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 from pydantic import BaseModel, Field
 
 from services import vault
+from services.catalog import LinksTable, NotesTable
 from services.catalog.models import NoteRecord
 from services.chat.export import exported_thread, provenance_label
+from services.config import Settings
 from services.vault.artifacts import GENERATED_ROOT
 from services.vault.models import NoteType
 from web.page_route import page
-from web.site import Site, SiteDep
 
 KINDS = (
     (NoteType.INSIGHT, "Insights"),
@@ -52,27 +54,33 @@ class ArtifactsController(Controller):
     path = "/artifacts"
 
     @page("/", sync_to_thread=True)
-    def index(self, site: SiteDep, kind: FromQuery[str] = "") -> Template:
-        records = [n for n in site.catalog.list_notes(folder=GENERATED_ROOT) if n.note_type != NoteType.NOTE]
+    def index(
+        self,
+        settings: NamedDependency[Settings],
+        notes: NamedDependency[NotesTable],
+        links: NamedDependency[LinksTable],
+        kind: FromQuery[str] = "",
+    ) -> Template:
+        records = [n for n in notes.list_notes(folder=GENERATED_ROOT) if n.note_type != NoteType.NOTE]
         counts = {k: sum(r.note_type == k for r in records) for k, _ in KINDS}
         selected = NoteType(kind) if kind in {k.value for k, _ in KINDS} else None
         chosen = [r for r in records if selected is None or r.note_type == selected]
         chosen.sort(key=lambda r: r.created.timestamp() if r.created else r.mtime, reverse=True)
-        artifacts = [_artifact(site, r) for r in chosen[:PER_KIND]]
+        artifacts = [_artifact(settings, notes, links, r) for r in chosen[:PER_KIND]]
         context = {"kinds": KINDS, "counts": counts, "selected": selected, "artifacts": artifacts}
         return Template("artifacts.html", context={"active": "artifacts", **context})
 
 
-def _artifact(site: Site, record: NoteRecord) -> Artifact:
+def _artifact(settings: Settings, notes: NotesTable, links: LinksTable, record: NoteRecord) -> Artifact:
     try:
-        note = vault.read_note(site.settings.vault, record.path, site.settings.max_file_bytes)
+        note = vault.read_note(settings.vault, record.path, settings.max_file_bytes)
         body, frontmatter = note.body, note.frontmatter
     except (OSError, vault.NoteSkipped, vault.PathOutsideVault):
         body, frontmatter = "", {}
     titles: dict[str, str] = {}
-    for link in site.catalog.outlinks(record.path):
+    for link in links.outlinks(record.path):
         if link.target_path and link.target_path.endswith(".md"):
-            target = site.catalog.get_note(link.target_path)
+            target = notes.get_note(link.target_path)
             titles[link.target_path] = target.title if target else link.target_path
     provenance = str(frontmatter.get("provenance") or provenance_label(body))
     exchanges = _exchanges(body, frontmatter)
