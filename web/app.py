@@ -1,7 +1,7 @@
 """The ObsiRAG web app (Litestar + Jinja + htmx): ``create_app(settings)``.
 
 Every URL is in ``ROUTES`` below, one controller per page (``web/pages/``). Controllers call services and
-render templates; ``site`` (``web.site.Site``) is injected into each of them.
+render templates; each handler is given what it uses by name (``web.dependencies``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any
 from jinja2 import Environment
 from litestar import Litestar, Request, Response
 from litestar.config.csrf import CSRFConfig
-from litestar.di import Provide
 from litestar.exceptions import HTTPException, NotFoundException, PermissionDeniedException
 from litestar.middleware import DefineMiddleware
 from litestar.plugins.jinja import JinjaTemplateEngine
@@ -25,6 +24,7 @@ from services.chat import prompts
 from services.config import Settings
 from services.vault.addresses import heading_slug
 from web import filters
+from web.dependencies import WebServices, dependencies
 from web.mcp import MCP_PATH, mcp_mount
 from web.pages.admin import AdminController
 from web.pages.artifacts import ArtifactsController
@@ -36,7 +36,6 @@ from web.pages.memory import MemoryController
 from web.pages.notes import NotesController, VaultFilesController
 from web.pages.reminders import RemindersController
 from web.security import TokenAuthMiddleware, add_security_headers, check_bind, web_secret
-from web.site import Site
 from web.urls import file_url, note_url
 
 WEB = Path(__file__).resolve().parent
@@ -55,20 +54,21 @@ ROUTES = [
 CSRF_COOKIE = "obsirag_csrf"
 
 
-def create_app(settings: Settings, site: Site | None = None) -> Litestar:
-    """The app for ``settings``; refuses a non-loopback host without a token (``UnsafeBind``)."""
+def create_app(settings: Settings, services: WebServices | None = None) -> Litestar:
+    """The app for ``settings`` (and ``services``, else its own); refuses a non-loopback host without a token
+    (``UnsafeBind``)."""
     check_bind(settings)
-    site = site or Site.build(settings)
+    services = services or WebServices.build(settings)
     secret = web_secret(settings)
     middleware: list[Any] = []
     if settings.web_token is not None and settings.web_token.get_secret_value():
         token = settings.web_token.get_secret_value()
         middleware.append(DefineMiddleware(TokenAuthMiddleware, token=token, secret=secret))
     static = create_static_files_router(path="/static", directories=[WEB / "static"], name="static")
-    mcp_route, mcp_lifespan, mcp_tools = mcp_mount(settings, site)  # /mcp: the MCP server, Streamable HTTP
+    mcp_route, mcp_lifespan, mcp_tools = mcp_mount(settings, services.client)  # /mcp: the MCP server, Streamable HTTP
     return Litestar(
         route_handlers=[*ROUTES, static, mcp_route],
-        dependencies={"site": Provide(lambda: site, use_cache=True, sync_to_thread=False)},
+        dependencies=dependencies(services),
         template_config=TemplateConfig(
             directory=WEB / "templates", engine=JinjaTemplateEngine, engine_callback=_configure_jinja
         ),
@@ -83,8 +83,7 @@ def create_app(settings: Settings, site: Site | None = None) -> Litestar:
         before_send=[add_security_headers],
         exception_handlers={HTTPException: _error_page},
         lifespan=[mcp_lifespan],
-        on_shutdown=[site.close, mcp_tools.close],
-        state={"site": site},
+        on_shutdown=[services.close, mcp_tools.close],
         debug=False,
         logging_config=None,  # the web process's own logging (workers.process.setup_logging) stays in place
     )

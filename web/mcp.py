@@ -21,8 +21,8 @@ from services.config import Settings
 from services.mcp.calls import CallLog
 from services.mcp.server import build_server
 from services.mcp.tools import VaultTools
+from services.system import SystemClient
 from web.security import token_matches
-from web.site import Site
 
 MCP_PATH = "/mcp"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -70,11 +70,11 @@ class McpEndpoint:
 
 
 def mcp_mount(
-    settings: Settings, site: Site
+    settings: Settings, client: SystemClient
 ) -> tuple[ASGIRouteHandler, Callable[[Litestar], AbstractAsyncContextManager[None]], VaultTools]:
     """The ``/mcp`` route, the lifespan that runs its session manager, and the tools (closed on shutdown)."""
-    tools = VaultTools(settings, site.client)
-    server = build_server(tools, CallLog(site.client.history))
+    tools = VaultTools(settings, client)
+    server = build_server(tools, CallLog(client.history))
     server.streamable_http_app(
         transport_security=transport_security(settings),
         max_request_body_size=settings.mcp_max_request_kb * 1024,

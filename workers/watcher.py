@@ -89,7 +89,7 @@ class Watcher:
         if time.monotonic() < self.next_redis_check:
             return False
         self.next_redis_check = time.monotonic() + 1.0
-        run = self.queues.index.storage.conn.info("server")["run_id"]
+        run = self.queues.redis_run_id()
         seen, self.redis_run = self.redis_run, run
         return seen is not None and seen != run
 

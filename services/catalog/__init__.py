@@ -13,7 +13,9 @@ connections, transactions, migrations and meta; ``_schema.py`` the forward migra
 
 from __future__ import annotations
 
-from services.catalog._base import DEFAULT_BUSY_TIMEOUT, SchemaTooNewError
+from pathlib import Path
+
+from services.catalog._base import DEFAULT_BUSY_TIMEOUT, Database, SchemaTooNewError
 from services.catalog.conversations import ConversationsTable
 from services.catalog.entities import EntitiesTable
 from services.catalog.learner import LearnerTable
@@ -22,11 +24,39 @@ from services.catalog.memory import MemoryTable
 from services.catalog.notes import NotesTable
 from services.catalog.runs import CHUNKS_EMBEDDED, RunsTable
 
-__all__ = ["CHUNKS_EMBEDDED", "DEFAULT_BUSY_TIMEOUT", "Catalog", "SchemaTooNewError"]
+__all__ = [
+    "CHUNKS_EMBEDDED",
+    "DEFAULT_BUSY_TIMEOUT",
+    "Catalog",
+    "ConversationsTable",
+    "EntitiesTable",
+    "LearnerTable",
+    "LinksTable",
+    "MemoryTable",
+    "NotesTable",
+    "RunsTable",
+    "SchemaTooNewError",
+]
 
 
-class Catalog(NotesTable, LinksTable, RunsTable, ConversationsTable, EntitiesTable, LearnerTable, MemoryTable):
+class Catalog(
+    Database, NotesTable, LinksTable, RunsTable, ConversationsTable, EntitiesTable, LearnerTable, MemoryTable
+):
     """``Catalog(path)`` opens (creating and migrating if needed) the catalog at ``path``.
 
-    Safe to share between threads; ``close()`` closes every thread's connection.
+    Safe to share between threads; ``close()`` closes every thread's connection. Every group's methods
+    are the catalog's own (``catalog.get_note``), and each group is also reachable alone for code that
+    needs only it (``catalog.notes``, ``catalog.links``, ``catalog.runs``, ``catalog.conversations``,
+    ``catalog.entities``, ``catalog.learner``, ``catalog.memory``). ``Database`` comes first in the bases:
+    its connections serve the inherited methods.
     """
+
+    def __init__(self, path: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> None:
+        super().__init__(path, busy_timeout)
+        self.notes = NotesTable(self)
+        self.links = LinksTable(self)
+        self.runs = RunsTable(self)
+        self.conversations = ConversationsTable(self)
+        self.entities = EntitiesTable(self)
+        self.learner = LearnerTable(self)
+        self.memory = MemoryTable(self)

@@ -1,4 +1,5 @@
-"""Connections, transactions, migrations and the meta table, shared by every catalog table.
+"""Connections, transactions, migrations and the meta table (``Database``), shared by every table group
+(``Table``).
 
 Concurrency model: one SQLite connection per thread (``threading.local``), WAL journal, a busy
 timeout, and short ``BEGIN IMMEDIATE`` write transactions. Readers never block the writer and the
@@ -11,7 +12,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -33,7 +34,7 @@ def fold(text: str | None) -> str:
     return fold_text(text or "")
 
 
-class CatalogBase:
+class Database:
     """Owns the database file and hands each thread its own connection."""
 
     def __init__(self, path: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> None:
@@ -171,3 +172,23 @@ class CatalogBase:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+class Table:
+    """One group of tables (notes, links, runs…) read and written through a ``Database``'s connections.
+
+    ``Catalog`` inherits every group's methods and also holds each group on its own (``catalog.notes``),
+    for code that needs one group only: same connections, same transactions, nothing to close.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def _conn(self) -> sqlite3.Connection:
+        return self._db._conn()
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db._write()
+
+    def _snapshot(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._db._snapshot()

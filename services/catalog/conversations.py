@@ -6,11 +6,11 @@ import json
 import uuid
 from datetime import UTC, datetime
 
-from services.catalog._base import CatalogBase
+from services.catalog._base import Table
 from services.catalog.models import Source, Thread, Turn
 
 
-class ConversationsTable(CatalogBase):
+class ConversationsTable(Table):
     def create_thread(self, title: str, now: datetime | None = None) -> str:
         thread_id = uuid.uuid4().hex[:12]
         stamp = (now or datetime.now(UTC)).isoformat()

@@ -7,11 +7,11 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
-from services.catalog._base import CatalogBase
+from services.catalog._base import Table
 from services.catalog.models import EntityKind, EntitySummary, NoteEntity
 
 
-class EntitiesTable(CatalogBase):
+class EntitiesTable(Table):
     """Entities: one row per (note, normalised name); they die with their note and follow it on rename."""
 
     def replace_entities(

@@ -10,11 +10,11 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
-from services.catalog._base import CatalogBase
+from services.catalog._base import Table
 from services.catalog.models import LearnedNote, LearnOutcome, SynapsePair
 
 
-class LearnerTable(CatalogBase):
+class LearnerTable(Table):
     # --- notes ---------------------------------------------------------------------------
 
     def record_learned(

@@ -6,7 +6,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from services.catalog._base import CatalogBase
+from services.catalog._base import Table
 from services.catalog.models import ResolvedLink
 from services.vault.links import LinkResolver
 from services.vault.syntax import WikiLink
@@ -18,7 +18,7 @@ _INSERT = (
 )
 
 
-class LinksTable(CatalogBase):
+class LinksTable(Table):
     """Links: written by the indexer per note, resolved for the whole vault by ``resolve_links``."""
 
     def replace_links(self, source: str, links: Sequence[WikiLink]) -> None:

@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
-from services.catalog._base import CatalogBase
+from services.catalog._base import Table
 from services.catalog.memory_models import ACTIVE, Fact, FactStatus, Reminder, ReminderStatus, normalise, sentence
 
 MEMORY_RUN = "memory"
@@ -48,7 +48,7 @@ def utc(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat() if moment is not None else None
 
 
-class MemoryTable(CatalogBase):
+class MemoryTable(Table):
     # --- facts ---------------------------------------------------------------------------
 
     def insert_fact(self, fact: Fact, supersede: int | None = None) -> int:

@@ -7,7 +7,7 @@ import sqlite3
 from collections import Counter, defaultdict
 from datetime import datetime
 
-from services.catalog._base import CatalogBase, fold
+from services.catalog._base import Table, fold
 from services.catalog.models import FolderCoverage, NoteRecord, NoteStatus
 from services.vault.links import folder_of
 
@@ -36,7 +36,7 @@ _UPSERT = (
 _STATUSES = {status.value: status for status in NoteStatus}
 
 
-class NotesTable(CatalogBase):
+class NotesTable(Table):
     """Notes: what the indexer knows of each file (hash, stat, metadata, status)."""
 
     def upsert_note(self, record: NoteRecord) -> None:

@@ -6,13 +6,13 @@ import sqlite3
 from collections import defaultdict
 from datetime import UTC, datetime
 
-from services.catalog._base import CatalogBase
+from services.catalog._base import Table
 from services.catalog.models import IndexRun
 
 CHUNKS_EMBEDDED = "chunks_embedded"
 
 
-class RunsTable(CatalogBase):
+class RunsTable(Table):
     """Runs: when each reconcile/batch started and ended, and what it did (counters)."""
 
     def start_run(self, kind: str, now: datetime | None = None) -> int:

@@ -1,12 +1,17 @@
-"""Export a conversation as a Markdown note under ``obsirag/conversations/`` (ObsiRAG's only write path)."""
+"""A conversation exported as a Markdown note under ``obsirag/conversations/`` (ObsiRAG's only write path),
+and that note read back (``read_export``): the one place that knows the export's layout."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import yaml
+from pydantic import BaseModel, Field
 
+from services import vault
 from services.catalog.models import Provenance, Source, Thread
 from services.vault.artifacts import generated_path, slugify
 
@@ -16,6 +21,30 @@ PROVENANCE_LABELS = {
     Provenance.BOTH: "Coffre et Web",
     Provenance.NONE: "Aucune",
 }
+_LABEL_PROVENANCE = {label: provenance for provenance, label in PROVENANCE_LABELS.items()}
+_PROVENANCE_LINE = re.compile(r"^\*Provenance\s*:\s*(.+?)\*\s*$", re.M)
+_SOURCES_BLOCK = re.compile(r"^Sources\s*:\s*\n(?:- .*\n?)*", re.M)
+_WEB_SOURCE = re.compile(r"^- \[(\d+)\] \[(.*)\]\((.*)\)\s*$")
+_NOTE_SOURCE = re.compile(r"^- \[(\d+)\] \[\[([^|\]]*)\|(.*)\]\]( \(note principale\))?\s*$")
+
+
+class ExportedTurn(BaseModel):
+    """One ``## question`` of an export: the answer as written, its provenance and cited sources."""
+
+    question: str
+    answer: str
+    provenance: Provenance | None = None  # None: no provenance line, or one this version does not know
+    sources: list[Source] = Field(default_factory=list)
+
+
+class ExportedThread(BaseModel):
+    """What ``render_thread`` wrote, read back (source headings keep their last level only, as written)."""
+
+    id: str = ""
+    title: str = ""
+    created_at: datetime | None = None
+    exported_at: datetime | None = None
+    turns: list[ExportedTurn] = Field(default_factory=list)
 
 
 def export_thread(vault: Path, thread: Thread, now: datetime) -> Path:
@@ -58,3 +87,65 @@ def _source_link(source: Source) -> str:
     heading = f"#{source.heading.split(' > ')[-1]}" if source.heading else ""
     primary = " (note principale)" if source.primary else ""
     return f"[{source.n}] [[{target}{heading}|{source.title}]]{primary}"
+
+
+# --- reading an export back -------------------------------------------------------------------------
+
+
+def read_export(text: str) -> ExportedThread:
+    """The thread an exported note holds (its whole text, frontmatter included)."""
+    frontmatter, _error, body = vault.split_frontmatter(text)
+    return exported_thread(frontmatter, body)
+
+
+def exported_thread(frontmatter: dict[str, Any], body: str) -> ExportedThread:
+    """The thread of an export already split (``vault.read_note``'s ``frontmatter`` and ``body``)."""
+    headings = vault.extract_headings(body)
+    title = next((h.text for h in headings if h.level == 1), "")
+    questions = [h for h in headings if h.level == 2]
+    lines = body.split("\n")
+    turns = []
+    for i, heading in enumerate(questions):
+        end = questions[i + 1].line if i + 1 < len(questions) else len(lines)
+        turns.append(_turn(heading.text, "\n".join(lines[heading.line + 1 : end])))
+    return ExportedThread(
+        id=str(frontmatter.get("thread") or ""),
+        title=str(frontmatter.get("title") or title),
+        created_at=_moment(frontmatter.get("created")),
+        exported_at=_moment(frontmatter.get("exported")),
+        turns=turns,
+    )
+
+
+def provenance_label(body: str) -> str:
+    """The label of the first ``*Provenance : …*`` line (``""`` without one), as written."""
+    found = _PROVENANCE_LINE.search(body)
+    return found[1] if found else ""
+
+
+def _turn(question: str, section: str) -> ExportedTurn:
+    sources = _SOURCES_BLOCK.search(section)
+    source_lines = sources[0].split("\n")[1:] if sources else []
+    return ExportedTurn(
+        question=question,
+        answer=_SOURCES_BLOCK.sub("", _PROVENANCE_LINE.sub("", section)).strip(),
+        provenance=_LABEL_PROVENANCE.get(provenance_label(section)),
+        sources=[source for line in source_lines if (source := _read_source(line)) is not None],
+    )
+
+
+def _read_source(line: str) -> Source | None:
+    """A ``Sources :`` line as ``_source_link`` wrote it."""
+    if web := _WEB_SOURCE.match(line):
+        return Source(n=int(web[1]), title=web[2], url=web[3])
+    if note := _NOTE_SOURCE.match(line):
+        target, _, heading = note[2].partition("#")
+        return Source(n=int(note[1]), title=note[3], path=f"{target}.md", heading=heading, primary=bool(note[4]))
+    return None
+
+
+def _moment(value: object) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value)) if value else None
+    except ValueError:
+        return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from services import vault
-from services.catalog import Catalog
+from services.catalog import NotesTable
 from services.catalog.models import NoteRecord, Source
 from services.chat.context import ContextBlock
 from services.chat.query import QueryPlan
@@ -54,10 +54,10 @@ def is_about(topic: str, result: SearchResult, results: list[SearchResult], cali
     return (result.dense_score or 0.0) >= floor and result.score >= results[0].score * calibration.list_share
 
 
-def notes_in_range(catalog: Catalog, settings: Settings, plan: QueryPlan) -> list[ContextBlock]:
+def notes_in_range(notes: NotesTable, settings: Settings, plan: QueryPlan) -> list[ContextBlock]:
     """The user's notes dated in the plan's range (or the latest ones), oldest first, as excerpts."""
     types = plan.types or [NoteType.NOTE]
-    records = [r for r in catalog.list_notes() if r.note_type in types and r.chunk_count > 0]
+    records = [r for r in notes.list_notes() if r.note_type in types and r.chunk_count > 0]
     if plan.since is not None:
         records = [r for r in records if _in_range(r, plan)]
     else:

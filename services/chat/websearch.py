@@ -11,7 +11,7 @@ import ipaddress
 import logging
 import socket
 import time
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 from urllib.parse import urlparse
 
 import httpx
@@ -42,6 +42,7 @@ class WebSearchFailed(Exception):
     """The search engine could not be reached or refused to answer (offline, rate-limited, blocked)."""
 
 
+@runtime_checkable  # the web app's dependency injection checks what it hands a page against its type
 class WebSearch(Protocol):
     """What every web search backend does."""
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from services import vault
-from services.catalog import Catalog
+from services.catalog import NotesTable
 from services.catalog.models import NoteRecord, NoteStatus, Provenance
 from services.config import Settings
 from services.language.detect import detect_language
@@ -25,10 +25,10 @@ NOTE_CHARS = 600  # of each note in the prompt
 PROMPT_CHARS = 6000
 
 
-def week_notes(catalog: Catalog, week: WeekSlot) -> list[NoteRecord]:
+def week_notes(notes: NotesTable, week: WeekSlot) -> list[NoteRecord]:
     """Indexed user notes created, updated or saved during the week, oldest first."""
     found = []
-    for record in catalog.list_notes(status=NoteStatus.INDEXED):
+    for record in notes.list_notes(status=NoteStatus.INDEXED):
         if record.note_type != NoteType.NOTE:
             continue
         stamps = [s for s in (record.created, record.modified) if s is not None]

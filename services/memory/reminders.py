@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from services.catalog import Catalog
+from services.catalog import MemoryTable
 from services.catalog.memory_models import Reminder, ReminderStatus
 from services.language.moments import next_occurrence, parse_when
 
@@ -75,21 +75,21 @@ def parse_reminder(text: str, now: datetime) -> ReminderDraft | None:
 
 
 def save_reminder(
-    catalog: Catalog, draft: ReminderDraft, now: datetime, source: str = "chat", source_ref: str = ""
+    memory: MemoryTable, draft: ReminderDraft, now: datetime, source: str = "chat", source_ref: str = ""
 ) -> Reminder:
     reminder = Reminder(
         text=draft.text, due_at=draft.due_at, recurrence=draft.recurrence, source=source, source_ref=source_ref,
         created_at=now, updated_at=now,
     )  # fmt: skip
-    return reminder.model_copy(update={"id": catalog.insert_reminder(reminder)})
+    return reminder.model_copy(update={"id": memory.insert_reminder(reminder)})
 
 
-def due_reminders(catalog: Catalog, now: datetime) -> list[Reminder]:
-    return catalog.reminders(ReminderStatus.ACTIVE, due_before=now)
+def due_reminders(memory: MemoryTable, now: datetime) -> list[Reminder]:
+    return memory.reminders(ReminderStatus.ACTIVE, due_before=now)
 
 
-def snooze(catalog: Catalog, reminder_id: int, now: datetime, until: datetime | None = None) -> Reminder:
-    reminder = _get(catalog, reminder_id)
+def snooze(memory: MemoryTable, reminder_id: int, now: datetime, until: datetime | None = None) -> Reminder:
+    reminder = _get(memory, reminder_id)
     updated = reminder.model_copy(
         update={
             "due_at": until or max(reminder.due_at, now) + DEFAULT_SNOOZE,
@@ -97,30 +97,30 @@ def snooze(catalog: Catalog, reminder_id: int, now: datetime, until: datetime | 
             "updated_at": now,
         }
     )
-    catalog.update_reminder(updated)
+    memory.update_reminder(updated)
     return updated
 
 
-def mark_done(catalog: Catalog, reminder_id: int, now: datetime) -> Reminder:
+def mark_done(memory: MemoryTable, reminder_id: int, now: datetime) -> Reminder:
     """Done: a one-off reminder ends; a recurring one moves to its next occurrence, snoozes forgotten."""
-    reminder = _get(catalog, reminder_id)
+    reminder = _get(memory, reminder_id)
     if reminder.recurrence:
         changes = {"due_at": next_occurrence(reminder.due_at, reminder.recurrence, now), "snoozes": 0}
     else:
         changes = {"status": ReminderStatus.DONE, "done_at": now}
     updated = reminder.model_copy(update={**changes, "updated_at": now})
-    catalog.update_reminder(updated)
+    memory.update_reminder(updated)
     return updated
 
 
-def cancel(catalog: Catalog, reminder_id: int, now: datetime) -> Reminder:
-    updated = _get(catalog, reminder_id).model_copy(update={"status": ReminderStatus.CANCELLED, "updated_at": now})
-    catalog.update_reminder(updated)
+def cancel(memory: MemoryTable, reminder_id: int, now: datetime) -> Reminder:
+    updated = _get(memory, reminder_id).model_copy(update={"status": ReminderStatus.CANCELLED, "updated_at": now})
+    memory.update_reminder(updated)
     return updated
 
 
-def _get(catalog: Catalog, reminder_id: int) -> Reminder:
-    reminder = catalog.get_reminder(reminder_id)
+def _get(memory: MemoryTable, reminder_id: int) -> Reminder:
+    reminder = memory.get_reminder(reminder_id)
     if reminder is None:
         raise KeyError(f"no reminder {reminder_id}")
     return reminder
@@ -154,15 +154,15 @@ def ticked_reminders(text: str) -> list[int]:
     return [int(found) for found in _TICKED.findall(text)]
 
 
-def sync_reminders_mirror(catalog: Catalog, vault_root: Path, now: datetime) -> list[int]:
+def sync_reminders_mirror(memory: MemoryTable, vault_root: Path, now: datetime) -> list[int]:
     """Mark done what the user ticked in ``Rappels.md``, then rewrite its managed section; the ids done."""
     from services.memory.profile import managed_file  # the one writer of managed files
 
     mirror = managed_file(vault_root, MIRROR, title="Rappels", note_type="profile")
-    done = [i for i in ticked_reminders(mirror.section("reminders") or "") if catalog.get_reminder(i)]
+    done = [i for i in ticked_reminders(mirror.section("reminders") or "") if memory.get_reminder(i)]
     for reminder_id in done:
-        mark_done(catalog, reminder_id, now)
-    active = catalog.reminders(ReminderStatus.ACTIVE)
+        mark_done(memory, reminder_id, now)
+    active = memory.reminders(ReminderStatus.ACTIVE)
     if active or mirror.text() is not None:  # no file in the vault before the first reminder
         mirror.write({"reminders": render_reminders(active)})
     return done

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from services import vault
-from services.catalog import Catalog
+from services.catalog import MemoryTable
 from services.config import Settings
 from services.llm.redact import redact
 from services.vault.artifacts import GENERATED_ROOT
@@ -65,9 +65,9 @@ class _Change:
     turn: dict[str, object] | None = None
 
 
-def collect_sources(settings: Settings, catalog: Catalog, since: Mark | None, now: datetime) -> Collected:
+def collect_sources(settings: Settings, memory: MemoryTable, since: Mark | None, now: datetime) -> Collected:
     since = since or Mark(now - FIRST_LOOKBACK)
-    changes = sorted(_note_changes(settings, since) + _turn_changes(settings, catalog, since), key=lambda c: c.mark)
+    changes = sorted(_note_changes(settings, since) + _turn_changes(settings, memory, since), key=lambda c: c.mark)
     sources: list[SourceText] = []
     counts = {"note": 0, "conversation": 0}
     limits = {"note": settings.memory_max_notes, "conversation": settings.memory_max_turns}
@@ -104,9 +104,9 @@ def _note_changes(settings: Settings, since: Mark) -> list[_Change]:
     return changes
 
 
-def _turn_changes(settings: Settings, catalog: Catalog, since: Mark) -> list[_Change]:
+def _turn_changes(settings: Settings, memory: MemoryTable, since: Mark) -> list[_Change]:
     changes = []
-    for turn in catalog.turns_since(since.stamp - timedelta(microseconds=1), settings.memory_max_turns + 1):
+    for turn in memory.turns_since(since.stamp - timedelta(microseconds=1), settings.memory_max_turns + 1):
         stamp: datetime = turn["created_at"]  # type: ignore[assignment]
         mark = Mark(stamp.astimezone(UTC), f"turn:{turn['thread_id']}:{stamp.isoformat()}")
         if mark > since:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel
 
-from services.catalog import Catalog
+from services.catalog import MemoryTable
 from services.retrieval.embedding import Embedder, calibration
 from services.retrieval.embedding_cache import EmbeddingCache
 
@@ -73,8 +73,8 @@ class MemoryMatch(BaseModel):
 class FactVectors:
     """The confirmed facts' vectors for one process; thread-safe (the indexer's search consumers share it)."""
 
-    def __init__(self, catalog: Catalog, cache: EmbeddingCache | None = None) -> None:
-        self.catalog = catalog
+    def __init__(self, memory: MemoryTable, cache: EmbeddingCache | None = None) -> None:
+        self.memory = memory  # the confirmed facts: the catalog's memory tables alone
         self.cache = cache
         self._vectors: dict[tuple[str, str], np.ndarray] = {}  # (model, sentence) → centred unit vector
         self._means: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # model → (query mean, passage mean)
@@ -86,7 +86,7 @@ class FactVectors:
         """The confirmed facts whose centred cosine with the query passes the model's ``memory_cosine`` and is
         within its ``memory_margin`` of the closest fact's; none for a model without a ``memory_cosine``."""
         cal = calibration(embedder.name)
-        if cal.memory_cosine is None or not (facts := self.catalog.confirmed_sentences()):
+        if cal.memory_cosine is None or not (facts := self.memory.confirmed_sentences()):
             return []
         cosines = self.cosines(embedder, query_vector, [text for _, text in facts])
         # A match is also close to the question's best one: a question about food lets in the closest food
@@ -99,7 +99,7 @@ class FactVectors:
         """Embed the reference texts and the confirmed facts now (the indexer's start), not during a chat."""
         if calibration(embedder.name).memory_cosine is None:
             return
-        if facts := self.catalog.confirmed_sentences():
+        if facts := self.memory.confirmed_sentences():
             self._fact_vectors(embedder, [text for _, text in facts])
         else:
             self._reference(embedder)

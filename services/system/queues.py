@@ -149,6 +149,11 @@ class Queues:
     def waiting_chats(self) -> WaitingChats:
         return WaitingChats(self.hueys["generate"])
 
+    def redis_run_id(self) -> str:
+        """The id of the Redis server's current run: a new one means Redis restarted (and may have lost the
+        last writes of its append-only file)."""
+        return str(self.index.storage.conn.info("server")["run_id"])
+
 
 def _required(handlers: Any, problem: str) -> Any:
     if handlers is None:

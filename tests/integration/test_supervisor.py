@@ -13,6 +13,7 @@ import pytest
 import redis
 
 from services.config import Settings
+from services.system.queues import Queues
 from services.system.supervision import RedisState, redis_state, supervisor_alive
 from tests.e2e.conftest import wait_until
 from workers import process
@@ -47,12 +48,14 @@ def test_redis_killed_is_restarted_with_its_queue_and_stopped_last(tmp_path: Pat
     assert supervisor_alive(settings)
     client.rpush("queued", "task")  # acknowledged: on disk in the append-only file before the reply
     victim = client.info("server")["process_id"]
+    run = Queues(settings).redis_run_id()  # what the watcher compares to see a restart
     os.kill(victim, signal.SIGKILL)
     assert redis_state(settings, answers(client)) is RedisState.RESTARTING  # the lock held, Redis silent
 
     restarted = lambda: answers(client) and client.info("server")["process_id"] != victim  # noqa: E731
     wait_until(restarted, "Redis restarted by the supervisor", timeout=30)
     assert client.lrange("queued", 0, -1) == [b"task"]
+    assert Queues(settings).redis_run_id() not in ("", run)
     assert os.getpgid(client.info("server")["process_id"]) != os.getpgid(0)  # its own session: no Ctrl-C
     assert not [line for line in Path("/proc").glob("[0-9]*/stat") if zombie_of(line, victim)]
     stop.set()

@@ -125,6 +125,21 @@ def test_failed_write_rolls_back(catalog: Catalog) -> None:
     assert catalog.note_count() == 1
 
 
+def test_each_table_group_is_reachable_alone_on_the_catalogs_connections(catalog: Catalog) -> None:
+    catalog.notes.upsert_note(note("a.md"))
+    catalog.links.replace_links("a.md", [WikiLink(target="b")])
+    assert catalog.get_note("a.md") is not None and [link.target for link in catalog.outlinks("a.md")] == ["b"]
+    thread = catalog.conversations.create_thread("Question")
+    assert catalog.get_thread(thread) is not None
+    assert len(catalog._connections) == 1  # one thread, one connection: the groups open none of their own
+    with pytest.raises(RuntimeError), catalog._write():  # and they share its transactions
+        catalog.notes.upsert_note(note("b.md"))
+    assert not hasattr(catalog.notes, "close")  # closing stays the catalog's
+    catalog.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        catalog.memory.facts()
+
+
 # --- notes -------------------------------------------------------------------------------
 
 

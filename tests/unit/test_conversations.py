@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from services.catalog import Catalog
-from services.catalog.models import Provenance, Source, Turn
-from services.chat.export import export_thread
+from services.catalog.models import Provenance, Source, Thread, Turn
+from services.chat.export import export_thread, read_export, render_thread
 from services.vault.artifacts import generated_path, slugify
 from tests.conftest import tree_hashes
 
@@ -70,6 +70,29 @@ def test_export_writes_only_under_obsirag_and_never_overwrites(catalog: Catalog,
     assert "[[Projets/Projet Atlas#Durée|Projet Atlas]]" in text and "Provenance : Coffre" in text
     after = tree_hashes(vault)
     assert {k: v for k, v in after.items() if not k.startswith("obsirag/")} == before
+
+
+def test_an_export_reads_back_as_the_thread_it_was_written_from() -> None:
+    sources = [
+        Source(n=1, title="Projet Atlas", path="Projets/Projet Atlas.md", heading="Durée", primary=True),
+        Source(n=2, title="Carnet", path="Journal/Carnet.md"),
+        Source(n=3, title="Îlots de chaleur", url="https://example.org/ilots"),
+    ]
+    first = Turn(
+        thread_id="t1",
+        question="Combien de temps dure Atlas ?",
+        answer="Dix-huit mois [1] [2].\n\n- un\n- deux",
+        sources=sources,
+        provenance=Provenance.BOTH,
+        created_at=NOW,
+    )
+    turns = [first, first.model_copy(update={"question": "Et ensuite ?", "answer": "Rien.", "sources": []})]
+    thread = Thread(id="t1", title="Durée d'Atlas", created_at=NOW, updated_at=NOW, turns=turns)
+    back = read_export(render_thread(thread, NOW))
+    assert (back.id, back.title, back.created_at, back.exported_at) == (thread.id, thread.title, NOW, NOW)
+    assert [(t.question, t.answer, t.provenance, t.sources) for t in back.turns] == [
+        (t.question, t.answer, t.provenance, t.sources) for t in thread.turns
+    ]
 
 
 def test_generated_paths_cannot_escape_the_obsirag_folder(tmp_path: Path) -> None:

@@ -1,16 +1,18 @@
-"""The learner's clock rules, with ``now`` passed in: active hours, cycle and reprocessing delays, synthesis slots."""
+"""The learner's clock rules, with ``now`` passed in: active hours, cycle and reprocessing delays, synthesis slots;
+its progress through the vault (the dashboard's ETA)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from services.catalog import Catalog
-from services.catalog.models import LearnedNote, LearnOutcome
+from services.catalog.models import LearnedNote, LearnOutcome, NoteRecord, NoteStatus
 from services.config import Settings
 from services.learner import schedule
+from services.learner.progress import learner_progress
 from services.learner.schedule import ActiveHours, latest_slot, synthesis_due
 
 SUNDAY_NOON = datetime(2026, 11, 29, 12, 0).astimezone()
@@ -103,3 +105,22 @@ def test_learner_state_survives_a_restart(tmp_path: Path) -> None:
         assert (a.reason, a.artifact) == ("processed recently", "obsirag/insights/x.md")
         assert catalog.never_learned(["a.md", "b.md", "c.md"]) == ["c.md"]
         assert [n.path for n in catalog.learned_notes()] == ["a.md", "b.md"]
+
+
+def test_progress_counts_notes_never_learned_and_the_cycles_left_at_the_learners_pace(tmp_path: Path) -> None:
+    settings = Settings(vault=tmp_path, data_dir=tmp_path, learn_fullscan_per_run=2, learn_interval_minutes=30)
+    with Catalog(tmp_path / "catalog.sqlite3") as catalog:
+        for name in ("a", "b", "c", "d"):
+            catalog.upsert_note(NoteRecord(path=f"{name}.md", title=name, content_hash=name, status=NoteStatus.INDEXED))
+        catalog.upsert_note(NoteRecord(path="e.md", title="e", content_hash="e", status=NoteStatus.ERROR))
+        catalog.record_learned("a.md", LearnOutcome.PROCESSED, SUNDAY_NOON)
+        details = {"enabled": True, "next_run": "2026-11-29T12:30:00+00:00", "last_run": "not a date"}
+        progress = learner_progress(settings, catalog, details)
+        assert (progress.processed, progress.outcomes, progress.remaining) == (1, {"processed": 1}, 3)
+        assert progress.eta_seconds == 2 * 30 * 60  # 3 notes, 2 a cycle: 2 cycles, one every 30 minutes
+        assert progress.enabled and progress.next_run == datetime(2026, 11, 29, 12, 30, tzinfo=UTC)
+        assert progress.last_run is None and not progress.web_search
+        for name in ("b", "c", "d"):
+            catalog.record_learned(f"{name}.md", LearnOutcome.SKIPPED, SUNDAY_NOON)
+        done = learner_progress(settings, catalog, {})
+        assert (done.remaining, done.eta_seconds, done.enabled, done.next_run) == (0, 0, False, None)

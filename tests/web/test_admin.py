@@ -16,11 +16,11 @@ from services.config import Settings
 from services.system.history import HISTORY_KEY, RETRIED_KEY, TaskRecord
 from services.system.processes import HEARTBEAT_KEY, publish_heartbeat
 from web.app import CSRF_COOKIE, create_app
+from web.dependencies import WebServices
 from web.pages.admin import live_state
-from web.site import Site
 
 
-def forget(site: Site) -> None:
+def forget(site: WebServices) -> None:
     """Only what these tests write: the session's Redis is shared with other tests."""
     for huey in site.client.queues.hueys.values():
         huey.flush()
@@ -29,15 +29,15 @@ def forget(site: Site) -> None:
 
 
 @pytest.fixture
-def site(web_settings: Settings, web_catalog: Catalog, redis_url: str) -> Iterator[Site]:
-    site = Site.build(web_settings.model_copy(update={"redis_url": redis_url}))
+def site(web_settings: Settings, web_catalog: Catalog, redis_url: str) -> Iterator[WebServices]:
+    site = WebServices.build(web_settings.model_copy(update={"redis_url": redis_url}))
     forget(site)
     yield site
     forget(site)
     site.close()
 
 
-def test_live_state_reads_processes_queues_history_and_learner(site: Site, web_catalog: Catalog) -> None:
+def test_live_state_reads_processes_queues_history_and_learner(site: WebServices, web_catalog: Catalog) -> None:
     client = site.client.redis
     for name in ("supervisor", "indexer", "web"):
         publish_heartbeat(client, name, time.time() - 90, 5.0)
@@ -55,7 +55,7 @@ def test_live_state_reads_processes_queues_history_and_learner(site: Site, web_c
             at=time.time(),
         )
     )
-    state = live_state(site)
+    state = live_state(site.settings, site.catalog, site.client, site.clock())
     alive = {p.name: p.alive for p in state["processes"]}
     assert state["running"] and alive["indexer"] and alive["web"] and not alive["watcher"]
     index = next(q for q in state["queues"] if q.name == "index")
@@ -66,7 +66,7 @@ def test_live_state_reads_processes_queues_history_and_learner(site: Site, web_c
     assert learner["eta_seconds"] > 0 and learner["next_run"].year == 2026
 
 
-def test_retry_button_enqueues_the_failed_task_again(site: Site) -> None:
+def test_retry_button_enqueues_the_failed_task_again(site: WebServices) -> None:
     site.client.history.record(
         TaskRecord(
             id="t2",
@@ -78,7 +78,7 @@ def test_retry_button_enqueues_the_failed_task_again(site: Site) -> None:
             at=time.time(),
         )
     )
-    with TestClient(create_app(site.settings, site=site)) as client:
+    with TestClient(create_app(site.settings, site)) as client:
         page = client.get("/admin/live").text
         assert 'hx-post="/admin/tasks/t2/retry"' in page and "OSError: boom" in page
         headers = {"x-csrftoken": client.cookies[CSRF_COOKIE]}
@@ -89,15 +89,15 @@ def test_retry_button_enqueues_the_failed_task_again(site: Site) -> None:
     assert site.client.queues.index.pending_count() == 1
 
 
-def test_the_dashboard_says_why_the_learner_is_off_and_whether_it_uses_the_web(site: Site) -> None:
+def test_the_dashboard_says_why_the_learner_is_off_and_whether_it_uses_the_web(site: WebServices) -> None:
     client = site.client.redis
     publish_heartbeat(client, "learner", time.time(), 5.0, {"enabled": False})
     off = site.settings.model_copy(update={"learn_enabled": False})
-    with TestClient(create_app(off)) as browser:  # its own site: the app closes it on exit
+    with TestClient(create_app(off)) as browser:  # its own services: the app closes them on exit
         page = browser.get("/admin/live").text
     assert "désactivé par la configuration" in page and "OBSIRAG_LEARN_ENABLED=false" in page
     publish_heartbeat(client, "learner", time.time(), 5.0, {"enabled": True})
-    with TestClient(create_app(site.settings, site=site)) as browser:
+    with TestClient(create_app(site.settings, site)) as browser:
         page = browser.get("/admin/live").text
     learner_web = page[page.index('id="learner-web"') :]
     assert learner_web.startswith('id="learner-web">non, rien ne quitte la machine')

@@ -1,4 +1,4 @@
-"""/memory and /reminders on the real app, with the site's clock set by the test."""
+"""/memory and /reminders on the real app, with its clock set by the test."""
 
 from __future__ import annotations
 
@@ -17,25 +17,25 @@ from services.memory.facts import Policy, file_fact
 from services.memory.reminders import parse_reminder, save_reminder
 from tests.web.conftest import html
 from web.app import CSRF_COOKIE, create_app
-from web.site import Site
+from web.dependencies import WebServices
 
 CREATED = datetime(2026, 12, 1, 10, 0).astimezone()
 DUE = CREATED + timedelta(days=21)  # "dans 3 semaines"
 
 
 @pytest.fixture(scope="module")
-def memory_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Site, TestClient]]:
+def memory_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[WebServices, TestClient]]:
     root = tmp_path_factory.mktemp("memory-web")
     (root / "vault").mkdir()
     settings = Settings(vault=root / "vault", data_dir=root / "data", redis_url=f"unix://{root}/no-redis.sock")
-    site = Site.build(settings)
+    site = WebServices.build(settings)
     site.clock = lambda: CREATED
     with TestClient(create_app(settings, site)) as client:
         yield site, client
 
 
 @pytest.fixture
-def csrf(memory_site: tuple[Site, TestClient]) -> dict[str, str]:
+def csrf(memory_site: tuple[WebServices, TestClient]) -> dict[str, str]:
     _site, client = memory_site
     client.get("/memory")
     return {"x-csrftoken": client.cookies[CSRF_COOKIE]}
@@ -59,7 +59,7 @@ def _fact(value: str, source_ref: str, **fields: object) -> Fact:
 
 
 def test_pending_facts_are_cards_to_confirm_edit_or_forget(
-    memory_site: tuple[Site, TestClient], csrf: dict[str, str]
+    memory_site: tuple[WebServices, TestClient], csrf: dict[str, str]
 ) -> None:
     site, client = memory_site
     policy = Policy(0.7, ("Santé",), 180)
@@ -87,7 +87,7 @@ def test_pending_facts_are_cards_to_confirm_edit_or_forget(
 
 
 def test_a_reminder_shows_as_due_once_the_clock_reaches_it_then_snooze_and_done(
-    memory_site: tuple[Site, TestClient], csrf: dict[str, str]
+    memory_site: tuple[WebServices, TestClient], csrf: dict[str, str]
 ) -> None:
     site, client = memory_site
     draft = parse_reminder("rappelle-moi dans 3 semaines de relancer Sophie", CREATED)
@@ -110,7 +110,7 @@ def test_a_reminder_shows_as_due_once_the_clock_reaches_it_then_snooze_and_done(
         site.clock = lambda: CREATED
 
 
-def test_the_navigation_has_memory_and_reminders(memory_site: tuple[Site, TestClient], tmp_path: Path) -> None:
+def test_the_navigation_has_memory_and_reminders(memory_site: tuple[WebServices, TestClient], tmp_path: Path) -> None:
     _site, client = memory_site
     page = html(client, "/memory")
     assert 'href="/memory"' in page and 'href="/reminders"' in page and 'hx-get="/reminders/badge"' in page
@@ -121,7 +121,7 @@ def _lists(page: str) -> str:
 
 
 def test_a_reminder_confirmation_and_the_memory_used_show_under_their_answers(
-    memory_site: tuple[Site, TestClient],
+    memory_site: tuple[WebServices, TestClient],
 ) -> None:
     from services.catalog.models import MemoryUse, Provenance, Turn
 
@@ -149,7 +149,7 @@ def test_a_reminder_confirmation_and_the_memory_used_show_under_their_answers(
     assert 'href="/memory#fact-7"' in answered and "enregistrer le rappel" not in answered
 
 
-def test_the_dashboard_says_where_memory_stands(memory_site: tuple[Site, TestClient]) -> None:
+def test_the_dashboard_says_where_memory_stands(memory_site: tuple[WebServices, TestClient]) -> None:
     site, client = memory_site
     run = site.catalog.start_run("memory", CREATED)
     site.catalog.add_run_stats(run, facts_added=2, facts_rejected=1, prompt_tokens=1500, completion_tokens=200)
@@ -160,7 +160,7 @@ def test_the_dashboard_says_where_memory_stands(memory_site: tuple[Site, TestCli
     assert "Prochain briefing" in panel and "Rappels échus" in panel
 
 
-def test_briefings_are_artifacts_of_their_own_type(memory_site: tuple[Site, TestClient]) -> None:
+def test_briefings_are_artifacts_of_their_own_type(memory_site: tuple[WebServices, TestClient]) -> None:
     from services import vault
     from services.catalog.models import NoteRecord, NoteStatus
     from services.memory.briefing import write_briefing

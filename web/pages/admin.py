@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import math
 import time
-from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from litestar import Controller, post
+from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 
-from services.catalog.models import NoteStatus
-from services.learner.schedule import learner_off_reason
+from services.catalog import Catalog, NotesTable
+from services.config import Settings
+from services.learner.progress import learner_progress
 from services.memory.status import memory_status
-from services.system import SystemNotRunning
-from web.handlers import page
-from web.site import Site, SiteDep
+from services.system import SystemClient, SystemNotRunning
+from web.dependencies import Clock
+from web.page_route import page
 
 FILE_RESULTS = 50
 QUEUE_PREVIEW = 4  # tasks shown per queue (the depth says how many more)
@@ -29,89 +29,75 @@ class AdminController(Controller):
     path = "/admin"
 
     @page("/", sync_to_thread=True)
-    def index(self, site: SiteDep) -> Template:
-        return Template("admin.html", context={"active": "admin", **live_state(site), **_files(site, "")})
+    def index(
+        self,
+        settings: NamedDependency[Settings],
+        catalog: NamedDependency[Catalog],
+        client: NamedDependency[SystemClient],
+        clock: NamedDependency[Clock],
+    ) -> Template:
+        live = live_state(settings, catalog, client, clock())
+        return Template("admin.html", context={"active": "admin", **live, **_files(catalog.notes, "")})
 
     @page("/live", sync_to_thread=True)
-    def live(self, site: SiteDep) -> Template:
-        return Template("_admin_live.html", context=live_state(site))
+    def live(
+        self,
+        settings: NamedDependency[Settings],
+        catalog: NamedDependency[Catalog],
+        client: NamedDependency[SystemClient],
+        clock: NamedDependency[Clock],
+    ) -> Template:
+        return Template("_admin_live.html", context=live_state(settings, catalog, client, clock()))
 
     @page("/files", sync_to_thread=True)
-    def files(self, site: SiteDep, q: FromQuery[str] = "") -> Template:
-        return Template("_file_status.html", context=_files(site, q))
+    def files(self, notes: NamedDependency[NotesTable], q: FromQuery[str] = "") -> Template:
+        return Template("_file_status.html", context=_files(notes, q))
 
     @post("/reindex", sync_to_thread=True)
-    def reindex(self, site: SiteDep) -> Template:
+    def reindex(self, client: NamedDependency[SystemClient]) -> Template:
         try:
-            site.client.reindex()
+            client.reindex()
             message = (
                 "Réindexation demandée : l'indexeur reconstruit l'index à côté de l'actuel, qui répond en attendant."
             )
         except SystemNotRunning:
-            message = site.client.unavailable("fr") or "ObsiRAG ne tourne pas : lancez `obsirag up`."
+            message = client.unavailable("fr") or "ObsiRAG ne tourne pas : lancez `obsirag up`."
         return Template("_flash.html", context={"message": message})
 
     @post("/tasks/{task_id:str}/retry", sync_to_thread=True)
-    def retry_task(self, site: SiteDep, task_id: FromPath[str]) -> Template:
+    def retry_task(self, client: NamedDependency[SystemClient], task_id: FromPath[str]) -> Template:
         try:
-            record = site.client.retry(task_id)
+            record = client.retry(task_id)
         except KeyError:
             raise NotFoundException("no failed task with this id (or already retried)") from None
         message = f"Tâche {record.name} relancée ({record.summary})."
         return Template("_flash.html", context={"message": message})
 
 
-def live_state(site: Site) -> dict[str, Any]:
+def live_state(settings: Settings, catalog: Catalog, client: SystemClient, now: datetime) -> dict[str, Any]:
     """Everything the auto-refreshing part of the dashboard shows: the system's status (the one that
     ``obsirag status`` prints), the catalog's coverage and runs, the task history."""
-    status = site.client.status(lang="fr", problems=PROBLEMS_SHOWN, preview=QUEUE_PREVIEW)
+    status = client.status(lang="fr", problems=PROBLEMS_SHOWN, preview=QUEUE_PREVIEW)
     learner = status.process("learner")
+    progress = learner_progress(settings, catalog, learner.details) if learner is not None else None
     return {
         "now": time.time(),
         "counts": status.notes,
-        "coverage": site.catalog.folder_coverage(depth=1),
+        "coverage": catalog.notes.folder_coverage(depth=1),
         "problems": status.problems,
-        "runs": site.catalog.last_runs(5),
+        "runs": catalog.runs.last_runs(5),
         "running": status.running,
         "redis_message": status.redis_message("fr"),  # Redis restarting: said instead of "not running"
         "processes": status.processes,
         "queues": status.queue_tasks,
-        "history": site.client.recent_tasks(25),
+        "history": client.recent_tasks(25),
         "mlx": status.generation,
-        "learner": learner_progress(site, learner.details) if learner is not None else None,
+        "learner": progress.model_dump() if progress is not None else None,
         "rebuild": status.rebuild,
-        "memory": memory_status(site.settings, site.catalog, site.clock()),
+        "memory": memory_status(settings, catalog, now),
     }
 
 
-def learner_progress(site: Site, details: dict[str, Any]) -> dict[str, Any]:
-    """Notes the learner processed, those it never looked at, an ETA at its pace, its next cycle."""
-    settings, catalog = site.settings, site.catalog
-    indexed = [path for path, state in catalog.note_states().items() if state[3] == NoteStatus.INDEXED]
-    remaining = len(catalog.never_learned(indexed))
-    outcomes = Counter(note.outcome.value for note in catalog.learned_notes())
-    cycles = math.ceil(remaining / max(1, settings.learn_fullscan_per_run))
-    next_run = _moment(details.get("next_run"))
-    return {
-        "enabled": bool(details.get("enabled")),
-        "off_reason": learner_off_reason(settings),
-        "web_search": settings.learn_web_search,
-        "processed": sum(outcomes.values()),
-        "outcomes": dict(outcomes),
-        "remaining": remaining,
-        "eta_seconds": cycles * settings.learn_interval_minutes * 60 if remaining else 0,
-        "next_run": next_run,
-        "last_run": _moment(details.get("last_run")),
-    }
-
-
-def _moment(value: Any) -> datetime | None:
-    try:
-        return datetime.fromisoformat(str(value)) if value else None
-    except ValueError:
-        return None
-
-
-def _files(site: Site, query: str) -> dict[str, Any]:
-    notes = site.catalog.list_notes(query=query.strip() or None, limit=FILE_RESULTS) if query.strip() else []
-    return {"q": query, "files": notes}
+def _files(notes: NotesTable, query: str) -> dict[str, Any]:
+    found = notes.list_notes(query=query.strip() or None, limit=FILE_RESULTS) if query.strip() else []
+    return {"q": query, "files": found}

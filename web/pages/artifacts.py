@@ -6,16 +6,19 @@ import re
 from typing import Any
 
 from litestar import Controller
+from litestar.di import NamedDependency
 from litestar.params import FromPath, FromQuery
 from litestar.response import Template
 from pydantic import BaseModel, Field
 
 from services import vault
+from services.catalog import LinksTable, NotesTable
 from services.catalog.models import NoteRecord
+from services.chat.export import exported_thread, provenance_label
+from services.config import Settings
 from services.vault.artifacts import GENERATED_ROOT
 from services.vault.models import NoteType
-from web.handlers import page
-from web.site import Site, SiteDep
+from web.page_route import page
 
 KINDS = (
     (NoteType.INSIGHT, "Insights"),
@@ -27,9 +30,7 @@ KINDS = (
 )
 PER_KIND = 100
 EXCERPT = 420
-_PROVENANCE_LINE = re.compile(r"^\*Provenance\s*:\s*(.+?)\*\s*$", re.M)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-_SOURCES_BLOCK = re.compile(r"^Sources\s*:\s*\n(?:- .*\n?)*", re.M)
 
 
 class QA(BaseModel):
@@ -53,30 +54,35 @@ class ArtifactsController(Controller):
     path = "/artifacts"
 
     @page("/", sync_to_thread=True)
-    def index(self, site: SiteDep, kind: FromQuery[str] = "") -> Template:
-        records = [n for n in site.catalog.list_notes(folder=GENERATED_ROOT) if n.note_type != NoteType.NOTE]
+    def index(
+        self,
+        settings: NamedDependency[Settings],
+        notes: NamedDependency[NotesTable],
+        links: NamedDependency[LinksTable],
+        kind: FromQuery[str] = "",
+    ) -> Template:
+        records = [n for n in notes.list_notes(folder=GENERATED_ROOT) if n.note_type != NoteType.NOTE]
         counts = {k: sum(r.note_type == k for r in records) for k, _ in KINDS}
         selected = NoteType(kind) if kind in {k.value for k, _ in KINDS} else None
         chosen = [r for r in records if selected is None or r.note_type == selected]
         chosen.sort(key=lambda r: r.created.timestamp() if r.created else r.mtime, reverse=True)
-        artifacts = [_artifact(site, r) for r in chosen[:PER_KIND]]
+        artifacts = [_artifact(settings, notes, links, r) for r in chosen[:PER_KIND]]
         context = {"kinds": KINDS, "counts": counts, "selected": selected, "artifacts": artifacts}
         return Template("artifacts.html", context={"active": "artifacts", **context})
 
 
-def _artifact(site: Site, record: NoteRecord) -> Artifact:
+def _artifact(settings: Settings, notes: NotesTable, links: LinksTable, record: NoteRecord) -> Artifact:
     try:
-        note = vault.read_note(site.settings.vault, record.path, site.settings.max_file_bytes)
+        note = vault.read_note(settings.vault, record.path, settings.max_file_bytes)
         body, frontmatter = note.body, note.frontmatter
     except (OSError, vault.NoteSkipped, vault.PathOutsideVault):
         body, frontmatter = "", {}
     titles: dict[str, str] = {}
-    for link in site.catalog.outlinks(record.path):
+    for link in links.outlinks(record.path):
         if link.target_path and link.target_path.endswith(".md"):
-            target = site.catalog.get_note(link.target_path)
+            target = notes.get_note(link.target_path)
             titles[link.target_path] = target.title if target else link.target_path
-    found = _PROVENANCE_LINE.search(body)
-    provenance = str(frontmatter.get("provenance") or (found[1] if found else ""))
+    provenance = str(frontmatter.get("provenance") or provenance_label(body))
     exchanges = _exchanges(body, frontmatter)
     return Artifact(
         path=record.path, title=record.title, kind=record.note_type, created=record.created, tags=record.tags,
@@ -89,16 +95,9 @@ def _exchanges(body: str, frontmatter: dict[str, Any]) -> list[QA]:
     """A saved conversation's ``## question`` / answer pairs, or an artifact's ``question``/``answer`` keys."""
     if frontmatter.get("question"):
         return [QA(question=str(frontmatter["question"]), answer=_excerpt(str(frontmatter.get("answer") or body)))]
-    headings = [h for h in vault.extract_headings(body) if h.level == 2]
-    if str(frontmatter.get("type", "")).lower() != "conversation" or not headings:
+    if str(frontmatter.get("type", "")).lower() != "conversation":
         return []
-    lines = body.split("\n")
-    pairs = []
-    for i, heading in enumerate(headings):
-        end = headings[i + 1].line if i + 1 < len(headings) else len(lines)
-        answer = _SOURCES_BLOCK.sub("", _PROVENANCE_LINE.sub("", "\n".join(lines[heading.line + 1 : end])))
-        pairs.append(QA(question=heading.text, answer=_excerpt(answer)))
-    return pairs
+    return [QA(question=t.question, answer=_excerpt(t.answer)) for t in exported_thread(frontmatter, body).turns]
 
 
 def _excerpt(text: str) -> str:

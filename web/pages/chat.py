@@ -12,16 +12,20 @@ from html import escape
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
+from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, FromPath, FromQuery
 from litestar.response import ServerSentEvent, ServerSentEventMessage, Template
 from pydantic import BaseModel
 
+from services.catalog import ConversationsTable
 from services.catalog.models import Thread
 from services.chat.engine import ChatEvent
-from web.chat_runs import ChatRun
-from web.handlers import page
-from web.site import Site, SiteDep
+from services.chat.websearch import WebSearch
+from services.config import Settings
+from web.chat_runs import ChatRun, ChatRuns
+from web.page_route import page
+from web.rendering import MarkdownRenderer
 
 UrlEncoded = Body(media_type=RequestEncodingType.URL_ENCODED)
 
@@ -36,46 +40,68 @@ class ChatController(Controller):
     path = "/"
 
     @page("/", sync_to_thread=True)
-    def page(self, site: SiteDep, thread: FromQuery[str] = "") -> Template:
-        current = site.catalog.get_thread(thread) if thread else None
-        context = {"active": "chat", "thread": current, "turns": _turns(site, current), **_web_choice(site)}
-        return Template("chat.html", context=context)
+    def page(
+        self,
+        conversations: NamedDependency[ConversationsTable],
+        renderer: NamedDependency[MarkdownRenderer],
+        settings: NamedDependency[Settings],
+        web_search: NamedDependency[WebSearch],
+        thread: FromQuery[str] = "",
+    ) -> Template:
+        current = conversations.get_thread(thread) if thread else None
+        context = {"active": "chat", "thread": current, "turns": _turns(renderer, current)}
+        return Template("chat.html", context={**context, **_web_choice(settings, web_search)})
 
     @post("/chat/ask", sync_to_thread=True)
-    def ask(self, site: SiteDep, data: Annotated[AskForm, UrlEncoded]) -> Response:
+    def ask(
+        self,
+        conversations: NamedDependency[ConversationsTable],
+        chat_runs: NamedDependency[ChatRuns],
+        data: Annotated[AskForm, UrlEncoded],
+    ) -> Response:
         question = data.question.strip()
         if not question:
             return Template("_flash.html", context={"message": "Écrivez une question."}, status_code=422)
         thread_id = data.thread_id.strip()
-        if not thread_id or site.catalog.get_thread(thread_id) is None:
-            thread_id = site.catalog.create_thread(question)
-        run = site.chat.create(question, thread_id, use_web=bool(data.use_web))
+        if not thread_id or conversations.get_thread(thread_id) is None:
+            thread_id = conversations.create_thread(question)
+        run = chat_runs.create(question, thread_id, use_web=bool(data.use_web))
         headers = {"HX-Replace-Url": f"/?thread={thread_id}"}
         return Template("_pending_turn.html", context={"run": run, "thread_id": thread_id}, headers=headers)
 
     @get("/chat/stream/{run_id:str}")
-    async def stream(self, site: SiteDep, request: Request, run_id: FromPath[str]) -> ServerSentEvent:
-        run = site.chat.claim(run_id)
-        return ServerSentEvent(_sse(site, request, run))
+    async def stream(
+        self,
+        chat_runs: NamedDependency[ChatRuns],
+        renderer: NamedDependency[MarkdownRenderer],
+        request: Request,
+        run_id: FromPath[str],
+    ) -> ServerSentEvent:
+        run = chat_runs.claim(run_id)
+        return ServerSentEvent(_sse(chat_runs, renderer, request, run))
 
     @post("/chat/stop/{run_id:str}", status_code=200)
-    async def stop(self, site: SiteDep, run_id: FromPath[str]) -> str:
-        site.chat.stop(run_id)
+    async def stop(self, chat_runs: NamedDependency[ChatRuns], run_id: FromPath[str]) -> str:
+        chat_runs.stop(run_id)
         return ""
 
 
-async def _sse(site: Site, request: Request, run: ChatRun | None) -> AsyncIterator[ServerSentEventMessage]:
+async def _sse(
+    chat_runs: ChatRuns, renderer: MarkdownRenderer, request: Request, run: ChatRun | None
+) -> AsyncIterator[ServerSentEventMessage]:
     if run is None:  # a reconnect after the end, or a stale page: say so and let the browser close
         yield _message(request, "done", "_chat_error.html", error="Cette réponse n'est plus disponible.")
         yield ServerSentEventMessage(event="end", data="")
         return
-    async for event in site.chat.events(run):
-        for message in _to_messages(site, request, run, event):
+    async for event in chat_runs.events(run):
+        for message in _to_messages(renderer, request, run, event):
             yield message
     yield ServerSentEventMessage(event="end", data="")
 
 
-def _to_messages(site: Site, request: Request, run: ChatRun, event: ChatEvent) -> list[ServerSentEventMessage]:
+def _to_messages(
+    renderer: MarkdownRenderer, request: Request, run: ChatRun, event: ChatEvent
+) -> list[ServerSentEventMessage]:
     if event.kind == "progress":  # the model reads the prompt: minutes on a slow CPU, so say how far it is
         run.reading = True
         return [ServerSentEventMessage(event="progress", data=reading_progress(event.progress or 0.0))]
@@ -91,7 +117,7 @@ def _to_messages(site: Site, request: Request, run: ChatRun, event: ChatEvent) -
         context = {"error": event.text, "question": run.question, "thread_id": run.thread_id, "use_web": run.use_web}
         return [_message(request, "done", "_chat_error.html", **context)]
     answer = event.answer
-    html = site.renderer().render_answer(answer.answer, answer.sources) if answer else ""
+    html = renderer.render_answer(answer.answer, answer.sources) if answer else ""
     context = {
         "turn": answer, "html": html, "stopped": run.stopped, "model_ttft_ms": run.model_ttft_ms,
         "thread_id": run.thread_id,
@@ -108,13 +134,12 @@ def _message(request: Request, event: str, template: str, **context: Any) -> Ser
     return ServerSentEventMessage(event=event, data=rendered)
 
 
-def _web_choice(site: Site) -> dict[str, Any]:
+def _web_choice(settings: Settings, web_search: WebSearch) -> dict[str, Any]:
     """The composer's web opt-in: ticked only when configured so, and naming who would receive the question."""
-    return {"web_default": site.settings.web_search, "web_engine": site.web_search.engine}
+    return {"web_default": settings.web_search, "web_engine": web_search.engine}
 
 
-def _turns(site: Site, thread: Thread | None) -> list[dict[str, Any]]:
+def _turns(renderer: MarkdownRenderer, thread: Thread | None) -> list[dict[str, Any]]:
     if thread is None:
         return []
-    renderer = site.renderer()
     return [{"turn": t, "html": renderer.render_answer(t.answer, t.sources)} for t in thread.turns]

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from litestar import Controller, post
+from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
 from litestar.exceptions import NotFoundException
 from litestar.params import Body, FromPath, FromQuery
 from litestar.response import Template
 from pydantic import BaseModel
 
+from services.catalog import ConversationsTable
 from services.chat.export import export_thread
-from web.handlers import page
-from web.site import SiteDep
+from services.config import Settings
+from web.dependencies import Clock
+from web.page_route import page
 
 Form = Body(media_type=RequestEncodingType.URL_ENCODED)
 
@@ -27,34 +29,45 @@ class ConversationsController(Controller):
     path = "/conversations"
 
     @page("/", sync_to_thread=True)
-    def index(self, site: SiteDep, q: FromQuery[str] = "") -> Template:
-        threads = site.catalog.list_threads(q.strip() or None)
+    def index(self, conversations: NamedDependency[ConversationsTable], q: FromQuery[str] = "") -> Template:
+        threads = conversations.list_threads(q.strip() or None)
         return Template("conversations.html", context={"active": "conversations", "q": q, "threads": threads})
 
     @page("/list", sync_to_thread=True)
-    def search(self, site: SiteDep, q: FromQuery[str] = "") -> Template:
-        return Template("_thread_list.html", context={"q": q, "threads": site.catalog.list_threads(q.strip() or None)})
+    def search(self, conversations: NamedDependency[ConversationsTable], q: FromQuery[str] = "") -> Template:
+        return Template("_thread_list.html", context={"q": q, "threads": conversations.list_threads(q.strip() or None)})
 
     @post("/{thread_id:str}/rename", sync_to_thread=True)
-    def rename(self, site: SiteDep, thread_id: FromPath[str], data: Annotated[RenameForm, Form]) -> Template:
-        if site.catalog.get_thread(thread_id) is None:
+    def rename(
+        self,
+        conversations: NamedDependency[ConversationsTable],
+        thread_id: FromPath[str],
+        data: Annotated[RenameForm, Form],
+    ) -> Template:
+        if conversations.get_thread(thread_id) is None:
             raise NotFoundException()
         if data.title.strip():
-            site.catalog.rename_thread(thread_id, data.title)
-        thread = site.catalog.get_thread(thread_id)
+            conversations.rename_thread(thread_id, data.title)
+        thread = conversations.get_thread(thread_id)
         return Template("_thread_row.html", context={"thread": thread})
 
     @post("/{thread_id:str}/delete", sync_to_thread=True, status_code=200)
-    def delete(self, site: SiteDep, thread_id: FromPath[str]) -> str:
-        site.catalog.delete_thread(thread_id)
+    def delete(self, conversations: NamedDependency[ConversationsTable], thread_id: FromPath[str]) -> str:
+        conversations.delete_thread(thread_id)
         return ""
 
     @post("/{thread_id:str}/export", sync_to_thread=True)
-    def export(self, site: SiteDep, thread_id: FromPath[str]) -> Template:
+    def export(
+        self,
+        conversations: NamedDependency[ConversationsTable],
+        settings: NamedDependency[Settings],
+        clock: NamedDependency[Clock],
+        thread_id: FromPath[str],
+    ) -> Template:
         """Write ``obsirag/conversations/…md`` in the vault (the only place ObsiRAG writes)."""
-        thread = site.catalog.get_thread(thread_id)
+        thread = conversations.get_thread(thread_id)
         if thread is None or not thread.turns:
             raise NotFoundException()
-        target = export_thread(site.settings.vault, thread, datetime.now().astimezone())
-        saved = target.relative_to(site.settings.vault.resolve()).as_posix()
+        target = export_thread(settings.vault, thread, clock())
+        saved = target.relative_to(settings.vault.resolve()).as_posix()
         return Template("_saved.html", context={"saved": saved})

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from litestar import Controller, Request
+from litestar.di import NamedDependency
 from litestar.params import FromQuery
 from litestar.response import Template
 
-from services.catalog.graph import DEFAULT_LIMIT, GraphFilter
+from services.catalog.graph import DEFAULT_LIMIT, GraphCache, GraphFilter
 from services.vault.models import NoteType
-from web.handlers import page
-from web.site import SiteDep
+from web.page_route import page
 
 RECENCY = ((0, "toutes dates"), (7, "7 derniers jours"), (30, "30 derniers jours"), (365, "12 derniers mois"))
 LIMITS = (100, 300, 1000, 2000)
@@ -21,7 +21,7 @@ class GraphController(Controller):
     @page("/", sync_to_thread=True)
     def index(
         self,
-        site: SiteDep,
+        graph: NamedDependency[GraphCache],
         request: Request,
         q: FromQuery[str] = "",
         folder: FromQuery[str] = "",
@@ -31,7 +31,7 @@ class GraphController(Controller):
         limit: FromQuery[int] = DEFAULT_LIMIT,
     ) -> Template:
         flt = GraphFilter(text=q, folder=folder, tag=tag, note_type=type, days=days or None, limit=limit)
-        view = site.graph.get().view(flt)
+        view = graph.get().view(flt)
         index = {node.id: i for i, node in enumerate(view.nodes)}
         data = {  # compact: edges as node indexes, 1 for a synapse
             "nodes": [[n.id, n.title, n.color, n.degree, n.folder] for n in view.nodes],

@@ -8,17 +8,20 @@ from itertools import groupby
 from typing import Any
 
 from litestar import Controller
+from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery
 from litestar.response import File, Template
 
 from services import vault
+from services.catalog import LinksTable, NotesTable
 from services.catalog.models import NoteRecord
-from services.language.fold import fold
+from services.config import Settings
 from services.vault.addresses import obsidian_uri
 from services.vault.models import ParsedNote
-from web.handlers import page
-from web.site import Site, SiteDep
+from web.note_titles import NoteTitlesCache, initial
+from web.page_route import page
+from web.rendering import MarkdownRenderer
 
 ATTACHMENT_TYPES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".bmp", ".avif", ".pdf")
 PICKER_LIMIT = 500
@@ -28,25 +31,43 @@ class NotesController(Controller):
     path = "/notes"
 
     @page("/", sync_to_thread=True)
-    def index(self, site: SiteDep, q: FromQuery[str] = "", letter: FromQuery[str] = "") -> Template:
-        return Template("notes.html", context={"active": "notes", "q": q, **_picker(site, q, letter)})
+    def index(
+        self,
+        notes: NamedDependency[NotesTable],
+        note_titles: NamedDependency[NoteTitlesCache],
+        q: FromQuery[str] = "",
+        letter: FromQuery[str] = "",
+    ) -> Template:
+        context = {"active": "notes", "q": q, **_picker(notes, note_titles, q, letter)}
+        return Template("notes.html", context=context)
 
     @page("/list", sync_to_thread=True)
-    def picker(self, site: SiteDep, q: FromQuery[str] = "", letter: FromQuery[str] = "") -> Template:
-        return Template("_note_list.html", context={"q": q, **_picker(site, q, letter)})
+    def picker(
+        self,
+        notes: NamedDependency[NotesTable],
+        note_titles: NamedDependency[NoteTitlesCache],
+        q: FromQuery[str] = "",
+        letter: FromQuery[str] = "",
+    ) -> Template:
+        return Template("_note_list.html", context={"q": q, **_picker(notes, note_titles, q, letter)})
 
     @page("/{path:path}", sync_to_thread=True)
-    def view(self, site: SiteDep, path: FromPath[str]) -> Template:
-        rel = path.lstrip("/")
-        note = _read(site, rel)
-        renderer = site.renderer()
+    def view(
+        self,
+        settings: NamedDependency[Settings],
+        notes: NamedDependency[NotesTable],
+        links: NamedDependency[LinksTable],
+        renderer: NamedDependency[MarkdownRenderer],
+        path: FromPath[str],
+    ) -> Template:
+        note = _read(settings, path.lstrip("/"))
         context: dict[str, Any] = {
             "active": "notes",
             "note": note,
             "html": renderer.render_note(note.markdown, note.path),
-            "record": site.catalog.get_note(note.path),
-            "backlinks": _backlinks(site, note.path),
-            "obsidian_uri": obsidian_uri(site.settings.vault.name, note.path),
+            "record": notes.get_note(note.path),
+            "backlinks": _backlinks(notes, links, note.path),
+            "obsidian_uri": obsidian_uri(settings.vault.name, note.path),
             "frontmatter": [(k, _show(v)) for k, v in note.frontmatter.items()],
         }
         return Template("note.html", context=context)
@@ -58,12 +79,12 @@ class VaultFilesController(Controller):
     path = "/vault-files"
 
     @page("/{path:path}", sync_to_thread=True)
-    def file(self, site: SiteDep, path: FromPath[str]) -> File:
+    def file(self, settings: NamedDependency[Settings], path: FromPath[str]) -> File:
         rel = path.lstrip("/")
         if not rel.lower().endswith(ATTACHMENT_TYPES) or any(p.startswith(".") for p in rel.split("/")):
             raise NotFoundException()
         try:
-            absolute = vault.resolve_in_vault(site.settings.vault, rel)
+            absolute = vault.resolve_in_vault(settings.vault, rel)
         except vault.PathOutsideVault:
             raise NotFoundException() from None
         if not absolute.is_file():
@@ -73,19 +94,19 @@ class VaultFilesController(Controller):
         return File(absolute, media_type=media_type, headers=headers, content_disposition_type="inline")
 
 
-def _read(site: Site, rel: str) -> ParsedNote:
+def _read(settings: Settings, rel: str) -> ParsedNote:
     """The note at ``rel``; 404 for anything that is not an indexable note inside the vault."""
     if not vault.is_indexable(rel, []):
         raise NotFoundException()
     try:
-        return vault.read_note(site.settings.vault, rel, site.settings.max_file_bytes)
+        return vault.read_note(settings.vault, rel, settings.max_file_bytes)
     except (vault.PathOutsideVault, FileNotFoundError, IsADirectoryError, vault.NoteSkipped):
         raise NotFoundException() from None
 
 
-def _backlinks(site: Site, path: str) -> list[NoteRecord]:
-    sources = dict.fromkeys(link.source for link in site.catalog.backlinks(path))
-    records = [site.catalog.get_note(source) for source in sources]
+def _backlinks(notes: NotesTable, links: LinksTable, path: str) -> list[NoteRecord]:
+    sources = dict.fromkeys(link.source for link in links.backlinks(path))
+    records = [notes.get_note(source) for source in sources]
     return sorted((r for r in records if r is not None), key=lambda r: r.title.casefold())
 
 
@@ -95,38 +116,23 @@ def _show(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _picker(site: Site, query: str, letter: str = "") -> dict[str, Any]:
+def _picker(notes: NotesTable, note_titles: NoteTitlesCache, query: str, letter: str = "") -> dict[str, Any]:
     """Notes by title (A–Z, accents ignored), grouped by initial; duplicate titles carry their path.
 
     The sorted list is cached until the catalog changes; a filter or an initial narrows it, and at most
     ``PICKER_LIMIT`` notes are listed (5,000 links would slow the page more than they help).
     """
-    notes = site.cached("note-picker", lambda: _sorted_notes(site))
+    titles = note_titles.get()
+    listed = titles.notes
     if query.strip():
-        wanted = {n.path for n in site.catalog.list_notes(query=query.strip())}
-        notes = [n for n in notes if n.path in wanted]
+        wanted = {n.path for n in notes.list_notes(query=query.strip())}
+        listed = [n for n in listed if n.path in wanted]
     if letter:
-        notes = [n for n in notes if _initial(n.title or n.path) == letter]
-    shown = notes[:PICKER_LIMIT]
+        listed = [n for n in listed if initial(n.title or n.path) == letter]
+    shown = listed[:PICKER_LIMIT]
     counts = Counter((n.title or n.path).casefold() for n in shown)
     groups = [
-        (initial, [(n, counts[(n.title or n.path).casefold()] > 1) for n in members])
-        for initial, members in groupby(shown, key=lambda n: _initial(n.title or n.path))
+        (first, [(n, counts[(n.title or n.path).casefold()] > 1) for n in members])
+        for first, members in groupby(shown, key=lambda n: initial(n.title or n.path))
     ]
-    letters = site.cached("note-letters", lambda: sorted({_initial(n.title or n.path) for n in _sorted_notes(site)}))
-    return {"groups": groups, "total": len(notes), "shown": len(shown), "letters": letters, "letter": letter}
-
-
-def _sorted_notes(site: Site) -> list[NoteRecord]:
-    notes = site.catalog.list_notes()
-    notes.sort(key=lambda n: (_sort_key(n.title or n.path), n.path))
-    return notes
-
-
-def _sort_key(title: str) -> str:
-    return fold(title)
-
-
-def _initial(title: str) -> str:
-    first = _sort_key(title)[:1].upper()
-    return first if first.isalpha() else "#"
+    return {"groups": groups, "total": len(listed), "shown": len(shown), "letters": titles.letters, "letter": letter}

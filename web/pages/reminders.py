@@ -2,47 +2,58 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
+
 from litestar import Controller, post
+from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 from litestar.response import Template
 
+from services.catalog import MemoryTable
 from services.catalog.memory_models import Reminder, ReminderStatus
 from services.memory.reminders import mark_done, snooze
-from web.handlers import page
-from web.site import SiteDep
+from web.dependencies import Clock
+from web.page_route import page
+
+ReminderAction = Callable[[MemoryTable, int, datetime], Reminder]  # ``mark_done``, ``snooze``
 
 
 class RemindersController(Controller):
     path = "/reminders"
 
     @page("/", sync_to_thread=True)
-    def index(self, site: SiteDep) -> Template:
-        now = site.clock()
-        active = site.catalog.reminders(ReminderStatus.ACTIVE)
-        context = {"active": "reminders", "now": now, "due": [r for r in active if r.is_due(now)],
-                   "later": [r for r in active if not r.is_due(now)]}  # fmt: skip
-        return Template("reminders.html", context=context)
+    def index(self, memory: NamedDependency[MemoryTable], clock: NamedDependency[Clock]) -> Template:
+        now = clock()
+        active = memory.reminders(ReminderStatus.ACTIVE)
+        due = [r for r in active if r.is_due(now)]
+        later = [r for r in active if not r.is_due(now)]
+        return Template("reminders.html", context={"active": "reminders", "now": now, "due": due, "later": later})
 
     @page("/badge", sync_to_thread=True)
-    def badge(self, site: SiteDep) -> Template:
+    def badge(self, memory: NamedDependency[MemoryTable], clock: NamedDependency[Clock]) -> Template:
         """The header's counter (htmx, refreshed every minute)."""
-        due = len(site.catalog.reminders(ReminderStatus.ACTIVE, due_before=site.clock()))
+        due = len(memory.reminders(ReminderStatus.ACTIVE, due_before=clock()))
         return Template("_reminders_badge.html", context={"due": due})
 
     @post("/{reminder_id:int}/done", sync_to_thread=True)
-    def done(self, site: SiteDep, reminder_id: FromPath[int]) -> Template:
-        reminder = _act(site, reminder_id, mark_done)
-        return Template("_reminder.html", context={"reminder": reminder, "now": site.clock()})
+    def done(
+        self, memory: NamedDependency[MemoryTable], clock: NamedDependency[Clock], reminder_id: FromPath[int]
+    ) -> Template:
+        reminder = _act(memory, reminder_id, clock(), mark_done)
+        return Template("_reminder.html", context={"reminder": reminder, "now": clock()})
 
     @post("/{reminder_id:int}/snooze", sync_to_thread=True)
-    def snooze(self, site: SiteDep, reminder_id: FromPath[int]) -> Template:
-        reminder = _act(site, reminder_id, snooze)
-        return Template("_reminder.html", context={"reminder": reminder, "now": site.clock()})
+    def snooze(
+        self, memory: NamedDependency[MemoryTable], clock: NamedDependency[Clock], reminder_id: FromPath[int]
+    ) -> Template:
+        reminder = _act(memory, reminder_id, clock(), snooze)
+        return Template("_reminder.html", context={"reminder": reminder, "now": clock()})
 
 
-def _act(site: SiteDep, reminder_id: int, action: object) -> Reminder:
+def _act(memory: MemoryTable, reminder_id: int, now: datetime, action: ReminderAction) -> Reminder:
     try:
-        return action(site.catalog, reminder_id, site.clock())  # type: ignore[operator,no-any-return]
+        return action(memory, reminder_id, now)
     except KeyError:
         raise NotFoundException() from None
