@@ -60,11 +60,19 @@ def run_once(settings: Settings, note: str | None, now: datetime) -> dict[str, A
         learner.catalog.close()
     meter = learner.deps.model.meter
     return {
-        "processed": report.processed, "skipped": report.skipped, "failed": report.failed,
-        "synapses": report.synapses, "pairs_rejected": report.pairs_rejected, "synthesis": synthesis,
-        "generation": {"calls": meter.calls, "prompt_tokens": meter.prompt_tokens,
-                       "completion_tokens": meter.completion_tokens, "seconds": round(meter.seconds, 2)},
-    }  # fmt: skip
+        "processed": report.processed,
+        "skipped": report.skipped,
+        "failed": report.failed,
+        "synapses": report.synapses,
+        "pairs_rejected": report.pairs_rejected,
+        "synthesis": synthesis,
+        "generation": {
+            "calls": meter.calls,
+            "prompt_tokens": meter.prompt_tokens,
+            "completion_tokens": meter.completion_tokens,
+            "seconds": round(meter.seconds, 2),
+        },
+    }
 
 
 def learner_state(settings: Settings) -> dict[str, Any]:

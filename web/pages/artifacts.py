@@ -85,10 +85,16 @@ def _artifact(settings: Settings, notes: NotesTable, links: LinksTable, record: 
     provenance = str(frontmatter.get("provenance") or provenance_label(body))
     exchanges = _exchanges(body, frontmatter)
     return Artifact(
-        path=record.path, title=record.title, kind=record.note_type, created=record.created, tags=record.tags,
-        provenance=provenance, sources=list(titles.items()), exchanges=exchanges,
+        path=record.path,
+        title=record.title,
+        kind=record.note_type,
+        created=record.created,
+        tags=record.tags,
+        provenance=provenance,
+        sources=list(titles.items()),
+        exchanges=exchanges,
         summary="" if exchanges else _excerpt(body),
-    )  # fmt: skip
+    )
 
 
 def _exchanges(body: str, frontmatter: dict[str, Any]) -> list[QA]:

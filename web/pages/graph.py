@@ -38,8 +38,13 @@ class GraphController(Controller):
             "edges": [[index[e.source], index[e.target], int(e.kind == "synapse")] for e in view.edges],
         }
         context = {
-            "active": "graph", "view": view, "flt": flt, "data": data, "recency": RECENCY, "limits": LIMITS,
+            "active": "graph",
+            "view": view,
+            "flt": flt,
+            "data": data,
+            "recency": RECENCY,
+            "limits": LIMITS,
             "types": [t.value for t in NoteType],
-        }  # fmt: skip
+        }
         partial = request.headers.get("hx-target") == "graph-panel"
         return Template("_graph_panel.html" if partial else "graph.html", context=context)
