@@ -20,6 +20,8 @@ def is_loopback(host: str) -> bool:
 
 def startup_problem(settings: Settings) -> str | None:
     """The first configuration problem that would make the system fail after it started, or None."""
+    if problem := token_problem(settings):
+        return problem
     token = settings.web_token.get_secret_value() if settings.web_token is not None else ""
     if not is_loopback(settings.host) and not token:
         return (
@@ -36,6 +38,21 @@ def startup_problem(settings: Settings) -> str | None:
             f"data dir not writable: {settings.data_dir} "
             "(set OBSIRAG_DATA_DIR or --data to a folder this user may write to)"
         )
+    return None
+
+
+def token_problem(settings: Settings) -> str | None:
+    """A token no request can match: HTTP strips the spaces around a header value and the login form
+    strips what is typed, so a token of spaces (or with spaces around it) would refuse every request."""
+    for name, secret in (("OBSIRAG_WEB_TOKEN", settings.web_token), ("OBSIRAG_MCP_TOKEN", settings.mcp_token)):
+        value = secret.get_secret_value() if secret is not None else ""
+        if value and not value.strip():
+            return (
+                f"{name} ne contient que des espaces : aucune requête ne pourrait s'en servir. Choisis un vrai "
+                'jeton (ex. `python -c "import secrets; print(secrets.token_urlsafe(24))"`) ou retire la variable.'
+            )
+        if value != value.strip():
+            return f"{name} commence ou finit par des espaces, qu'aucune requête ne transmet : retire-les."
     return None
 
 

@@ -120,6 +120,16 @@ def test_up_refuses_a_bad_configuration_before_starting_anything(small_vault: Pa
     assert not settings.redis_dir.exists()
 
 
+def test_up_refuses_a_token_of_spaces(small_vault: Path, tmp_path: Path) -> None:
+    """HTTP strips the spaces around a header value: such a token would refuse every request once started."""
+    data = tmp_path / "data"
+    blank = up_refused(small_vault, data, OBSIRAG_HOST="0.0.0.0", OBSIRAG_WEB_TOKEN="   ")
+    assert blank.returncode == 1 and blank.stdout == "" and blank.stderr.count("\n") == 1
+    assert "OBSIRAG_WEB_TOKEN ne contient que des espaces" in blank.stderr and not data.exists()
+    padded = up_refused(small_vault, data, OBSIRAG_WEB_TOKEN=" s3cret ")
+    assert padded.returncode == 1 and "OBSIRAG_WEB_TOKEN commence ou finit par des espaces" in padded.stderr
+
+
 def test_every_bad_note_is_listed_with_its_reason_and_fix(
     small_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder
 ) -> None:

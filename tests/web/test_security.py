@@ -79,6 +79,8 @@ def test_non_local_bind_without_token_is_refused(tmp_path) -> None:
     check_bind(settings.model_copy(update={"host": "127.0.0.1"}))
     check_bind(settings.model_copy(update={"host": "::1"}))
     check_bind(settings.model_copy(update={"web_token": SecretStr("s3cret")}))
+    with pytest.raises(UnsafeBind, match="que des espaces"):  # on loopback too: it would refuse every request
+        check_bind(settings.model_copy(update={"host": "127.0.0.1", "web_token": SecretStr("   ")}))
 
 
 def test_a_token_protects_every_page(web_settings: Settings, web_catalog) -> None:
