@@ -46,6 +46,13 @@ def test_paths_outside_the_vault_are_refused(client: TestClient, url: str) -> No
     assert "hors du coffre" not in response.text
 
 
+@pytest.mark.parametrize("url", ["/notes/a%00.md", "/vault-files/a%00.png", "/vault-files/Attachments/a%00b.png"])
+def test_a_null_byte_in_a_path_is_a_clean_not_found(client: TestClient, url: str) -> None:
+    """The OS refuses such a name with ValueError, which was a 500."""
+    response = client.get(url, headers={"accept": "text/html"})
+    assert response.status_code == 404 and "Page introuvable" in response.text
+
+
 def test_attachments_inside_the_vault_are_served_sandboxed(client: TestClient) -> None:
     response = client.get("/vault-files/Attachments/schema-atlas.png")
     assert response.status_code == 200 and response.headers["content-type"] == "image/png"
