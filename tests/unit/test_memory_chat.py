@@ -80,6 +80,24 @@ def test_a_reminder_draft_is_dropped_on_no_or_another_question(memory: ChatMemor
     assert memory.reply("rappelle-moi de sortir", "t4", "fr", NOW).startswith("Je n'ai pas compris quand")  # type: ignore[union-attr]
 
 
+def test_a_reminder_on_an_impossible_or_past_day_is_asked_again(memory: ChatMemory) -> None:
+    """« La question n'a pas abouti (ValueError) » in the web chat; a past day saved a day late, due at once."""
+    impossible = memory.reply("rappelle-moi le 31 février de relancer Claire", "t1", "fr", NOW)
+    assert impossible == "Le 31 février n'existe pas : pour quel jour veux-tu ce rappel (« relancer Claire ») ?"
+    assert memory.reply("oui", "t1", "fr", NOW) is None and memory.catalog.reminders() == []  # no draft to save
+    past = memory.reply("rappelle-moi le 3 janvier 2020 à 9h de payer la facture", "t2", "fr", NOW)
+    assert past is not None and past.startswith("Le vendredi 3 janvier 2020 à 09:00 est déjà passé")
+    assert memory.reply("hier", "t2", "fr", NOW).startswith("Le lundi 30 novembre 2026 à 09:00 est déjà passé")  # type: ignore[union-attr]
+    confirmation = memory.reply("le 5 janvier à 10h", "t2", "fr", NOW)  # the answer to « pour quand ? »
+    assert confirmation == "Je te le rappellerai le mardi 5 janvier 2027 à 10:00 : payer la facture. Je l'enregistre ?"
+    memory.reply("oui", "t2", "fr", NOW)
+    [saved] = memory.catalog.reminders()
+    assert (saved.text, saved.due_at) == ("payer la facture", datetime(2027, 1, 5, 10).astimezone())
+    english = memory.reply("remind me yesterday at 9 to call Bob", "t3", "en", NOW)
+    assert english is not None and english.endswith("passed: when do you want this reminder (“call Bob”) for?")
+    assert memory.reply("no", "t3", "en", NOW) == "All right, I won't save it." and len(memory.catalog.reminders()) == 1
+
+
 def test_recall_stays_within_its_budget_and_names_subjects(memory: ChatMemory) -> None:
     memory.reply("retiens que Sophie est ma sœur", "t1", "fr", NOW)
     for n in range(30):
