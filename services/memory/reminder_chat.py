@@ -3,7 +3,9 @@
 "rappelle-moi …" answers with the draft's confirmation and keeps it on the thread until the user says yes
 (saved) or no (dropped); any other message drops it and goes on as an ordinary question. A day that does
 not exist or has passed is asked about instead, and the next message that names a moment completes the
-draft.
+draft. After a save or a refusal the thread remembers it for one more message: a second « oui » (the
+button clicked twice, a reloaded page) says the reminder is already saved, never saves it twice, and never
+reaches the model, which would claim a save that did not happen.
 """
 
 from __future__ import annotations
@@ -24,25 +26,30 @@ _NO = re.compile(r"^\s*(?:non|no|annule[rz]?|cancel|laisse tomber|pas la peine)\
 WORDS = {
     "fr": {
         "saved": "C'est enregistré (rappel #{id}) : {text}, {when}.",
+        "already": "Ce rappel est déjà enregistré (rappel #{id}) : je n'enregistre rien de plus.",
         "dropped": "D'accord, je ne l'enregistre pas.",
+        "not_saved": "Tu as dit non : ce rappel n'est pas enregistré. Redemande-le si tu le veux.",
         "no_moment": "Je n'ai pas compris quand te le rappeler : dis par exemple « rappelle-moi demain à 9h de … ».",
     },
     "en": {
         "saved": "Saved (reminder #{id}): {text}, {when}.",
+        "already": "That reminder is already saved (reminder #{id}): nothing more to save.",
         "dropped": "All right, I won't save it.",
+        "not_saved": "You said no: that reminder is not saved. Ask again if you want it.",
         "no_moment": "I did not understand when to remind you: say e.g. “remind me tomorrow at 9 to …”.",
     },
 }
 
 
 class ThreadReminder(BaseModel):
-    """Where a thread's reminder stands: ``confirm`` (the draft awaits yes) or ``moment`` (its day was asked
-    again)."""
+    """Where a thread's reminder stands: ``confirm`` (the draft awaits yes), ``moment`` (its day was asked
+    again), ``saved`` or ``dropped`` (for one more message)."""
 
-    stage: Literal["confirm", "moment"]
+    stage: Literal["confirm", "moment", "saved", "dropped"]
     language: str = "fr"
     draft: ReminderDraft | None = None
     question: MomentQuestion | None = None
+    saved_id: int | None = None
 
 
 class ReminderDialogue:
@@ -62,9 +69,13 @@ class ReminderDialogue:
         state = self._state(thread_id)
         if state is None:
             return None
+        words = WORDS[state.language]
         yes = _YES.match(message)
         if state.stage == "confirm" and state.draft is not None and (yes or _NO.match(message)):
             return self._save(thread_id, state.draft, now) if yes else self._drop(thread_id, state.language)
+        only_yes = yes is not None and re.fullmatch(r"[\s.!]*", message[yes.end() :]) is not None
+        if state.stage in ("saved", "dropped") and only_yes:  # "oui" again: the answer stays true
+            return words["already"].format(id=state.saved_id) if state.stage == "saved" else words["not_saved"]
         if state.stage == "moment" and state.question is not None:
             return self._complete(message, thread_id, state.question, now)
         self._keep(thread_id, None)
@@ -95,12 +106,12 @@ class ReminderDialogue:
 
     def _save(self, thread_id: str, draft: ReminderDraft, now: datetime) -> str:
         reminder = save_reminder(self.catalog, draft, now, source="chat", source_ref=thread_id)
-        self._keep(thread_id, None)
+        self._keep(thread_id, ThreadReminder(stage="saved", language=draft.language, saved_id=reminder.id))
         when = describe_moment(reminder.due_at, draft.language)
         return WORDS[draft.language]["saved"].format(id=reminder.id, text=reminder.text, when=when)
 
     def _drop(self, thread_id: str, language: str) -> str:
-        self._keep(thread_id, None)
+        self._keep(thread_id, ThreadReminder(stage="dropped", language=language))
         return WORDS[language]["dropped"]
 
     def _state(self, thread_id: str) -> ThreadReminder | None:

@@ -68,12 +68,19 @@ def test_a_reminder_is_confirmed_back_then_saved_on_yes(memory: ChatMemory) -> N
     [reminder] = memory.catalog.reminders()
     assert saved == f"C'est enregistré (rappel #{reminder.id}) : relancer Sophie, le mardi 22 décembre 2026 à 09:00."
     assert reminder.due_at == (NOW + timedelta(days=21)).replace(hour=9, minute=0) and reminder.source_ref == "t1"
-    assert memory.reply("oui", "t1", "fr", NOW) is None  # no draft left: an ordinary message
+    # Clicked again (or said again): the answer says so truthfully and saves nothing, never reaching the
+    # model, which claimed « C'est enregistré (rappel #1) » for a save that did not happen.
+    again = "Ce rappel est déjà enregistré (rappel #1) : je n'enregistre rien de plus."
+    assert memory.reply("oui", "t1", "fr", NOW) == again and memory.reply("Oui !", "t1", "fr", NOW) == again
+    assert len(memory.catalog.reminders()) == 1
+    assert memory.reply("Quels sont les objectifs du projet Atlas ?", "t1", "fr", NOW) is None
+    assert memory.reply("oui", "t1", "fr", NOW) is None  # the reminder is behind: an ordinary message
 
 
 def test_a_reminder_draft_is_dropped_on_no_or_another_question(memory: ChatMemory) -> None:
     memory.reply("remind me tomorrow at 9 to call mum", "t2", "en", NOW)
     assert memory.reply("no", "t2", "en", NOW) == "All right, I won't save it."
+    assert memory.reply("yes", "t2", "en", NOW) == "You said no: that reminder is not saved. Ask again if you want it."
     memory.reply("rappelle-moi demain de sortir", "t3", "fr", NOW)
     assert memory.reply("Quels sont les objectifs du projet Atlas ?", "t3", "fr", NOW) is None
     assert memory.reply("oui", "t3", "fr", NOW) is None and memory.catalog.reminders() == []
