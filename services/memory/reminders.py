@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from services.catalog import Catalog
 from services.catalog.memory_models import Reminder, ReminderStatus
 from services.language.moments import Unusable, next_occurrence, parse_when
+from services.memory.managed import ManagedFile, managed_file
 
 DEFAULT_SNOOZE = timedelta(days=1)
 MIRROR = "assistant/Rappels.md"  # under obsirag/
@@ -187,11 +188,13 @@ def ticked_reminders(text: str) -> list[int]:
     return [int(found) for found in _TICKED.findall(text)]
 
 
+def reminders_file(vault_root: Path) -> ManagedFile:
+    return managed_file(vault_root, MIRROR, title="Rappels", note_type="profile")
+
+
 def sync_reminders_mirror(catalog: Catalog, vault_root: Path, now: datetime) -> list[int]:
     """Mark done what the user ticked in ``Rappels.md``, then rewrite its managed section; the ids done."""
-    from services.memory.profile import managed_file  # the one writer of managed files
-
-    mirror = managed_file(vault_root, MIRROR, title="Rappels", note_type="profile")
+    mirror = reminders_file(vault_root)
     done = [i for i in ticked_reminders(mirror.section("reminders") or "") if catalog.get_reminder(i)]
     for reminder_id in done:
         mark_done(catalog, reminder_id, now)

@@ -170,3 +170,19 @@ def test_briefings_are_artifacts_of_their_own_type(memory_site: tuple[Site, Test
     [edge] = [e for e in view.edges if briefing.path in (e.source, e.target)]
     assert {edge.source, edge.target} == {briefing.path, "Projets/Atlas.md"} and edge.kind == "link"
     assert briefing.path in html(client, "/graph")
+
+
+def test_a_managed_file_whose_markers_were_removed_is_reported_on_every_memory_page(
+    memory_site: tuple[Site, TestClient],
+) -> None:
+    site, client = memory_site
+    mirror = site.settings.vault / "obsirag" / "assistant" / "Rappels.md"
+    mirror.parent.mkdir(parents=True, exist_ok=True)
+    mirror.write_text("# Rappels\n\n- [ ] relancer Sophie (rappel #1)\n", encoding="utf-8")  # markers removed
+    try:
+        for url in ("/memory", "/reminders", "/admin"):
+            page = html(client, url)
+            assert "obsirag/assistant/Rappels.md : la section « rappels » n&#39;a plus ses marqueurs" in page, url
+    finally:
+        mirror.unlink()
+    assert "marker-problems" not in html(client, "/reminders")

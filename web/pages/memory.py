@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from services.catalog.memory_models import ACTIVE, Fact, FactStatus
 from services.memory.facts import confirm_fact, forget_fact
 from services.memory.profile import PROFILE
+from services.memory.status import marker_problems
 from web.handlers import page
 from web.site import Site, SiteDep
 
@@ -41,6 +42,7 @@ class MemoryController(Controller):
             "history": [f for f in facts if f.status not in ACTIVE][:HISTORY],
             "profile": f"obsirag/{PROFILE}",
             "last_run": next((r for r in site.catalog.last_runs(20) if r.kind == "memory"), None),
+            "marker_problems": marker_problems(site.settings.vault),
         }
         return Template("memory.html", context=context)
 

@@ -9,6 +9,7 @@ from litestar.response import Template
 
 from services.catalog.memory_models import Reminder, ReminderStatus
 from services.memory.reminders import mark_done, snooze
+from services.memory.status import marker_problems
 from web.handlers import page
 from web.site import SiteDep
 
@@ -20,8 +21,13 @@ class RemindersController(Controller):
     def index(self, site: SiteDep) -> Template:
         now = site.clock()
         active = site.catalog.reminders(ReminderStatus.ACTIVE)
-        context = {"active": "reminders", "now": now, "due": [r for r in active if r.is_due(now)],
-                   "later": [r for r in active if not r.is_due(now)]}  # fmt: skip
+        context = {
+            "active": "reminders",
+            "now": now,
+            "due": [r for r in active if r.is_due(now)],
+            "later": [r for r in active if not r.is_due(now)],
+            "marker_problems": marker_problems(site.settings.vault),
+        }
         return Template("reminders.html", context=context)
 
     @page("/badge", sync_to_thread=True)
