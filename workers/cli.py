@@ -14,6 +14,7 @@ import click
 
 from services.chat.prompts import TRUNCATED
 from services.config import Settings, SetupError, load_settings
+from services.system.startup import claim_data_dir, data_dir_problem
 from services.vault.models import NoteType
 from workers.cli_memory import memory_status_now
 from workers.cli_memory import register as _register_memory
@@ -34,13 +35,23 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
     @click.option("--data", type=click.Path(file_okay=False), help="Data folder (default: OBSIRAG_DATA_DIR).")
     @wraps(command)
     def wrapper(vault: str | None, data: str | None, **kwargs: Any) -> Any:
-        settings = load_settings(vault=vault, data_dir=data)
+        settings = settings_for(vault, data)
         try:
             return command(settings=settings, **kwargs)
         except SetupError as exc:  # a model mismatch, a missing extra: the message is the help
             raise click.ClickException(str(exc)) from None
+        finally:
+            claim_data_dir(settings)  # the folder the command made is this vault's from now on
 
     return wrapper
+
+
+def settings_for(vault: str | None, data: str | None) -> Settings:
+    """The settings of a command; refused when the data folder was made for another vault."""
+    settings = load_settings(vault=vault, data_dir=data)
+    if problem := data_dir_problem(settings):
+        raise click.ClickException(problem)
+    return settings
 
 
 @click.group()
@@ -64,6 +75,7 @@ def up(settings: Settings) -> None:
         lock = acquire_lock(settings)
     except AlreadyRunning as exc:
         raise click.ClickException(str(exc)) from None
+    claim_data_dir(settings)  # before any worker writes there
     if line := _rebuild_notice(settings):
         click.echo(line)
     setup_logging(settings, "supervisor")

@@ -13,5 +13,9 @@ from services.config import load_settings
 def mcp(vault: str | None, data: str | None) -> None:
     """MCP server over stdio for AI clients (Claude Desktop, Claude Code, Cursor…); talks to `obsirag up`."""
     from services.mcp.server import run_stdio
+    from services.system.startup import data_dir_problem
 
-    run_stdio(load_settings(vault=vault, data_dir=data))
+    settings = load_settings(vault=vault, data_dir=data)
+    if problem := data_dir_problem(settings):  # another vault's data folder: its memory would answer
+        raise click.ClickException(problem)
+    run_stdio(settings)
