@@ -68,6 +68,7 @@ def up(settings: Settings) -> None:
     # Everything that would make a child fail (and be restarted forever) is refused here, before any start.
     if problem := startup_problem(settings):
         raise click.ClickException(problem)
+    from workers.announce import start_announcer
     from workers.process import setup_logging, stop_on_signals
     from workers.supervisor import AlreadyRunning, acquire_lock, supervise
 
@@ -80,13 +81,9 @@ def up(settings: Settings) -> None:
         click.echo(line)
     setup_logging(settings, "supervisor")
     click.echo(f"ObsiRAG: vault {settings.vault}, data {settings.data_dir}. Ctrl-C to stop.")
-    where = (
-        f"http://{settings.host}:{settings.port}/ (a free port instead if it is busy: `obsirag status` shows it)"
-        if settings.port
-        else f"{settings.host}, on a free port (`obsirag status` shows it)"
-    )
-    click.echo(f"Web UI: {where}")
-    supervise(settings, stop_on_signals(), lock=lock)
+    stop = stop_on_signals()
+    start_announcer(settings, stop, click.echo)  # "Web UI: http://…" once the page answers, not before
+    supervise(settings, stop, lock=lock)
 
 
 @main.command()
