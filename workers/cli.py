@@ -5,19 +5,18 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Callable
 from datetime import datetime
-from functools import wraps
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from services.chat.prompts import TRUNCATED
-from services.config import Settings, SetupError, load_settings
-from services.system.startup import claim_data_dir, data_dir_problem
+from services.config import Settings
+from services.system.startup import claim_data_dir
 from services.vault.models import NoteType
 from workers.cli_memory import memory_status_now
 from workers.cli_memory import register as _register_memory
+from workers.cli_options import common_options
 from workers.cli_output import ReadingProgress, ask_json, explain_grounding, print_results, print_sources, search_json
 from workers.mcp_server import mcp
 
@@ -26,32 +25,6 @@ if TYPE_CHECKING:
     from services.retrieval.search import SearchRequest, SearchResponse
 
 # Import-time cost matters for a CLI: heavy modules (torch, qdrant) load inside the commands.
-
-
-def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--vault`` and ``--data`` on every command; the command receives ``settings``."""
-
-    @click.option("--vault", type=click.Path(file_okay=False), help="Vault folder (default: OBSIRAG_VAULT).")
-    @click.option("--data", type=click.Path(file_okay=False), help="Data folder (default: OBSIRAG_DATA_DIR).")
-    @wraps(command)
-    def wrapper(vault: str | None, data: str | None, **kwargs: Any) -> Any:
-        settings = settings_for(vault, data)
-        try:
-            return command(settings=settings, **kwargs)
-        except SetupError as exc:  # a model mismatch, a missing extra: the message is the help
-            raise click.ClickException(str(exc)) from None
-        finally:
-            claim_data_dir(settings)  # the folder the command made is this vault's from now on
-
-    return wrapper
-
-
-def settings_for(vault: str | None, data: str | None) -> Settings:
-    """The settings of a command; refused when the data folder was made for another vault."""
-    settings = load_settings(vault=vault, data_dir=data)
-    if problem := data_dir_problem(settings):
-        raise click.ClickException(problem)
-    return settings
 
 
 @click.group()
