@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 VAULT ?= examples/vault
-DATA ?= data
+# Each vault gets its own data folder under data/ (data/<vault name>-<hash>/); DATA=folder picks one.
+DATA ?=
 
 .PHONY: setup run test lint format bench clean test-packages
 
@@ -18,8 +19,8 @@ $(VENV)/.installed: pyproject.toml
 setup: $(VENV)/.installed
 
 run: setup
-	@echo "Starting ObsiRAG on $(VAULT) (data in $(DATA)); Ctrl-C stops it."
-	$(BIN)/obsirag up --vault "$(VAULT)" --data "$(DATA)"
+	@echo "Starting ObsiRAG on $(VAULT) (data in $(or $(DATA),its own folder under data/)); Ctrl-C stops it."
+	$(BIN)/obsirag up --vault "$(VAULT)" $(if $(DATA),--data "$(DATA)")
 
 # Debian packages the tests need, installed when missing and root: Chromium for the browser tests (no
 # Playwright download) and OpenBLAS, which MLX binds when present (~10x faster prompt reading on a CPU).

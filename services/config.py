@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import tempfile
 from functools import cached_property
 from pathlib import Path
@@ -33,7 +34,16 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="OBSIRAG_", env_file=".env", extra="ignore")
 
     vault: Path = Field(Path("examples/vault"), description="The Obsidian vault to index (read-only).")
-    data_dir: Path = Field(Path("data"), description="Where ObsiRAG keeps its index, catalog, Redis and caches.")
+    data_root: Path = Field(
+        Path("data"),
+        description="Where each vault gets its own data folder when `OBSIRAG_DATA_DIR` is unset: "
+        "`<data_root>/<vault name>-<8 hex of its resolved path>/`, so that two vaults never share one.",
+    )
+    data_dir: Path = Field(
+        default_factory=lambda fields: fields["data_root"] / vault_data_name(fields["vault"]),
+        description="Where ObsiRAG keeps the vault's index, catalog, memory, Redis and caches. Unset: its own "
+        "folder under `OBSIRAG_DATA_ROOT`. A folder made for another vault (`vault.json` says which) is refused.",
+    )
     redis_url: str | None = Field(
         None, description="Redis URL. Unset: a private redis-server on a unix socket inside the data dir."
     )
@@ -266,7 +276,7 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("vault", "data_dir", "qdrant_path", mode="after")
+    @field_validator("vault", "data_root", "data_dir", "qdrant_path", mode="after")
     @classmethod
     def _absolute(cls, value: Path | None) -> Path | None:
         return value.expanduser().resolve() if value is not None else None
@@ -308,6 +318,14 @@ class Settings(BaseSettings):
     @property
     def max_file_bytes(self) -> int:
         return int(self.max_file_mb * 1024 * 1024)
+
+
+def vault_data_name(vault: Path) -> str:
+    """The name of a vault's own data folder: its name (one a person can tell apart), then 8 hex of its
+    resolved path (two vaults of the same name apart)."""
+    resolved = vault.expanduser().resolve()
+    name = re.sub(r"[^\w.-]+", "-", resolved.name).strip("-.")[:40] or "vault"
+    return f"{name}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:8]}"
 
 
 def load_settings(**overrides: object) -> Settings:

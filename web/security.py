@@ -14,7 +14,7 @@ from litestar.datastructures import MutableScopeHeaders
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from services.config import Settings
-from services.system.startup import is_loopback
+from services.system.startup import is_loopback, token_problem
 
 AUTH_COOKIE = "obsirag_auth"
 SECRET_FILE = "web-secret"
@@ -41,7 +41,9 @@ class UnsafeBind(RuntimeError):
 
 
 def check_bind(settings: Settings) -> None:
-    """Refuse to serve on a non-loopback address unless ``OBSIRAG_WEB_TOKEN`` is set."""
+    """Refuse to serve on a non-loopback address unless ``OBSIRAG_WEB_TOKEN`` is set, or with a token of spaces."""
+    if problem := token_problem(settings):
+        raise UnsafeBind(problem)
     if not is_loopback(settings.host) and not _token(settings):
         raise UnsafeBind(
             f"refusing to serve the web UI on {settings.host} without OBSIRAG_WEB_TOKEN: "

@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Callable
 from datetime import datetime
-from functools import wraps
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from services.chat.prompts import TRUNCATED
-from services.config import Settings, SetupError, load_settings
+from services.config import Settings
+from services.system.startup import claim_data_dir
 from services.vault.models import NoteType
 from workers.cli_memory import memory_status_now
 from workers.cli_memory import register as _register_memory
+from workers.cli_options import common_options
 from workers.cli_output import ReadingProgress, ask_json, explain_grounding, print_results, print_sources, search_json
 from workers.mcp_server import mcp
 
@@ -25,22 +25,6 @@ if TYPE_CHECKING:
     from services.retrieval.search import SearchRequest, SearchResponse
 
 # Import-time cost matters for a CLI: heavy modules (torch, qdrant) load inside the commands.
-
-
-def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--vault`` and ``--data`` on every command; the command receives ``settings``."""
-
-    @click.option("--vault", type=click.Path(file_okay=False), help="Vault folder (default: OBSIRAG_VAULT).")
-    @click.option("--data", type=click.Path(file_okay=False), help="Data folder (default: OBSIRAG_DATA_DIR).")
-    @wraps(command)
-    def wrapper(vault: str | None, data: str | None, **kwargs: Any) -> Any:
-        settings = load_settings(vault=vault, data_dir=data)
-        try:
-            return command(settings=settings, **kwargs)
-        except SetupError as exc:  # a model mismatch, a missing extra: the message is the help
-            raise click.ClickException(str(exc)) from None
-
-    return wrapper
 
 
 @click.group()
@@ -57,6 +41,7 @@ def up(settings: Settings) -> None:
     # Everything that would make a child fail (and be restarted forever) is refused here, before any start.
     if problem := startup_problem(settings):
         raise click.ClickException(problem)
+    from workers.announce import start_announcer
     from workers.process import setup_logging, stop_on_signals
     from workers.supervisor import AlreadyRunning, acquire_lock, supervise
 
@@ -64,17 +49,14 @@ def up(settings: Settings) -> None:
         lock = acquire_lock(settings)
     except AlreadyRunning as exc:
         raise click.ClickException(str(exc)) from None
+    claim_data_dir(settings)  # before any worker writes there
     if line := _rebuild_notice(settings):
         click.echo(line)
     setup_logging(settings, "supervisor")
     click.echo(f"ObsiRAG: vault {settings.vault}, data {settings.data_dir}. Ctrl-C to stop.")
-    where = (
-        f"http://{settings.host}:{settings.port}/ (a free port instead if it is busy: `obsirag status` shows it)"
-        if settings.port
-        else f"{settings.host}, on a free port (`obsirag status` shows it)"
-    )
-    click.echo(f"Web UI: {where}")
-    supervise(settings, stop_on_signals(), lock=lock)
+    stop = stop_on_signals()
+    start_announcer(settings, stop, click.echo)  # "Web UI: http://…" once the page answers, not before
+    supervise(settings, stop, lock=lock)
 
 
 @main.command()

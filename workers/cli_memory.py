@@ -95,12 +95,14 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
     @common_options
     def remind(settings: Settings, request: tuple[str, ...], yes: bool, now_text: str | None) -> None:
         """A reminder in plain words: obsirag remind "rappelle-moi dans 3 semaines de relancer Sophie"."""
-        from services.memory.reminders import parse_reminder, save_reminder
+        from services.memory.reminders import MomentQuestion, parse_reminder, save_reminder
 
         text, now = " ".join(request), _now(now_text)
-        draft = parse_reminder(text if text.lower().startswith(("rappel", "remind")) else f"rappelle-moi {text}", now)
+        draft = parse_reminder(_as_request(text), now)
         if draft is None:
             raise click.ClickException('no moment understood: e.g. "dans 3 semaines de relancer Sophie"')
+        if isinstance(draft, MomentQuestion):  # a day that does not exist or has passed: nothing saved
+            raise click.ClickException(draft.question())
         click.echo(draft.confirmation())
         if not yes and not click.confirm("", default=True, show_default=False, prompt_suffix=""):
             return
@@ -146,6 +148,15 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
         from services.memory.reminders import snooze as snooze_reminder
 
         _change(settings, reminder_id, snooze_reminder)
+
+
+def _as_request(text: str) -> str:
+    """``text`` with a trigger in its own language ("on Friday to call Bob" → "remind me on Friday …")."""
+    from services.language.detect import detect_language
+
+    if text.lower().startswith(("rappel", "remind")):
+        return text
+    return f"remind me {text}" if detect_language(text) == "en" else f"rappelle-moi {text}"
 
 
 def _change(settings: Settings, reminder_id: int, action: object) -> None:

@@ -7,9 +7,11 @@ a parameter, a naive ``now`` is local time. A day without a time of day gets ``D
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from typing import Literal
 
 from services.language.dates import _MONTHS, _NUMBERS, _fold, _original
 
@@ -36,7 +38,10 @@ _RECURRENCE = [
 _OFFSET = re.compile(rf"(?:dans|in|d'ici)\s+{_N}\s+{_UNIT}(?![a-z])")
 _RELATIVE_DAY = re.compile(
     r"apres[-\s]demain|the\s+day\s+after\s+tomorrow|demain|tomorrow|aujourd'\s*hui|today|ce\s+soir|tonight"
+    r"|avant[-\s]hier|the\s+day\s+before\s+yesterday|hier|yesterday"  # past: said back, never saved
 )
+_DAY_SHIFTS = {"apres": 2, "the day after": 2, "demain": 1, "tomorrow": 1, "avant": -2, "the day before": -2,
+               "hier": -1, "yesterday": -1}  # fmt: skip
 _WEEKDAY = re.compile(rf"(?:(?:le|on|this|next|ce)\s+)?(?P<wd>{'|'.join(_WEEKDAYS)})(?:\s+(?:prochain|qui\s+vient))?")
 _DAY = re.compile(
     rf"(?:(?:le|on|the)\s+)?(?:(?P<iso>\d{{4}}-\d{{2}}-\d{{2}})|(?P<d>\d{{1,2}})(?:er|st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH_NAMES})\.?"
@@ -62,25 +67,44 @@ class When:
     matched: tuple[str, ...]
 
 
-def parse_when(text: str, now: datetime) -> When | None:
-    """The moment ``text`` asks for, strictly after ``now``; None when it names none."""
+@dataclass(frozen=True)
+class Unusable:
+    """A moment ``text`` names that no reminder can take, to be asked about: ``reason`` is "impossible"
+    (31 février: ``words`` are the day as written) or "past" (hier, le 3 janvier 2020: ``moment`` is when)."""
+
+    reason: Literal["impossible", "past"]
+    matched: tuple[str, ...]
+    words: str = ""
+    moment: datetime | None = None
+
+
+def parse_when(text: str, now: datetime) -> When | Unusable | None:
+    """The moment ``text`` asks for, strictly after ``now``; None when it names none. A named day is never
+    moved: when it does not exist or has passed, ``Unusable`` says so (only a bare time of day that has
+    passed today, "à 8h", means tomorrow's, and a recurrence its next occurrence)."""
     now = now if now.tzinfo else now.astimezone()
     folded, origin = _fold(text)
     spans: list[tuple[int, int]] = []
     recurrence, day, usual = _recurrence(folded, now, spans)
-    exact = None
+    exact, impossible = None, ""
     if recurrence is None:
-        day, exact = _day(folded, now, spans)
+        try:
+            day, exact = _day(folded, now, spans)
+        except (ValueError, OverflowError):  # 31 février, 2026-02-30, dans 9000 ans
+            impossible = _original(text, origin, *spans[-1])
     at = _time_of_day(folded, spans) or usual
+    matched = tuple(_original(text, origin, s, e) for s, e in sorted(spans))
+    if impossible:
+        return Unusable("impossible", matched, words=impossible)
     if exact is not None:
         due = exact
     elif day is not None or at is not None or recurrence:
         due = _combine(day or now.date(), at or DEFAULT_TIME, now)
-        if due <= now:
+        if due <= now and (recurrence or day is None):
             due = _next_period(due, recurrence) if recurrence else due + timedelta(days=1)
     else:
         return None
-    return When(due, recurrence, tuple(_original(text, origin, s, e) for s, e in sorted(spans)))
+    return When(due, recurrence, matched) if due > now else Unusable("past", matched, moment=due)
 
 
 def next_occurrence(due: datetime, recurrence: str, now: datetime) -> datetime:
@@ -109,8 +133,7 @@ def _day(folded: str, now: datetime, spans: list[tuple[int, int]]) -> tuple[date
         return _offset(match, now)
     if match := _search(_RELATIVE_DAY, folded):
         spans.append(match.span())
-        word = match[0]
-        shift = 2 if word.startswith(("apres", "the day")) else 1 if word in ("demain", "tomorrow") else 0
+        shift = next((n for start, n in _DAY_SHIFTS.items() if match[0].startswith(start)), 0)
         return now.date() + timedelta(days=shift), None
     if match := _search(_DAY, folded):
         spans.append(match.span())
@@ -142,9 +165,12 @@ def _explicit_day(match: re.Match[str], today: date) -> date | None:
     day = int(match["d"] or match["d2"])
     year = match["y"] or match["y2"]
     if year:
-        return date(int(year), month, day)
-    candidate = date(today.year, month, day)
-    return candidate if candidate >= today else date(today.year + 1, month, day)
+        return date(int(year), month, day)  # ValueError when that day does not exist
+    for ahead in range(9):  # the next one: "le 29 février" said in 2026 is 2028's
+        with contextlib.suppress(ValueError):
+            if (candidate := date(today.year + ahead, month, day)) >= today:
+                return candidate
+    raise ValueError(f"no day {day} in month {month}")
 
 
 def _time_of_day(folded: str, spans: list[tuple[int, int]]) -> time | None:

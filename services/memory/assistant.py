@@ -1,13 +1,11 @@
 """What the chat does with memory: commands answered without the model, and the facts a prompt holds.
 
 "retiens que …" saves a ``chat`` fact, "oublie que …" rejects the facts it describes, "rappelle-moi …"
-answers with the reminder's confirmation and keeps the draft on the thread until the user says yes (or
-anything else, which drops it). ``recall`` picks the facts for a question's prompt.
+goes to the thread's reminder dialogue (``reminder_chat``). ``recall`` picks the facts for a question's prompt.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,30 +17,22 @@ from services.config import Settings
 from services.llm.models import ChatMessage
 from services.memory import recall
 from services.memory.facts import Outcome, Policy
-from services.memory.reminders import ReminderDraft, describe_moment, is_reminder_request, parse_reminder, save_reminder
+from services.memory.reminder_chat import ReminderDialogue
+from services.memory.reminders import is_reminder_request
 from services.retrieval.fact_vectors import MemoryMatch
 
-DRAFT_KEY = "reminder.draft.{thread}"
-_YES = re.compile(r"^\s*(?:oui|yes|ok|okay|d'accord|confirme[rz]?|vas-y|go|enregistre|c'est bon|parfait)\b", re.I)
-_NO = re.compile(r"^\s*(?:non|no|annule[rz]?|cancel|laisse tomber|pas la peine)\b", re.I)
 REPLIES = {
     "fr": {
         "noted": "C'est noté : {fact}.",
         "known": "Je le savais déjà : {fact}.",
         "forgot": "J'ai oublié : {facts}.",
         "nothing": "Je ne trouve rien de tel dans ma mémoire.",
-        "saved": "C'est enregistré (rappel #{id}) : {text}, {when}.",
-        "dropped": "D'accord, je ne l'enregistre pas.",
-        "no_moment": "Je n'ai pas compris quand te le rappeler : dis par exemple « rappelle-moi demain à 9h de … ».",
     },
     "en": {
         "noted": "Noted: {fact}.",
         "known": "I knew that already: {fact}.",
         "forgot": "Forgotten: {facts}.",
         "nothing": "I find nothing like that in my memory.",
-        "saved": "Saved (reminder #{id}): {text}, {when}.",
-        "dropped": "All right, I won't save it.",
-        "no_moment": "I did not understand when to remind you: say e.g. “remind me tomorrow at 9 to …”.",
     },
 }
 
@@ -51,11 +41,12 @@ class ChatMemory:
     def __init__(self, settings: Settings, catalog: Catalog) -> None:
         self.settings = settings
         self.catalog = catalog
+        self.reminders = ReminderDialogue(catalog)
 
     def reply(self, question: str, thread_id: str, language: str, now: datetime) -> str | None:
         """The answer to a memory or reminder command, or None when ``question`` is none."""
         words = REPLIES["en" if language == "en" else "fr"]
-        if (answer := self._pending_draft(question, thread_id, words, now)) is not None:
+        if (answer := self.reminders.follow_up(question, thread_id, now)) is not None:
             return answer
         if (statement := recall.remembered(question)) is not None:
             fact, outcome = recall.remember(
@@ -66,25 +57,8 @@ class ChatMemory:
             gone = recall.forget_matching(self.catalog, statement, now)
             return words["forgot"].format(facts="; ".join(f.sentence() for f in gone)) if gone else words["nothing"]
         if is_reminder_request(question):
-            draft = parse_reminder(question, now)
-            if draft is None:
-                return words["no_moment"]
-            self.catalog.set_meta(DRAFT_KEY.format(thread=thread_id), draft.model_dump_json())
-            return draft.confirmation()
+            return self.reminders.start(question, thread_id, language, now)
         return None
-
-    def _pending_draft(self, question: str, thread_id: str, words: dict[str, str], now: datetime) -> str | None:
-        key = DRAFT_KEY.format(thread=thread_id)
-        stored = self.catalog.get_meta(key)
-        if not stored:
-            return None
-        self.catalog.set_meta(key, "")  # answered either way
-        draft = ReminderDraft.model_validate_json(stored)
-        if _YES.match(question):
-            reminder = save_reminder(self.catalog, draft, now, source="chat", source_ref=thread_id)
-            when = describe_moment(reminder.due_at, draft.language)
-            return words["saved"].format(id=reminder.id, text=reminder.text, when=when)
-        return words["dropped"] if _NO.match(question) else None
 
     def recall(self, question: str, matches: Sequence[MemoryMatch] = ()) -> list[Fact]:
         """``matches``: the facts the indexer found close to the question in meaning (``SearchResponse.memory``)."""

@@ -1,11 +1,8 @@
-"""Managed Markdown files and the profile mirror ``obsirag/assistant/Profil.md``.
+"""The profile mirror ``obsirag/assistant/Profil.md``, a managed file (``managed.py``).
 
-A managed file holds sections between ``<!-- obsirag:managed:<name> -->`` and
-``<!-- /obsirag:managed:<name> -->``. ObsiRAG rewrites only the inside of those markers: every byte
-outside them stays as the user left it, a section whose markers the user removed is left out, and a
-rewrite with nothing new leaves the file untouched. Before the profile is regenerated, a section whose
-inside differs from what ObsiRAG last wrote there is read back: its new lines become ``user`` facts
-(confidence 1.0, confirmed) and the lines the user deleted forget their facts.
+Before the profile is regenerated, a section whose inside differs from what ObsiRAG last wrote there is
+read back: its new lines become ``user`` facts (confidence 1.0, confirmed) and the lines the user deleted
+forget their facts.
 """
 
 from __future__ import annotations
@@ -13,14 +10,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from services.catalog import Catalog
 from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatus, normalise
 from services.memory.facts import Outcome, Policy, file_fact
-from services.vault.artifacts import GENERATED_ROOT, generated_path, render_frontmatter, replace_if_unchanged
+from services.memory.managed import ManagedFile, managed_file
+from services.vault.artifacts import GENERATED_ROOT
 
 PROFILE = "assistant/Profil.md"  # under obsirag/
 PROFILE_STATE_KEY = "memory.profile_state"
@@ -38,76 +36,6 @@ _INTRO = (
     "Ce qu'ObsiRAG retient de toi. Tu peux corriger une ligne entre les marqueurs : elle devient un fait "
     "confirmé ; une ligne supprimée est oubliée. Le reste de la page est à toi."
 )
-_WRITE_ATTEMPTS = 3
-
-
-def _markers(name: str) -> re.Pattern[str]:
-    return re.compile(
-        rf"<!-- obsirag:managed:{re.escape(name)} -->(?P<inner>.*?)<!-- /obsirag:managed:{re.escape(name)} -->", re.S
-    )
-
-
-@dataclass
-class ManagedFile:
-    """One file under ``obsirag/`` whose managed sections ObsiRAG owns (and nothing else)."""
-
-    path: Path
-    title: str
-    note_type: str
-    headings: dict[str, str] = field(default_factory=dict)  # section → its heading in a new file
-    intro: str = ""  # the paragraph under the title of a new file
-
-    def text(self) -> str | None:
-        try:
-            return self.path.read_bytes().decode("utf-8")  # bytes: "\r\n" stays "\r\n"
-        except FileNotFoundError:
-            return None
-
-    def section(self, name: str, text: str | None = None) -> str | None:
-        """The inside of a section as it is in the file, markers excluded; None when absent."""
-        text = self.text() if text is None else text
-        match = _markers(name).search(text or "")
-        return match["inner"] if match else None
-
-    def write(self, sections: dict[str, str]) -> bool:
-        """Put each section's content inside its markers; True when the file changed."""
-        for _ in range(_WRITE_ATTEMPTS):
-            before = self.text()
-            after = self._render(before, sections)
-            if after == before:
-                return False
-            if replace_if_unchanged(self.path, None if before is None else before.encode("utf-8"), after):
-                return True
-        raise RuntimeError(f"{self.path} kept changing while it was being updated")
-
-    def _render(self, before: str | None, sections: dict[str, str]) -> str:
-        if before is None:
-            before = self._template(list(sections))
-        for name, content in sections.items():
-            inner = "\n" + content.strip("\n") + "\n"
-            before = _markers(name).sub(lambda m, inner=inner, name=name: _wrap(name, inner), before, count=1)
-        return before
-
-    def _template(self, names: list[str]) -> str:
-        head = render_frontmatter({"title": self.title, "type": self.note_type, "tags": ["obsirag", self.note_type]})
-        parts = [f"{head}# {self.title}\n" + (f"\n{self.intro}\n" if self.intro else "")]
-        for name in names:
-            heading = self.headings.get(name)
-            parts.append((f"## {heading}\n\n" if heading else "") + _wrap(name, "\n\n") + "\n")
-        return "\n".join(parts)
-
-
-def _wrap(name: str, inner: str) -> str:
-    return f"<!-- obsirag:managed:{name} -->{inner}<!-- /obsirag:managed:{name} -->"
-
-
-def managed_file(
-    vault_root: Path, relative: str, title: str, note_type: str, headings: dict[str, str] | None = None
-) -> ManagedFile:
-    return ManagedFile(generated_path(vault_root, relative), title, note_type, headings or {})
-
-
-# --- the profile ------------------------------------------------------------------------------------
 
 
 @dataclass

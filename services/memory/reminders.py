@@ -16,7 +16,8 @@ from pydantic import BaseModel
 
 from services.catalog import MemoryTable
 from services.catalog.memory_models import Reminder, ReminderStatus
-from services.language.moments import next_occurrence, parse_when
+from services.language.moments import Unusable, next_occurrence, parse_when
+from services.memory.managed import ManagedFile, managed_file
 
 DEFAULT_SNOOZE = timedelta(days=1)
 MIRROR = "assistant/Rappels.md"  # under obsirag/
@@ -53,25 +54,58 @@ class ReminderDraft(BaseModel):
         return f"Je te le rappellerai {when}{repeat} : {self.text}. Je l'enregistre ?"
 
 
+class MomentQuestion(BaseModel):
+    """A request whose day does not exist or has passed: nothing is saved, ``question`` asks for another."""
+
+    text: str
+    reason: str  # "impossible" or "past"
+    words: str = ""  # the impossible day as written ("le 31 février")
+    moment: datetime | None = None  # the past moment
+    language: str = "fr"
+
+    def question(self) -> str:
+        day = re.sub(r"^(?:le|the|on)\s+", "", self.words.strip(), flags=re.I)
+        if self.language == "en":
+            if self.moment is None:
+                return f"There is no {day}: which day do you want this reminder (“{self.text}”) for?"
+            when = describe_moment(self.moment, "en").removeprefix("on ")
+            return f"{when} has already passed: when do you want this reminder (“{self.text}”) for?"
+        if self.moment is None:
+            return f"Le {day} n'existe pas : pour quel jour veux-tu ce rappel (« {self.text} ») ?"
+        when = describe_moment(self.moment).removeprefix("le ")
+        return f"Le {when} est déjà passé : pour quand veux-tu ce rappel (« {self.text} ») ?"
+
+
 def is_reminder_request(text: str) -> bool:
     return _TRIGGER.match(text) is not None
 
 
-def parse_reminder(text: str, now: datetime) -> ReminderDraft | None:
-    """The draft a request asks for; None when it names no moment or leaves nothing to remind."""
+def parse_reminder(text: str, now: datetime) -> ReminderDraft | MomentQuestion | None:
+    """The draft a request asks for; a question when its day does not exist or has passed; None when it
+    names no moment or leaves nothing to remind."""
     when = parse_when(text, now)
     if when is None:
         return None
+    rest = _what(text, when.matched)
+    if not rest:
+        return None
+    language = "en" if re.match(r"^\s*(?:can\s+you\s+|please\s+)?remind|^\s*reminder", text, re.I) else "fr"
+    if isinstance(when, Unusable):
+        return MomentQuestion(
+            text=rest[:500], reason=when.reason, words=when.words, moment=when.moment, language=language
+        )
+    return ReminderDraft(text=rest[:500], due_at=when.due, recurrence=when.recurrence, language=language, request=text)
+
+
+def _what(text: str, matched: tuple[str, ...]) -> str:
+    """What to remind: ``text`` without its trigger, its moment's words and the connectors left over."""
     rest = _TRIGGER.sub("", text, count=1)
-    for words in when.matched:
+    for words in matched:
         rest = rest.replace(words.strip(), " ", 1)
     rest = re.sub(r"\s{2,}", " ", rest).strip(" ,;:.!")
     while (cut := _CONNECTOR.sub("", rest, count=1)) != rest:
         rest = cut.strip()
-    if not rest:
-        return None
-    language = "en" if re.match(r"^\s*(?:can\s+you\s+|please\s+)?remind|^\s*reminder", text, re.I) else "fr"
-    return ReminderDraft(text=rest[:500], due_at=when.due, recurrence=when.recurrence, language=language, request=text)
+    return rest
 
 
 def save_reminder(
@@ -154,11 +188,13 @@ def ticked_reminders(text: str) -> list[int]:
     return [int(found) for found in _TICKED.findall(text)]
 
 
+def reminders_file(vault_root: Path) -> ManagedFile:
+    return managed_file(vault_root, MIRROR, title="Rappels", note_type="profile")
+
+
 def sync_reminders_mirror(memory: MemoryTable, vault_root: Path, now: datetime) -> list[int]:
     """Mark done what the user ticked in ``Rappels.md``, then rewrite its managed section; the ids done."""
-    from services.memory.profile import managed_file  # the one writer of managed files
-
-    mirror = managed_file(vault_root, MIRROR, title="Rappels", note_type="profile")
+    mirror = reminders_file(vault_root)
     done = [i for i in ticked_reminders(mirror.section("reminders") or "") if memory.get_reminder(i)]
     for reminder_id in done:
         mark_done(memory, reminder_id, now)

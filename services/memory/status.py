@@ -1,9 +1,10 @@
 """Where memory stands, for the dashboard and ``obsirag status``: the last consolidation, today's token use,
-reminders due, facts waiting, the next consolidation and briefing."""
+reminders due, facts waiting, the next consolidation and briefing, and the managed files' broken markers."""
 
 from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta
+from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -15,6 +16,16 @@ from services.language.moments import parse_clock
 from services.memory.briefing import LAST_DAY_KEY
 from services.memory.consolidate import day_start
 from services.memory.cycle import CONSOLIDATED_DAY_KEY
+from services.memory.managed import ManagedFile, marker_problem
+from services.memory.profile import SECTIONS, profile_file
+from services.memory.reminders import reminders_file
+
+MARKER_PROBLEMS = {
+    "repairable": "{file} : un marqueur de la section « {section} » a été effacé ; ObsiRAG le remet à sa "
+    "prochaine mise à jour (chaque minute), sans toucher à ton texte.",
+    "missing": "{file} : la section « {section} » n'a plus ses marqueurs ({markers}) : ObsiRAG ne la met plus "
+    "à jour. Remets-les autour de la section, ou supprime le fichier pour qu'il soit recréé.",
+}
 
 
 class MemoryStatus(BaseModel):
@@ -28,6 +39,7 @@ class MemoryStatus(BaseModel):
     next_consolidation: datetime
     next_briefing: datetime
     last_briefing: str | None = None  # the day of the last briefing written
+    marker_problems: list[str] = []  # Profil.md / Rappels.md sections ObsiRAG cannot update as they are
 
     def lines(self) -> list[str]:
         """What ``obsirag status`` prints."""
@@ -45,6 +57,7 @@ class MemoryStatus(BaseModel):
             + (f", {self.reminders_flagged} snoozed 3 times" if self.reminders_flagged else ""),
             f"next consolidation {self.next_consolidation.astimezone():%Y-%m-%d %H:%M}, "
             f"next briefing {self.next_briefing.astimezone():%Y-%m-%d %H:%M}",
+            *(f"⚠ {problem}" for problem in self.marker_problems),
         ]
 
 
@@ -63,7 +76,28 @@ def memory_status(settings: Settings, catalog: Catalog, now: datetime) -> Memory
         next_consolidation=_next_slot(settings.memory_consolidation_time, catalog.get_meta(CONSOLIDATED_DAY_KEY), now),
         next_briefing=_next_slot(settings.briefing_time, catalog.get_meta(LAST_DAY_KEY), now),
         last_briefing=catalog.get_meta(LAST_DAY_KEY),
+        marker_problems=marker_problems(settings.vault),
     )
+
+
+def marker_problems(vault_root: Path) -> list[str]:
+    """One sentence per managed section whose markers a hand edit broke, in the files that exist."""
+    profile = profile_file(vault_root)
+    found = _file_problems(profile, {name: heading for name, (_kind, heading) in SECTIONS.items()}, vault_root)
+    return found + _file_problems(reminders_file(vault_root), {"reminders": "rappels"}, vault_root)
+
+
+def _file_problems(mirror: ManagedFile, sections: dict[str, str], vault_root: Path) -> list[str]:
+    text = mirror.text()
+    if text is None:
+        return []
+    where = mirror.path.relative_to(vault_root.resolve()).as_posix()
+    found = []
+    for name, section in sections.items():
+        if problem := marker_problem(text, name):
+            markers = f"`<!-- obsirag:managed:{name} -->` … `<!-- /obsirag:managed:{name} -->`"
+            found.append(MARKER_PROBLEMS[problem].format(file=where, section=section, markers=markers))
+    return found
 
 
 def _next_slot(clock: str, done_day: str | None, now: datetime) -> datetime:

@@ -79,6 +79,8 @@ def _exclusion_spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
 
 def resolve_in_vault(vault: Path, rel_path: str) -> Path:
     """The absolute, symlink-free path of ``rel_path``; ``PathOutsideVault`` if it leads out."""
+    if "\x00" in rel_path:  # no file name holds one, and the OS calls raise ValueError on it
+        raise PathOutsideVault(f"null byte in path refused: {rel_path!r}")
     if PurePosixPath(rel_path).is_absolute() or PureWindowsPath(rel_path).anchor:
         raise PathOutsideVault(f"absolute path refused: {rel_path!r}")
     root = vault.resolve()

@@ -64,3 +64,22 @@ def test_a_pending_fact_is_confirmed_from_its_card(ui: Page, live: System) -> No
     expect(card).to_contain_text("magnésium 300 mg le soir")
     expect(card).to_contain_text("confirmed")
     screenshot(ui, "memory")
+
+
+def test_a_reminder_confirmation_is_one_click(ui: Page, live: System) -> None:
+    """Clicked twice, the button sent a second « oui » and the model claimed a save that never happened."""
+    ui.goto("/")
+    ui.fill("#question", "rappelle-moi dans 3 semaines d'arroser le ficus")
+    ui.get_by_role("button", name="Envoyer").click()
+    button = ui.get_by_role("button", name="enregistrer le rappel")
+    button.click()
+    expect(button).to_be_disabled()
+    answers = ui.locator(".answer-body.final")
+    expect(answers.nth(1)).to_contain_text("C'est enregistré (rappel #")
+    button.dispatch_event("click")  # a disabled button sends nothing
+    ui.wait_for_timeout(500)
+    expect(answers).to_have_count(2)
+    ui.reload()  # the confirmation is answered: no button to click again
+    expect(ui.get_by_role("button", name="enregistrer le rappel")).to_have_count(0)
+    with Catalog(live.settings.catalog_path) as catalog:
+        assert [r.text for r in catalog.reminders()].count("arroser le ficus") == 1

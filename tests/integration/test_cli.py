@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -14,10 +15,11 @@ from click.testing import CliRunner
 from litestar.testing import TestClient
 
 from services.catalog import Catalog
-from services.catalog.models import NoteStatus
+from services.catalog.models import NoteStatus, Provenance, Turn
 from services.catalog.problems import OUTSIDE_VAULT
 from services.config import BUNDLED_EMBEDDING_MODEL, Settings, load_settings
 from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.memory.assistant import ChatMemory
 from services.retrieval.store import EdgeStore, ModelMismatchError
 from tests.conftest import ROOT
 from web.app import create_app
@@ -118,6 +120,52 @@ def test_up_refuses_a_bad_configuration_before_starting_anything(small_vault: Pa
         lock.release()
     assert busy.returncode == 1 and "already running" in busy.stderr and busy.stderr.count("\n") == 1
     assert not settings.redis_dir.exists()
+
+
+def test_up_refuses_a_token_of_spaces(small_vault: Path, tmp_path: Path) -> None:
+    """HTTP strips the spaces around a header value: such a token would refuse every request once started."""
+    data = tmp_path / "data"
+    blank = up_refused(small_vault, data, OBSIRAG_HOST="0.0.0.0", OBSIRAG_WEB_TOKEN="   ")
+    assert blank.returncode == 1 and blank.stdout == "" and blank.stderr.count("\n") == 1
+    assert "OBSIRAG_WEB_TOKEN ne contient que des espaces" in blank.stderr and not data.exists()
+    padded = up_refused(small_vault, data, OBSIRAG_WEB_TOKEN=" s3cret ")
+    assert padded.returncode == 1 and "OBSIRAG_WEB_TOKEN commence ou finit par des espaces" in padded.stderr
+
+
+def test_two_vaults_through_the_default_data_root_never_mix(
+    small_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make run VAULT=/other` reused ./data: the first vault's facts, reminders, conversations and index
+    showed in the second. Each vault gets its own folder now, and another vault's folder is refused."""
+    monkeypatch.delenv("OBSIRAG_DATA_DIR", raising=False)
+    monkeypatch.setenv("OBSIRAG_DATA_ROOT", str(tmp_path / "data"))
+    other = tmp_path / "ailleurs" / "vault"  # the same folder name: told apart by the hash of its path
+    other.mkdir(parents=True)
+    (other / "Jardin.md").write_text("# Jardin\n\nLes tomates cerises montent sur le treillis.", encoding="utf-8")
+    first, second = ["--vault", str(small_vault)], ["--vault", str(other)]
+    assert "2 indexed" in run("index", *first)
+    assert "saved reminder #1" in run("remind", "demain de relancer Sophie", "--yes", *first)
+    mine = load_settings(vault=small_vault)
+    with Catalog(mine.catalog_path) as catalog:
+        ChatMemory(mine, catalog).reply("retiens que je préfère le thé vert", "t1", "fr", datetime.now().astimezone())
+        catalog.add_turn(Turn(thread_id=catalog.create_thread("Lisbonne"), question="Et Lisbonne ?", answer="…",
+                              provenance=Provenance.NONE, created_at=datetime.now().astimezone()))  # fmt: skip
+
+    assert "1 indexed" in run("index", *second)
+    hits = json.loads(run("search", "tramways jaunes de Lisbonne", "--json", *second))
+    assert {h["path"] for h in hits} <= {"Jardin.md"}
+    assert json.loads(run("status", "--json", *second))["memory"]["facts_confirmed"] == 0
+    assert run("reminders", "list", *second) == "" and json.loads(run("memory", "export", *second)) == []
+    theirs = load_settings(vault=other)
+    with Catalog(theirs.catalog_path) as catalog:
+        assert catalog.list_threads() == [] and catalog.get_note("Voyage.md") is None
+    assert {p.name for p in (tmp_path / "data").iterdir()} == {mine.data_dir.name, theirs.data_dir.name}
+    assert mine.data_dir.name.startswith("vault-") and theirs.data_dir.name.startswith("vault-")
+
+    refused = CliRunner().invoke(main, ["status", *second, "--data", str(mine.data_dir)])
+    assert refused.exit_code == 1 and f"appartient au coffre {small_vault}, pas à {other}" in refused.output
+    started = up_refused(other, mine.data_dir)
+    assert started.returncode == 1 and "appartient au coffre" in started.stderr and "vault.json" in started.stderr
 
 
 def test_every_bad_note_is_listed_with_its_reason_and_fix(

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import threading
 from pathlib import Path
+from urllib.request import urlopen
 
 import pytest
 import redis
@@ -17,6 +19,7 @@ from services.system.queues import Queues
 from services.system.supervision import RedisState, redis_state, supervisor_alive
 from tests.e2e.conftest import wait_until
 from workers import process
+from workers.announce import local_url, start_announcer
 from workers.supervisor import Child, supervise
 
 
@@ -101,3 +104,33 @@ def test_a_redis_outage_is_one_line_per_state_change(
     # A task's own error (logged by "huey") is never swallowed, even a connection error.
     assert messages.count(("huey", "Error reading from queue")) == 50
     assert not [m for m in messages if m[0].startswith("huey.consumer")]
+
+
+def test_the_web_address_is_printed_once_the_page_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`obsirag up` printed "Web UI: http://…" 3–19 s before anything listened there."""
+    monkeypatch.setenv("OBSIRAG_PORT", "0")  # the web child reads it: any free port, published in its heartbeat
+    (tmp_path / "vault").mkdir()
+    settings = Settings(vault=tmp_path / "vault", data_dir=tmp_path / "data", heartbeat_seconds=0.2)
+    stop = threading.Event()
+    printed: list[tuple[str, int]] = []
+
+    def echo(line: str) -> None:  # what the user does at once: open the address printed
+        with urlopen(line.split()[2], timeout=1) as response:
+            printed.append((line, response.status))
+
+    announcer = start_announcer(settings, stop, echo)
+    supervisor = threading.Thread(target=supervise, args=(settings, stop, ("web",)), daemon=True)
+    supervisor.start()
+    try:
+        announcer.join(180)
+    finally:
+        stop.set()
+        supervisor.join(60)
+    [(line, status)] = printed
+    assert re.fullmatch(r"Web UI: http://127\.0\.0\.1:\d+/", line) and status == 200
+
+
+def test_a_wildcard_address_is_reached_on_loopback() -> None:
+    assert local_url("http://0.0.0.0:8000/") == "http://127.0.0.1:8000/"
+    assert local_url("http://[::]:8000/") == "http://[::1]:8000/"
+    assert local_url("http://192.168.1.5:8000/") == "http://192.168.1.5:8000/"

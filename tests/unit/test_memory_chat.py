@@ -71,16 +71,41 @@ def test_a_reminder_is_confirmed_back_then_saved_on_yes(memory: ChatMemory) -> N
     [reminder] = memory.catalog.reminders()
     assert saved == f"C'est enregistré (rappel #{reminder.id}) : relancer Sophie, le mardi 22 décembre 2026 à 09:00."
     assert reminder.due_at == (NOW + timedelta(days=21)).replace(hour=9, minute=0) and reminder.source_ref == "t1"
-    assert memory.reply("oui", "t1", "fr", NOW) is None  # no draft left: an ordinary message
+    # Clicked again (or said again): the answer says so truthfully and saves nothing, never reaching the
+    # model, which claimed « C'est enregistré (rappel #1) » for a save that did not happen.
+    again = "Ce rappel est déjà enregistré (rappel #1) : je n'enregistre rien de plus."
+    assert memory.reply("oui", "t1", "fr", NOW) == again and memory.reply("Oui !", "t1", "fr", NOW) == again
+    assert len(memory.catalog.reminders()) == 1
+    assert memory.reply("Quels sont les objectifs du projet Atlas ?", "t1", "fr", NOW) is None
+    assert memory.reply("oui", "t1", "fr", NOW) is None  # the reminder is behind: an ordinary message
 
 
 def test_a_reminder_draft_is_dropped_on_no_or_another_question(memory: ChatMemory) -> None:
     memory.reply("remind me tomorrow at 9 to call mum", "t2", "en", NOW)
     assert memory.reply("no", "t2", "en", NOW) == "All right, I won't save it."
+    assert memory.reply("yes", "t2", "en", NOW) == "You said no: that reminder is not saved. Ask again if you want it."
     memory.reply("rappelle-moi demain de sortir", "t3", "fr", NOW)
     assert memory.reply("Quels sont les objectifs du projet Atlas ?", "t3", "fr", NOW) is None
     assert memory.reply("oui", "t3", "fr", NOW) is None and memory.catalog.reminders() == []
     assert memory.reply("rappelle-moi de sortir", "t4", "fr", NOW).startswith("Je n'ai pas compris quand")  # type: ignore[union-attr]
+
+
+def test_a_reminder_on_an_impossible_or_past_day_is_asked_again(memory: ChatMemory) -> None:
+    """« La question n'a pas abouti (ValueError) » in the web chat; a past day saved a day late, due at once."""
+    impossible = memory.reply("rappelle-moi le 31 février de relancer Claire", "t1", "fr", NOW)
+    assert impossible == "Le 31 février n'existe pas : pour quel jour veux-tu ce rappel (« relancer Claire ») ?"
+    assert memory.reply("oui", "t1", "fr", NOW) is None and memory.catalog.reminders() == []  # no draft to save
+    past = memory.reply("rappelle-moi le 3 janvier 2020 à 9h de payer la facture", "t2", "fr", NOW)
+    assert past is not None and past.startswith("Le vendredi 3 janvier 2020 à 09:00 est déjà passé")
+    assert memory.reply("hier", "t2", "fr", NOW).startswith("Le lundi 30 novembre 2026 à 09:00 est déjà passé")  # type: ignore[union-attr]
+    confirmation = memory.reply("le 5 janvier à 10h", "t2", "fr", NOW)  # the answer to « pour quand ? »
+    assert confirmation == "Je te le rappellerai le mardi 5 janvier 2027 à 10:00 : payer la facture. Je l'enregistre ?"
+    memory.reply("oui", "t2", "fr", NOW)
+    [saved] = memory.catalog.reminders()
+    assert (saved.text, saved.due_at) == ("payer la facture", datetime(2027, 1, 5, 10).astimezone())
+    english = memory.reply("remind me yesterday at 9 to call Bob", "t3", "en", NOW)
+    assert english is not None and english.endswith("passed: when do you want this reminder (“call Bob”) for?")
+    assert memory.reply("no", "t3", "en", NOW) == "All right, I won't save it." and len(memory.catalog.reminders()) == 1
 
 
 def test_recall_stays_within_its_budget_and_names_subjects(memory: ChatMemory) -> None:

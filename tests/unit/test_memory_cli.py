@@ -62,3 +62,21 @@ def _now():  # type: ignore[no-untyped-def]
     from datetime import datetime
 
     return datetime(2026, 12, 1, 12, 0).astimezone()
+
+
+def test_an_impossible_or_past_day_is_asked_about_never_saved(tmp_path: Path) -> None:
+    """These ended in a traceback (31 février), or were saved a day late and due at once (a past day)."""
+    (tmp_path / "vault").mkdir()
+    where = ["--vault", str(tmp_path / "vault"), "--data", str(tmp_path / "data")]
+    now = ["--now", "2026-12-01T12:05:00"]
+    asked = {
+        "le 31 février de relancer Claire": "Le 31 février n'existe pas : pour quel jour veux-tu ce rappel",
+        "on February 30 to call Bob": "There is no February 30: which day do you want this reminder (“call Bob”)",
+        "le 3 janvier 2020 à 9h de payer la facture": "Le vendredi 3 janvier 2020 à 09:00 est déjà passé",
+        "hier à 9h de relancer Marc": "Le lundi 30 novembre 2026 à 09:00 est déjà passé",
+    }
+    for request, question in asked.items():
+        result = CliRunner().invoke(main, ["remind", request, "--yes", *now, *where])
+        assert result.exit_code == 1 and result.exception is not None and type(result.exception) is SystemExit
+        assert question in result.output and "saved" not in result.output, result.output
+    assert cli(tmp_path, "reminders", "list") == ""

@@ -10,9 +10,11 @@ import pytest
 
 from services.catalog import Catalog
 from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatus, ReminderStatus
+from services.config import Settings
 from services.memory.facts import Policy, file_fact
 from services.memory.profile import profile_file, sync_profile
 from services.memory.reminders import mark_done, parse_reminder, save_reminder, snooze, sync_reminders_mirror
+from services.memory.status import marker_problems, memory_status
 
 NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 POLICY = Policy(0.7, (), 180)
@@ -145,3 +147,57 @@ def test_the_reminders_mirror_lists_active_ones_and_reads_ticks_back(catalog: Ca
     assert sync_reminders_mirror(catalog, tmp_path, NOW) == [first.id]
     text = mirror.read_text(encoding="utf-8")
     assert "call mum" not in text and f"(rappel #{second.id})" in text
+
+
+# --- hand edits that broke a marker -------------------------------------------------------------------
+
+
+def test_a_lost_closing_marker_is_put_back_and_the_added_line_imported(catalog: Catalog, tmp_path: Path) -> None:
+    """Without its closing marker the section was never read again: the preference added was lost."""
+    learn(catalog, "moi", "boisson du matin", "le thé vert")
+    sync_profile(catalog, tmp_path, POLICY, NOW)
+    path = profile_file(tmp_path).path
+    text = path.read_text(encoding="utf-8")
+    mine = "\nUne phrase à moi sous la liste, qui doit rester hors de la section.\n"
+    text = text.replace("- boisson du matin : le thé vert\n<!-- /obsirag:managed:preferences -->\n",
+                        "- boisson du matin : le thé vert\n- sport : la course à pied\n" + mine)  # fmt: skip
+    path.write_text(text, encoding="utf-8")
+    [problem] = marker_problems(tmp_path)
+    assert "obsirag/assistant/Profil.md" in problem and "« Préférences »" in problem and "remet" in problem
+    report = sync_profile(catalog, tmp_path, POLICY, NOW + timedelta(hours=1))
+    assert report.imported == 1
+    assert {f.predicate: f.value for f in catalog.facts([FactStatus.CONFIRMED])}["sport"] == "la course à pied"
+    after = path.read_text(encoding="utf-8")
+    assert "- sport : la course à pied\n<!-- /obsirag:managed:preferences -->\n" in after
+    assert mine in after and after.index(mine) > after.index("<!-- /obsirag:managed:preferences -->")
+    assert marker_problems(tmp_path) == []
+
+
+def test_a_lost_opening_marker_of_the_reminders_is_put_back(catalog: Catalog, tmp_path: Path) -> None:
+    """Without its opening marker Rappels.md was never updated again, and nothing said so."""
+    first = save_reminder(catalog, parse_reminder("rappelle-moi demain de payer", NOW), NOW)  # type: ignore[arg-type]
+    sync_reminders_mirror(catalog, tmp_path, NOW)
+    mirror = tmp_path / "obsirag" / "assistant" / "Rappels.md"
+    text = mirror.read_text(encoding="utf-8").replace("<!-- obsirag:managed:reminders -->\n", "Ma liste :\n")
+    mirror.write_text(text.replace("- [ ] payer", "- [x] payer"), encoding="utf-8")
+    assert "un marqueur de la section « rappels » a été effacé" in marker_problems(tmp_path)[0]
+    second = save_reminder(catalog, parse_reminder("rappelle-moi vendredi de relancer Marc", NOW), NOW)  # type: ignore[arg-type]
+    assert sync_reminders_mirror(catalog, tmp_path, NOW) == [first.id]  # the tick read back
+    after = mirror.read_text(encoding="utf-8")
+    assert "Ma liste :\n<!-- obsirag:managed:reminders -->\n- [ ] relancer Marc" in after
+    assert f"(rappel #{second.id})" in after and "payer" not in after and marker_problems(tmp_path) == []
+
+
+def test_a_section_without_markers_is_reported_where_the_user_looks(catalog: Catalog, tmp_path: Path) -> None:
+    save_reminder(catalog, parse_reminder("rappelle-moi demain de payer", NOW), NOW)  # type: ignore[arg-type]
+    sync_reminders_mirror(catalog, tmp_path, NOW)
+    mirror = tmp_path / "obsirag" / "assistant" / "Rappels.md"
+    text = mirror.read_text(encoding="utf-8")
+    mirror.write_text(text.replace("<!-- obsirag:managed:reminders -->", "").replace(
+        "<!-- /obsirag:managed:reminders -->", ""), encoding="utf-8")  # fmt: skip
+    edited = mirror.read_bytes()
+    sync_reminders_mirror(catalog, tmp_path, NOW)
+    assert mirror.read_bytes() == edited  # the user's text is never rewritten
+    settings = Settings(vault=tmp_path, data_dir=tmp_path / "data")
+    lines = memory_status(settings, catalog, NOW).lines()
+    assert any("Rappels.md : la section « rappels » n'a plus ses marqueurs" in line for line in lines)

@@ -30,3 +30,13 @@ def test_deep_data_dirs_get_a_short_socket_path(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path / ("x" * 120))
     assert len(str(settings.redis_socket)) < 108
     assert settings.redis_socket == Settings(data_dir=tmp_path / ("x" * 120)).redis_socket
+
+
+def test_each_vault_gets_its_own_data_folder_unless_one_is_given(tmp_path: Path) -> None:
+    first, second = tmp_path / "Mon coffre", tmp_path / "ailleurs" / "Mon coffre"
+    mine = Settings(vault=first, data_root=tmp_path / "data").data_dir
+    theirs = Settings(vault=second, data_root=tmp_path / "data").data_dir
+    assert mine.parent == (tmp_path / "data").resolve() and mine.name.startswith("Mon-coffre-")
+    assert theirs != mine and theirs.name.startswith("Mon-coffre-")  # the same name, told apart by the hash
+    assert Settings(vault=first, data_root=tmp_path / "data").data_dir == mine  # stable
+    assert Settings(vault=first, data_dir=tmp_path / "d").data_dir == (tmp_path / "d").resolve()

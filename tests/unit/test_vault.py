@@ -155,7 +155,9 @@ def test_resolve_in_vault_accepts_paths_inside(tmp_path: Path) -> None:
     assert resolve_in_vault(tmp_path, "missing.md") == tmp_path.resolve() / "missing.md"
 
 
-@pytest.mark.parametrize("rel_path", ["../outside.md", "a/../../outside.md", "/etc/passwd", "C:\\x.md", "\\\\srv\\x"])
+@pytest.mark.parametrize(
+    "rel_path", ["../outside.md", "a/../../outside.md", "/etc/passwd", "C:\\x.md", "\\\\srv\\x", "a\x00.md"]
+)
 def test_resolve_in_vault_refuses_escapes(tmp_path: Path, rel_path: str) -> None:
     vault = tmp_path / "vault"
     vault.mkdir()

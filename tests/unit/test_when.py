@@ -6,11 +6,12 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from services.language.moments import next_occurrence, parse_when
-from services.memory.reminders import is_reminder_request, parse_reminder
+from services.language.moments import Unusable, When, next_occurrence, parse_when
+from services.memory.reminders import MomentQuestion, is_reminder_request, parse_reminder
 
 PARIS = timezone(timedelta(hours=1))
 NOW = datetime(2026, 12, 1, 12, 5, tzinfo=PARIS)  # a Tuesday
+LOCAL_NOW = datetime(2026, 12, 1, 12, 5).astimezone()  # the confirmation says local times
 
 
 @pytest.mark.parametrize(
@@ -86,3 +87,69 @@ def test_requests_without_moment_or_text_are_not_reminders() -> None:
     assert not is_reminder_request("quel temps fait-il demain ?")
     assert parse_reminder("rappelle-moi de relancer Sophie", NOW) is None
     assert parse_reminder("rappelle-moi demain", NOW) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("le 31 février de relancer Claire", "le 31 février"),
+        ("on February 30 to call Bob", "on February 30"),
+        ("le 2027-02-29 à 10h", "le 2027-02-29"),
+        ("le 29 février 2027", "le 29 février 2027"),
+    ],
+)
+def test_an_impossible_day_is_said_not_raised(text: str, words: str) -> None:
+    when = parse_when(text, NOW)
+    assert isinstance(when, Unusable) and (when.reason, when.words) == ("impossible", words)
+
+
+@pytest.mark.parametrize(
+    ("text", "moment"),
+    [
+        ("le 3 janvier 2020 à 9h de payer la facture", "2020-01-03T09:00"),  # was saved for the 4th, due at once
+        ("hier à 9h de relancer Marc", "2026-11-30T09:00"),  # was saved for tomorrow 09:00
+        ("avant-hier", "2026-11-29T09:00"),
+        ("yesterday at 5pm", "2026-11-30T17:00"),
+        ("aujourd'hui à 8h", "2026-12-01T08:00"),  # a named day is never moved to the next one
+        ("le 1er décembre à 8h", "2026-12-01T08:00"),
+    ],
+)
+def test_a_past_day_is_said_never_moved(text: str, moment: str) -> None:
+    when = parse_when(text, NOW)
+    assert isinstance(when, Unusable) and when.reason == "past"
+    assert when.moment is not None and when.moment.isoformat()[:16] == moment
+
+
+def test_a_29th_of_february_without_a_year_is_the_next_one() -> None:
+    when = parse_when("le 29 février", NOW)
+    assert isinstance(when, When) and when.due.isoformat()[:16] == "2028-02-29T09:00"
+
+
+@pytest.mark.parametrize(
+    ("request_text", "question"),
+    [
+        (
+            "rappelle-moi le 31 février de relancer Claire",
+            "Le 31 février n'existe pas : pour quel jour veux-tu ce rappel (« relancer Claire ») ?",
+        ),
+        (
+            "remind me on February 30 to call Bob",
+            "There is no February 30: which day do you want this reminder (“call Bob”) for?",
+        ),
+        (
+            "rappelle-moi le 3 janvier 2020 à 9h de payer la facture",
+            "Le vendredi 3 janvier 2020 à 09:00 est déjà passé : pour quand veux-tu ce rappel (« payer la facture ») ?",
+        ),
+        (
+            "rappelle-moi hier à 9h de relancer Marc",
+            "Le lundi 30 novembre 2026 à 09:00 est déjà passé : pour quand veux-tu ce rappel (« relancer Marc ») ?",
+        ),
+        (
+            "remind me yesterday at 9 to call Bob",
+            "Monday 30 November 2026 at 09:00 has already passed: when do you want this reminder (“call Bob”) for?",
+        ),
+    ],
+)
+def test_a_reminder_on_an_impossible_or_past_day_is_a_question(request_text: str, question: str) -> None:
+    asked = parse_reminder(request_text, LOCAL_NOW)
+    assert isinstance(asked, MomentQuestion) and asked.question() == question

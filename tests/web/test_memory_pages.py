@@ -131,6 +131,8 @@ def test_a_reminder_confirmation_and_the_memory_used_show_under_their_answers(
     site.catalog.add_turn(
         Turn(thread_id=thread, question="rappelle-moi …", answer=asked, provenance=Provenance.NONE, created_at=CREATED)
     )
+    [pending] = html(client, f"/?thread={thread}").split('<article class="turn">')[1:]
+    assert 'name="question" value="oui"' in pending and "enregistrer le rappel" in pending
     used = [MemoryUse(id=7, text="Atlas — base : Postgres")]
     site.catalog.add_turn(
         Turn(
@@ -144,7 +146,8 @@ def test_a_reminder_confirmation_and_the_memory_used_show_under_their_answers(
     )
     page = html(client, f"/?thread={thread}")
     confirm, answered = page.split('<article class="turn">')[1:3]
-    assert 'name="question" value="oui"' in confirm and "enregistrer le rappel" in confirm
+    # A later message answered the confirmation: its button would send a « oui » with nothing left to save.
+    assert "rappelle-moi" in confirm and "enregistrer le rappel" not in confirm
     assert "mémoire utilisée (1)" in answered and "Atlas — base : Postgres" in answered
     assert 'href="/memory#fact-7"' in answered and "enregistrer le rappel" not in answered
 
@@ -190,3 +193,19 @@ def test_briefings_are_artifacts_of_their_own_type(memory_site: tuple[WebService
     [edge] = [e for e in view.edges if briefing.path in (e.source, e.target)]
     assert {edge.source, edge.target} == {briefing.path, "Projets/Atlas.md"} and edge.kind == "link"
     assert briefing.path in html(client, "/graph")
+
+
+def test_a_managed_file_whose_markers_were_removed_is_reported_on_every_memory_page(
+    memory_site: tuple[WebServices, TestClient],
+) -> None:
+    site, client = memory_site
+    mirror = site.settings.vault / "obsirag" / "assistant" / "Rappels.md"
+    mirror.parent.mkdir(parents=True, exist_ok=True)
+    mirror.write_text("# Rappels\n\n- [ ] relancer Sophie (rappel #1)\n", encoding="utf-8")  # markers removed
+    try:
+        for url in ("/memory", "/reminders", "/admin"):
+            page = html(client, url)
+            assert "obsirag/assistant/Rappels.md : la section « rappels » n&#39;a plus ses marqueurs" in page, url
+    finally:
+        mirror.unlink()
+    assert "marker-problems" not in html(client, "/reminders")

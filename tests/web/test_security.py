@@ -46,6 +46,13 @@ def test_paths_outside_the_vault_are_refused(client: TestClient, url: str) -> No
     assert "hors du coffre" not in response.text
 
 
+@pytest.mark.parametrize("url", ["/notes/a%00.md", "/vault-files/a%00.png", "/vault-files/Attachments/a%00b.png"])
+def test_a_null_byte_in_a_path_is_a_clean_not_found(client: TestClient, url: str) -> None:
+    """The OS refuses such a name with ValueError, which was a 500."""
+    response = client.get(url, headers={"accept": "text/html"})
+    assert response.status_code == 404 and "Page introuvable" in response.text
+
+
 def test_attachments_inside_the_vault_are_served_sandboxed(client: TestClient) -> None:
     response = client.get("/vault-files/Attachments/schema-atlas.png")
     assert response.status_code == 200 and response.headers["content-type"] == "image/png"
@@ -79,6 +86,8 @@ def test_non_local_bind_without_token_is_refused(tmp_path) -> None:
     check_bind(settings.model_copy(update={"host": "127.0.0.1"}))
     check_bind(settings.model_copy(update={"host": "::1"}))
     check_bind(settings.model_copy(update={"web_token": SecretStr("s3cret")}))
+    with pytest.raises(UnsafeBind, match="que des espaces"):  # on loopback too: it would refuse every request
+        check_bind(settings.model_copy(update={"host": "127.0.0.1", "web_token": SecretStr("   ")}))
 
 
 def test_a_token_protects_every_page(web_settings: Settings, web_catalog) -> None:

@@ -14,8 +14,10 @@ from pydantic import BaseModel
 
 from services.catalog import MemoryTable, RunsTable
 from services.catalog.memory_models import ACTIVE, Fact, FactStatus
+from services.config import Settings
 from services.memory.facts import confirm_fact, forget_fact
 from services.memory.profile import PROFILE
+from services.memory.status import marker_problems
 from web.dependencies import Clock
 from web.page_route import page
 
@@ -31,7 +33,12 @@ class MemoryController(Controller):
     path = "/memory"
 
     @page("/", sync_to_thread=True)
-    def index(self, memory: NamedDependency[MemoryTable], runs: NamedDependency[RunsTable]) -> Template:
+    def index(
+        self,
+        memory: NamedDependency[MemoryTable],
+        runs: NamedDependency[RunsTable],
+        settings: NamedDependency[Settings],
+    ) -> Template:
         facts = memory.facts()
         context = {
             "active": "memory",
@@ -42,6 +49,7 @@ class MemoryController(Controller):
             "history": [f for f in facts if f.status not in ACTIVE][:HISTORY],
             "profile": f"obsirag/{PROFILE}",
             "last_run": next((r for r in runs.last_runs(20) if r.kind == "memory"), None),
+            "marker_problems": marker_problems(settings.vault),
         }
         return Template("memory.html", context=context)
 

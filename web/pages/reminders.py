@@ -13,7 +13,9 @@ from litestar.response import Template
 
 from services.catalog import MemoryTable
 from services.catalog.memory_models import Reminder, ReminderStatus
+from services.config import Settings
 from services.memory.reminders import mark_done, snooze
+from services.memory.status import marker_problems
 from web.dependencies import Clock
 from web.page_route import page
 
@@ -24,12 +26,19 @@ class RemindersController(Controller):
     path = "/reminders"
 
     @page("/", sync_to_thread=True)
-    def index(self, memory: NamedDependency[MemoryTable], clock: NamedDependency[Clock]) -> Template:
+    def index(
+        self, memory: NamedDependency[MemoryTable], clock: NamedDependency[Clock], settings: NamedDependency[Settings]
+    ) -> Template:
         now = clock()
         active = memory.reminders(ReminderStatus.ACTIVE)
-        due = [r for r in active if r.is_due(now)]
-        later = [r for r in active if not r.is_due(now)]
-        return Template("reminders.html", context={"active": "reminders", "now": now, "due": due, "later": later})
+        context = {
+            "active": "reminders",
+            "now": now,
+            "due": [r for r in active if r.is_due(now)],
+            "later": [r for r in active if not r.is_due(now)],
+            "marker_problems": marker_problems(settings.vault),
+        }
+        return Template("reminders.html", context=context)
 
     @page("/badge", sync_to_thread=True)
     def badge(self, memory: NamedDependency[MemoryTable], clock: NamedDependency[Clock]) -> Template:

@@ -21,6 +21,27 @@
     if (hint) hint.remove();
   });
 
+  // An ask-again button (enregistrer le rappel, continuer, réessayer) sends once: a second click would ask
+  // again ("oui" twice). It comes back only when the request failed.
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var form = event.detail.elt;
+    if (!form.matches || !form.matches("form.ask-again")) return;
+    if (form.dataset.sent) { event.preventDefault(); return; }
+    form.dataset.sent = "1";
+    var button = form.querySelector("button");
+    button.disabled = true;
+    button.dataset.label = button.textContent;
+    button.textContent = button.textContent + " ✓";
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = event.detail.elt;
+    if (!form.matches || !form.matches("form.ask-again") || event.detail.successful) return;
+    delete form.dataset.sent;
+    var button = form.querySelector("button");
+    button.disabled = false;
+    button.textContent = button.dataset.label || button.textContent;
+  });
+
   // A failed htmx request (lost CSRF cookie, server down…) says so instead of doing nothing.
   document.addEventListener("htmx:responseError", function (event) {
     var status = event.detail.xhr.status;
