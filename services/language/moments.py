@@ -17,12 +17,32 @@ from services.language.dates import _MONTHS, _NUMBERS, _fold, _original
 
 DEFAULT_TIME = time(9, 0)
 _WEEKDAYS = {
-    "lundi": 0, "mardi": 1, "mercredi": 2, "jeudi": 3, "vendredi": 4, "samedi": 5, "dimanche": 6,
-    "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6,
-}  # fmt: skip
-_PARTS_OF_DAY = {"matin": time(9), "morning": time(9), "midi": time(12), "noon": time(12),
-                 "apres-midi": time(14), "afternoon": time(14), "soir": time(19), "evening": time(19),
-                 "tonight": time(19)}  # fmt: skip
+    "lundi": 0,
+    "mardi": 1,
+    "mercredi": 2,
+    "jeudi": 3,
+    "vendredi": 4,
+    "samedi": 5,
+    "dimanche": 6,
+    "monday": 0,
+    "tuesday": 1,
+    "wednesday": 2,
+    "thursday": 3,
+    "friday": 4,
+    "saturday": 5,
+    "sunday": 6,
+}
+_PARTS_OF_DAY = {
+    "matin": time(9),
+    "morning": time(9),
+    "midi": time(12),
+    "noon": time(12),
+    "apres-midi": time(14),
+    "afternoon": time(14),
+    "soir": time(19),
+    "evening": time(19),
+    "tonight": time(19),
+}
 _WD = "(?P<wd>" + "|".join(_WEEKDAYS) + ")s?"
 _MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _N = r"(?P<n>\d{1,3}|une?|an?|" + "|".join(_NUMBERS) + ")"
@@ -40,8 +60,16 @@ _RELATIVE_DAY = re.compile(
     r"apres[-\s]demain|the\s+day\s+after\s+tomorrow|demain|tomorrow|aujourd'\s*hui|today|ce\s+soir|tonight"
     r"|avant[-\s]hier|the\s+day\s+before\s+yesterday|hier|yesterday"  # past: said back, never saved
 )
-_DAY_SHIFTS = {"apres": 2, "the day after": 2, "demain": 1, "tomorrow": 1, "avant": -2, "the day before": -2,
-               "hier": -1, "yesterday": -1}  # fmt: skip
+_DAY_SHIFTS = {
+    "apres": 2,
+    "the day after": 2,
+    "demain": 1,
+    "tomorrow": 1,
+    "avant": -2,
+    "the day before": -2,
+    "hier": -1,
+    "yesterday": -1,
+}
 _WEEKDAY = re.compile(rf"(?:(?:le|on|this|next|ce)\s+)?(?P<wd>{'|'.join(_WEEKDAYS)})(?:\s+(?:prochain|qui\s+vient))?")
 _DAY = re.compile(
     rf"(?:(?:le|on|the)\s+)?(?:(?P<iso>\d{{4}}-\d{{2}}-\d{{2}})|(?P<d>\d{{1,2}})(?:er|st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH_NAMES})\.?"

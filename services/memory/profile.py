@@ -109,9 +109,14 @@ def sync_profile(catalog: Catalog, vault_root: Path, policy: Policy, now: dateti
 
 
 def _import_edit(
-    catalog: Catalog, policy: Policy, kind: FactKind, lines: list[tuple[str, str, str]], shown: list[list[object]],
-    now: datetime, result: ProfileSync,
-) -> None:  # fmt: skip
+    catalog: Catalog,
+    policy: Policy,
+    kind: FactKind,
+    lines: list[tuple[str, str, str]],
+    shown: list[list[object]],
+    now: datetime,
+    result: ProfileSync,
+) -> None:
     triples = {(normalise(s), normalise(p), normalise(v)) for s, p, v in lines}
     keys = {(s, p) for s, p, _v in triples}
     before = {(normalise(str(s)), normalise(str(p)), normalise(str(v))): int(i) for i, s, p, v in shown}  # type: ignore[arg-type]
@@ -119,9 +124,17 @@ def _import_edit(
         if (normalise(subject), normalise(predicate), normalise(value)) in before:
             continue
         fact = Fact(
-            subject=subject, predicate=predicate, value=value, kind=kind, confidence=1.0, source=FactSource.USER,
-            source_ref=f"{GENERATED_ROOT}/{PROFILE}", created_at=now, updated_at=now, last_seen=now,
-        )  # fmt: skip
+            subject=subject,
+            predicate=predicate,
+            value=value,
+            kind=kind,
+            confidence=1.0,
+            source=FactSource.USER,
+            source_ref=f"{GENERATED_ROOT}/{PROFILE}",
+            created_at=now,
+            updated_at=now,
+            last_seen=now,
+        )
         if file_fact(catalog, fact, policy, now) in (Outcome.ADDED, Outcome.UPDATED, Outcome.UNCHANGED):
             result.imported += 1
     gone = [fact_id for triple, fact_id in before.items() if triple not in triples and triple[:2] not in keys]

@@ -32,8 +32,20 @@ _CONNECTOR = re.compile(
 _RECURRENCE_FR = {"daily": "chaque jour", "weekly": "chaque semaine", "monthly": "chaque mois"}
 _RECURRENCE_EN = {"daily": "every day", "weekly": "every week", "monthly": "every month"}
 _DAYS_FR = ("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche")
-_MONTHS_FR = ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre",
-              "novembre", "décembre")  # fmt: skip
+_MONTHS_FR = (
+    "janvier",
+    "février",
+    "mars",
+    "avril",
+    "mai",
+    "juin",
+    "juillet",
+    "août",
+    "septembre",
+    "octobre",
+    "novembre",
+    "décembre",
+)
 
 
 class ReminderDraft(BaseModel):
@@ -112,9 +124,14 @@ def save_reminder(
     memory: MemoryTable, draft: ReminderDraft, now: datetime, source: str = "chat", source_ref: str = ""
 ) -> Reminder:
     reminder = Reminder(
-        text=draft.text, due_at=draft.due_at, recurrence=draft.recurrence, source=source, source_ref=source_ref,
-        created_at=now, updated_at=now,
-    )  # fmt: skip
+        text=draft.text,
+        due_at=draft.due_at,
+        recurrence=draft.recurrence,
+        source=source,
+        source_ref=source_ref,
+        created_at=now,
+        updated_at=now,
+    )
     return reminder.model_copy(update={"id": memory.insert_reminder(reminder)})
 
 

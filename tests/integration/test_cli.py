@@ -148,8 +148,15 @@ def test_two_vaults_through_the_default_data_root_never_mix(
     mine = load_settings(vault=small_vault)
     with Catalog(mine.catalog_path) as catalog:
         ChatMemory(mine, catalog).reply("retiens que je préfère le thé vert", "t1", "fr", datetime.now().astimezone())
-        catalog.add_turn(Turn(thread_id=catalog.create_thread("Lisbonne"), question="Et Lisbonne ?", answer="…",
-                              provenance=Provenance.NONE, created_at=datetime.now().astimezone()))  # fmt: skip
+        catalog.add_turn(
+            Turn(
+                thread_id=catalog.create_thread("Lisbonne"),
+                question="Et Lisbonne ?",
+                answer="…",
+                provenance=Provenance.NONE,
+                created_at=datetime.now().astimezone(),
+            )
+        )
 
     assert "1 indexed" in run("index", *second)
     hits = json.loads(run("search", "tramways jaunes de Lisbonne", "--json", *second))

@@ -159,8 +159,10 @@ def test_a_lost_closing_marker_is_put_back_and_the_added_line_imported(catalog: 
     path = profile_file(tmp_path).path
     text = path.read_text(encoding="utf-8")
     mine = "\nUne phrase à moi sous la liste, qui doit rester hors de la section.\n"
-    text = text.replace("- boisson du matin : le thé vert\n<!-- /obsirag:managed:preferences -->\n",
-                        "- boisson du matin : le thé vert\n- sport : la course à pied\n" + mine)  # fmt: skip
+    text = text.replace(
+        "- boisson du matin : le thé vert\n<!-- /obsirag:managed:preferences -->\n",
+        "- boisson du matin : le thé vert\n- sport : la course à pied\n" + mine,
+    )
     path.write_text(text, encoding="utf-8")
     [problem] = marker_problems(tmp_path)
     assert "obsirag/assistant/Profil.md" in problem and "« Préférences »" in problem and "remet" in problem
@@ -193,8 +195,10 @@ def test_a_section_without_markers_is_reported_where_the_user_looks(catalog: Cat
     sync_reminders_mirror(catalog, tmp_path, NOW)
     mirror = tmp_path / "obsirag" / "assistant" / "Rappels.md"
     text = mirror.read_text(encoding="utf-8")
-    mirror.write_text(text.replace("<!-- obsirag:managed:reminders -->", "").replace(
-        "<!-- /obsirag:managed:reminders -->", ""), encoding="utf-8")  # fmt: skip
+    mirror.write_text(
+        text.replace("<!-- obsirag:managed:reminders -->", "").replace("<!-- /obsirag:managed:reminders -->", ""),
+        encoding="utf-8",
+    )
     edited = mirror.read_bytes()
     sync_reminders_mirror(catalog, tmp_path, NOW)
     assert mirror.read_bytes() == edited  # the user's text is never rewritten
