@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 from services.config import Settings
-from tests.live import base_url, live  # noqa: F401 (one running system for the browser and MCP tests)
+
+# Fixtures of their own modules, shared by every folder: the one running system of the browser, MCP and
+# end-to-end tests (live), systems started by a test (system), the generation worker (generation), the web
+# app on a fixture catalog (web_app).
+pytest_plugins = ["tests.support.live", "tests.support.system", "tests.support.generation", "tests.support.web_app"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_VAULT = ROOT / "examples" / "vault"

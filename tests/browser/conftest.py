@@ -1,6 +1,6 @@
 """Browser tests: Debian's Chromium (headless, through Playwright) against the real system.
 
-Every test drives the web server of the session's one running system (``live``, ``tests/live.py``).
+Every test drives the web server of the session's one running system (``live``, ``tests/support/live.py``).
 Screenshots land in ``tests/artifacts/`` (git-ignored).
 """
 

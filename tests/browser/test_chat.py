@@ -13,9 +13,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import screenshot
-from tests.e2e.conftest import System
+from tests.support.system import System
 
-pytestmark = pytest.mark.timeout(1200)
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(1200)]
 ANSWER_TIMEOUT = 600_000
 QUESTION = "Quels sont les objectifs du projet Atlas ?"
 # Records when each token fragment arrives (run by Playwright: the page's CSP allows no inline script).

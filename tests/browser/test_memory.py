@@ -13,9 +13,9 @@ from services.catalog.memory_models import Fact, FactKind, FactSource
 from services.memory.facts import Policy, file_fact
 from services.memory.reminders import parse_reminder, save_reminder
 from tests.browser.conftest import screenshot
-from tests.e2e.conftest import System
+from tests.support.system import System
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 
 def test_a_due_reminder_is_counted_in_the_header_then_snoozed_and_done(ui: Page, live: System) -> None:

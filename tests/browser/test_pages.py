@@ -10,9 +10,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import screenshot
-from tests.e2e.conftest import System
+from tests.support.system import System
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 INDEXING_TIMEOUT = 180_000
 PLACEHOLDER_FITS = """input => {
     const style = getComputedStyle(input), context = document.createElement("canvas").getContext("2d");

@@ -33,8 +33,8 @@ from services.system.generation_client import GenerationClient
 from services.vault.links import LinkResolver
 from services.vault.models import NoteType
 from tests.conftest import SAMPLE_VAULT, tree_hashes
-from tests.e2e.conftest import System, system_env, wait_until
-from tests.integration.conftest import converted_model_cache
+from tests.support.generation import converted_model_cache
+from tests.support.system import System, system_env, wait_until
 from workers.cli import run_search
 
 pytestmark = pytest.mark.e2e

@@ -14,8 +14,8 @@ from services.llm.bundled import FOLDER
 from services.llm.models import ChatMessage, GenerationRequest
 from services.system import SystemClient
 from services.system.generation_client import GenerationClient
-from tests.e2e.conftest import System, wait_until
-from tests.integration.conftest import converted_model_cache
+from tests.support.generation import converted_model_cache
+from tests.support.system import System, wait_until
 
 pytestmark = pytest.mark.e2e
 

@@ -15,7 +15,7 @@ from services.catalog import Catalog
 from services.config import Settings
 from services.memory.reminders import parse_reminder, save_reminder
 from tests.conftest import tree_hashes
-from tests.e2e.conftest import System, start_system, wait_until
+from tests.support.system import System, start_system, wait_until
 from workers.process import stop_process
 
 pytestmark = pytest.mark.e2e

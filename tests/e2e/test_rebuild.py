@@ -15,7 +15,7 @@ from services.indexing.rebuild import read_progress
 from services.retrieval.embedding import load_embedder
 from services.retrieval.store import EdgeStore
 from services.retrieval.store.edge_folder import recorded_model_at
-from tests.e2e.conftest import start_system, wait_until
+from tests.support.system import start_system, wait_until
 from workers.process import stop_process
 
 pytestmark = pytest.mark.e2e

@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 from huey import PriorityRedisHuey
 
 from services.config import Settings
-from tests.e2e.conftest import System, wait_until
+from tests.support.system import System, wait_until
 from workers.cli import main
 
 pytestmark = pytest.mark.e2e

@@ -17,7 +17,7 @@ from services.retrieval.embedding import load_embedder
 from services.retrieval.store import EdgeStore
 from services.vault import iter_vault_paths
 from tests.conftest import tree_hashes
-from tests.e2e.conftest import System, wait_until
+from tests.support.system import System, wait_until
 
 pytestmark = pytest.mark.e2e
 

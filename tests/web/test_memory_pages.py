@@ -15,7 +15,7 @@ from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatu
 from services.config import Settings
 from services.memory.facts import Policy, file_fact
 from services.memory.reminders import parse_reminder, save_reminder
-from tests.web.conftest import html
+from tests.support.web_app import html
 from web.app import CSRF_COOKIE, create_app
 from web.dependencies import WebServices
 

@@ -14,7 +14,7 @@ from services.catalog import Catalog
 from services.catalog.models import Provenance, Source, Turn
 from services.chat.prompts import NOT_IN_VAULT
 from services.config import Settings
-from tests.web.conftest import html
+from tests.support.web_app import html
 
 ATLAS = "/notes/Projets/Projet%20Atlas.md"
 

@@ -9,7 +9,7 @@ from litestar.testing import TestClient
 from pydantic import SecretStr
 
 from services.config import Settings
-from tests.web.conftest import html
+from tests.support.web_app import html
 from web.app import create_app
 from web.security import AUTH_COOKIE, UnsafeBind, check_bind, web_secret
 from workers.web import serve

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:  # imported inside the fixtures: every test run loads this module through tests/conftest.py
-    from tests.e2e.conftest import System
+    from tests.support.system import System
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MCP_TOKEN = "mcp-test-token"
 SYSTEM_ENV = {
     "OBSIRAG_PORT": "0",  # any free port: the web process publishes its URL with its heartbeat
@@ -41,8 +41,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[System]:
     from services.config import Settings
     from services.llm.bundled import FOLDER as MODEL_FOLDER
     from services.vault import iter_vault_paths
-    from tests.e2e.conftest import System, system_env
-    from tests.integration.conftest import converted_model_cache
+    from tests.support.generation import converted_model_cache
+    from tests.support.system import System, system_env
     from workers.process import stop_process
 
     root = tmp_path_factory.mktemp("live")
@@ -73,7 +73,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[System]:
 
 @pytest.fixture(scope="session")
 def base_url(live: System) -> str:
-    from tests.e2e.conftest import wait_until
+    from tests.support.system import wait_until
 
     def url() -> str | None:
         state = live.process_state("web")

@@ -8,7 +8,7 @@ import pytest
 
 from services.config import Settings, load_settings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 @pytest.mark.parametrize("name", list(Settings.model_fields))

@@ -26,8 +26,8 @@ from services.memory.profile import profile_file
 from services.memory.reminders import parse_reminder, save_reminder
 from services.system import SystemClient
 from tests.conftest import tree_hashes
-from tests.integration.conftest import running_worker, worker_settings
-from tests.integration.scripted_openai import FAIL, ScriptedOpenAI, scripted_server
+from tests.support.generation import running_worker, worker_settings
+from tests.support.scripted_openai import FAIL, ScriptedOpenAI, scripted_server
 from workers.mlx_worker import worker_limits
 
 NOW = datetime(2026, 12, 1, 10, 0).astimezone()

@@ -11,7 +11,7 @@ import pytest
 
 from services.retrieval.search import CANDIDATE_FIELDS
 from services.retrieval.store import EdgeStore
-from tests.integration.test_store import DIM, JOURNAL, MODEL, PLAN, ROOT, axis, corpus, make_point, sparse, unit
+from tests.retrieval.test_store import DIM, JOURNAL, MODEL, PLAN, ROOT, axis, corpus, make_point, sparse, unit
 
 FIELDS = CANDIDATE_FIELDS
 

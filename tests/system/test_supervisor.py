@@ -17,7 +17,7 @@ import redis
 from services.config import Settings
 from services.system.queues import Queues
 from services.system.supervision import RedisState, redis_state, supervisor_alive
-from tests.e2e.conftest import wait_until
+from tests.support.system import wait_until
 from workers import process
 from workers.announce import local_url, start_announcer
 from workers.supervisor import Child, supervise

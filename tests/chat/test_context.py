@@ -1,4 +1,4 @@
-"""Context packing on hand-made search results (the guard: tests/unit/test_grounding.py)."""
+"""Context packing on hand-made search results (the guard: tests/chat/test_guard.py)."""
 
 from __future__ import annotations
 

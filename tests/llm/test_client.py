@@ -1,6 +1,6 @@
 """The one generation client's parts that need no worker: ``collect``, ``CancelScope`` over a plain stream
 function (``StreamGenerator``), and the learner's pacing decorator. The scope against the real worker and
-Redis is tested in tests/integration/test_generation.py."""
+Redis is tested in tests/llm/test_generation_worker_loop.py."""
 
 from __future__ import annotations
 

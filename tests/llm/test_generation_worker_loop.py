@@ -21,7 +21,7 @@ from services.llm.mlx_backend import MLXBackend
 from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent
 from services.llm.serving import READ_MARGIN
 from services.system.generation_client import GenerationClient
-from tests.integration.conftest import running_worker, worker_settings
+from tests.support.generation import running_worker, worker_settings
 
 QUESTION = [
     ChatMessage(role="system", content="Answer in one sentence."),

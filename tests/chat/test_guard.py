@@ -3,7 +3,7 @@
 Moved from test_context.py with the guard. The old word-overlap rule's tests ("half the terms, one in
 the title", "a capitalised name absent from every result means not in the vault") became tests of the
 evidence the new rule reads; the calibrated behaviour is tested on the sample vault
-(tests/integration/test_grounding.py) and measured by bench/grounding.py.
+(tests/chat/test_grounding_on_sample_vault.py) and measured by bench/grounding.py.
 """
 
 from __future__ import annotations

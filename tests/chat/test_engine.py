@@ -28,7 +28,7 @@ from services.retrieval.search import SearchEngine
 from services.retrieval.store import EdgeStore
 from services.system.generation_client import GenerationClient
 from tests.conftest import SAMPLE_VAULT, tree_hashes
-from tests.integration.conftest import running_worker, worker_settings
+from tests.support.generation import running_worker, worker_settings
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 THIS_WEEK = {  # notes dated 2026-11-23 … 29 in the sample vault (examples/VAULT_GUIDE.md)

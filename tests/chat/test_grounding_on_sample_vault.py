@@ -34,8 +34,8 @@ from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.store import EdgeStore
 from services.system.generation_client import GenerationClient
 from tests.conftest import SAMPLE_VAULT
-from tests.integration.conftest import running_worker, worker_settings
-from tests.integration.scripted_openai import FAIL, ScriptedOpenAI, scripted_server
+from tests.support.generation import running_worker, worker_settings
+from tests.support.scripted_openai import FAIL, ScriptedOpenAI, scripted_server
 from workers.mlx_worker import worker_limits
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()

@@ -14,8 +14,8 @@ from services.config import Settings
 from services.llm.models import ChatMessage, GenerationError, GenerationRequest
 from services.llm.openai_backend import OpenAIBackend, OpenAIServerError, sse_chunks
 from services.system.generation_client import GenerationClient
-from tests.integration.conftest import running_worker, worker_settings
-from tests.integration.scripted_openai import (
+from tests.support.generation import running_worker, worker_settings
+from tests.support.scripted_openai import (
     content_chunk,
     finish_chunk,
     send_done,

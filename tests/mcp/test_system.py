@@ -1,6 +1,6 @@
 """The MCP server through the official ``mcp`` client, over stdio and over HTTP, against the running system.
 
-One session's system (``live``, ``tests/live.py``); each transport opens one client session for the module.
+One session's system (``live``, ``tests/support/live.py``); each transport opens one client session for the module.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from services.catalog import Catalog
 from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatus
 from services.chat.prompts import NOT_IN_VAULT
 from services.system.history import TaskHistory, TaskRecord
-from tests.e2e.conftest import System, wait_until
-from tests.live import MCP_TOKEN, ROOT
+from tests.support.live import MCP_TOKEN, ROOT
+from tests.support.system import System, wait_until
 
 pytestmark = pytest.mark.e2e
 
