@@ -15,8 +15,6 @@ from services.config import Settings
 # end-to-end tests (live), systems started by a test (system), the generation worker (generation), the web
 # app on a fixture catalog (web_app).
 pytest_plugins = ["tests.support.live", "tests.support.system", "tests.support.generation", "tests.support.web_app"]
-# A conftest fixture wins over a plugin's: the live system's URL, not pytest-playwright's empty base_url.
-from tests.support.live import base_url  # noqa: E402, F401
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_VAULT = ROOT / "examples" / "vault"

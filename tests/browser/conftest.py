@@ -29,6 +29,12 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 
 
 @pytest.fixture(scope="session")
+def base_url(live_url: str) -> str:
+    """Pages open on the live system (pytest-playwright's own ``base_url`` is empty)."""
+    return live_url
+
+
+@pytest.fixture(scope="session")
 def browser_context_args(browser_context_args: dict[str, Any], base_url: str) -> dict[str, Any]:
     return {**browser_context_args, "base_url": base_url.rstrip("/"), "viewport": VIEWPORT, "locale": "fr-FR"}
 

@@ -102,7 +102,7 @@ def system(live: System) -> System:
     return live
 
 
-def _transport(kind: str, system: System, base_url: str) -> Client:
+def _transport(kind: str, system: System, live_url: str) -> Client:
     if kind == "stdio":
         command = [
             "-m",
@@ -116,16 +116,16 @@ def _transport(kind: str, system: System, base_url: str) -> Client:
         return Client(StdioServerParameters(command=sys.executable, args=command, env=system.env, cwd=ROOT))
     http = httpx2.AsyncClient(headers={"authorization": f"Bearer {MCP_TOKEN}"}, timeout=120)
     transport: AbstractAsyncContextManager[Any] = streamable_http_client(
-        base_url.rstrip("/") + "/mcp", http_client=http
+        live_url.rstrip("/") + "/mcp", http_client=http
     )
     return Client(transport, read_timeout_seconds=120)
 
 
 @pytest.fixture(scope="module", params=["stdio", "http"])
-def mcp(request: pytest.FixtureRequest, system: System, base_url: str) -> Iterator[McpSession]:
+def mcp(request: pytest.FixtureRequest, system: System, live_url: str) -> Iterator[McpSession]:
     with (
         start_blocking_portal() as portal,
-        portal.wrap_async_context_manager(_transport(request.param, system, base_url)) as client,
+        portal.wrap_async_context_manager(_transport(request.param, system, live_url)) as client,
     ):
         yield McpSession(portal, client)
 
@@ -225,7 +225,7 @@ def test_ask_answers_with_sources_and_refuses_what_the_vault_lacks(mcp: McpSessi
     assert refusal["answer"].startswith(NOT_IN_VAULT["fr"])
 
 
-def test_every_call_is_in_the_task_history_and_on_the_dashboard(mcp: McpSession, system: System, base_url: str) -> None:
+def test_every_call_is_in_the_task_history_and_on_the_dashboard(mcp: McpSession, system: System, live_url: str) -> None:
     called = time.time()
     mcp.error("read_note", path="Nulle part.md")
 
@@ -237,7 +237,7 @@ def test_every_call_is_in_the_task_history_and_on_the_dashboard(mcp: McpSession,
     assert failed.name == "read_note" and failed.status == "error" and "no note" in failed.error
     searched = next(r for r in records if r.name == "search" and r.status == "complete")
     assert searched.duration_ms is not None and searched.duration_ms > 0 and "query" in searched.kwargs
-    dashboard = httpx.get(base_url.rstrip("/") + "/admin/live", headers={"accept": "text/html"}).text
+    dashboard = httpx.get(live_url.rstrip("/") + "/admin/live", headers={"accept": "text/html"}).text
     assert "<td>mcp</td><td>read_note</td><td>path=Nulle part.md</td>" in dashboard
 
 
@@ -245,8 +245,8 @@ def mcp_records(system: System) -> list[TaskRecord]:
     return [r for r in TaskHistory(system.redis).recent(200) if r.queue == "mcp"]
 
 
-def test_http_refuses_a_missing_token_and_a_foreign_origin(system: System, base_url: str) -> None:
-    url = base_url.rstrip("/") + "/mcp"
+def test_http_refuses_a_missing_token_and_a_foreign_origin(system: System, live_url: str) -> None:
+    url = live_url.rstrip("/") + "/mcp"
     hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     token = {"authorization": f"Bearer {MCP_TOKEN}"}
@@ -255,5 +255,5 @@ def test_http_refuses_a_missing_token_and_a_foreign_origin(system: System, base_
     assert httpx.post(url, content=json.dumps(hello), headers=wrong).status_code == 401
     foreign = {**accept, **token, "origin": "http://evil.example"}
     assert httpx.post(url, content=json.dumps(hello), headers=foreign).status_code == 403
-    own = {**accept, **token, "origin": base_url.rstrip("/")}
+    own = {**accept, **token, "origin": live_url.rstrip("/")}
     assert httpx.post(url, content=json.dumps(hello), headers=own).status_code not in (401, 403)

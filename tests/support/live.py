@@ -72,7 +72,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[System]:
 
 
 @pytest.fixture(scope="session")
-def base_url(live: System) -> str:
+def live_url(live: System) -> str:
+    """The live system's web UI, e.g. ``http://127.0.0.1:41234/``."""
     from tests.support.system import wait_until
 
     def url() -> str | None:
