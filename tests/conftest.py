@@ -38,6 +38,10 @@ def settings(vault: Path, tmp_path: Path) -> Settings:
         heartbeat_seconds=0.5,
         index_retry_delay=0.2,
         memory_enabled=False,  # a system started on these settings writes no briefing unless a test asks
+        # Nor generates in the background, nor times a first prompt at start: on two cores each took CPU
+        # from the indexing the end-to-end tests wait for. Tests of the learner or the warm-up opt in.
+        learn_enabled=False,
+        llm_warm_up=False,
     )
 
 

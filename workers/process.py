@@ -32,11 +32,16 @@ def stop_process(process: subprocess.Popen[Any], timeout: float, sig: int = sign
     """Ask ``process`` to stop with ``sig``, kill it after ``timeout`` seconds; its exit code."""
     if process.poll() is None:
         process.send_signal(sig)
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            log.warning("pid %d did not stop in %.0fs: killing it", process.pid, timeout)
-            process.kill()
+    return wait_or_kill(process, timeout)
+
+
+def wait_or_kill(process: subprocess.Popen[Any], timeout: float) -> int:
+    """Wait for a process already asked to stop; kill it after ``timeout`` seconds; its exit code."""
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        log.warning("pid %d did not stop in %.0fs: killing it", process.pid, timeout)
+        process.kill()
     return process.wait()
 
 

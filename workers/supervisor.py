@@ -15,7 +15,7 @@ from filelock import FileLock, Timeout
 from services.config import Settings
 from services.system.processes import WORKERS
 from services.system.supervision import supervisor_lock
-from workers.process import run_until_stopped, stop_process
+from workers.process import run_until_stopped, stop_process, wait_or_kill
 from workers.redis_server import redis_command, wait_for_redis
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ class Child:
 
     def start(self, quiet: bool = False) -> None:
         command = self.command or [sys.executable, "-m", f"workers.{self.name}"]
-        # Own session: Ctrl-C reaches the supervisor only, which then stops children in order.
+        # Own session: Ctrl-C reaches the supervisor only, which then stops the workers, then Redis.
         self.process = subprocess.Popen(command, env=self.env, stdin=subprocess.DEVNULL, start_new_session=True)
         self.started_at = time.monotonic()
         self.restart_at = None
@@ -74,6 +74,21 @@ class Child:
     def stop(self, timeout: float = 20.0) -> None:
         if self.process is not None:
             stop_process(self.process, timeout)
+
+
+def stop_children(children: list[Child], timeout: float = 20.0) -> None:
+    """Every worker at once, then Redis. Each finishes its current task; what is queued stays in Redis
+    (its append-only file) for the next start, so the order among workers does not matter, and stopping
+    them one by one made Ctrl-C take the sum of their exits (~3 s each) instead of the slowest."""
+    processes = [child.process for child in children if child.name != "redis" and child.process is not None]
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    for process in processes:
+        wait_or_kill(process, timeout)
+    for child in children:
+        if child.name == "redis":
+            child.stop()
 
 
 class AlreadyRunning(RuntimeError):
@@ -144,7 +159,6 @@ def supervise(
             settings, "supervisor", stop, tick=lambda: [c.check() for c in children], tick_seconds=TICK_SECONDS
         )
     finally:
-        for child in reversed(children):  # producers go quiet before consumers; Redis goes last
-            child.stop()
+        stop_children(children)
         lock.release()
         log.info("stopped")

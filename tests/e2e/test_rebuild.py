@@ -38,6 +38,8 @@ def test_up_rebuilds_an_index_of_another_model_while_search_answers(tmp_path: Pa
         debounce_seconds=0.2,
         reconcile_minutes=60,
         index_batch_notes=1,  # one note per rebuild step: time to search in between
+        learn_enabled=False,
+        llm_warm_up=False,
     )
     write_vault(settings.vault)
     old = IndexPipeline(

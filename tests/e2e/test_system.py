@@ -15,6 +15,7 @@ from services.config import Settings
 from services.indexing.pipeline import IndexPipeline, changed_paths
 from services.retrieval.embedding import load_embedder
 from services.retrieval.store import EdgeStore
+from services.system.processes import PROCESSES
 from services.vault import iter_vault_paths
 from tests.conftest import tree_hashes
 from tests.support.system import System, wait_until
@@ -26,7 +27,8 @@ def note_count(vault: Path) -> int:
     return len(list(iter_vault_paths(vault, [])))
 
 
-def test_live_vault_changes_reach_search_without_restart(launch: Callable[[], System], vault: Path) -> None:
+def test_a_restart_embeds_nothing_and_live_changes_reach_search(launch: Callable[[], System], vault: Path) -> None:
+    """One indexed system serves both checks: indexing the sample vault is most of each one's time."""
     before = tree_hashes(vault)
     system = launch()
     total = note_count(vault)
@@ -35,11 +37,27 @@ def test_live_vault_changes_reach_search_without_restart(launch: Callable[[], Sy
     info = system.log_lines("INFO")  # a calm log: state changes and batches, not each task Huey ran
     assert len(info) < 60, "\n".join(info)
     assert not [line for line in info if " huey" in line]
+    system.stop()
 
+    system = launch()
+    watcher_reconciled = lambda: system.process_state("watcher").details.get("last_reconcile") or {}  # noqa: E731
+    reconcile = wait_until(watcher_reconciled, "the watcher's start-up reconcile")
+    assert reconcile["changed"] == 0
+    assert system.search("Projet Atlas")  # the new indexer answers
+    run_id = system.process_state("indexer").details["run_id"]
+    with Catalog(system.settings.catalog_path) as catalog:
+        assert catalog.total_chunks_embedded(since_run=run_id) == 0
+    system.wait_alive(PROCESSES)  # NER and the web may still be loading: the indexer answers first
     status = system.cli_json("status")
     assert status["running"] and all(p["alive"] for p in status["processes"])
     assert status["notes"]["indexed"] == total
 
+    assert_live_changes_reach_search(system, vault)
+    system.stop()
+
+
+def assert_live_changes_reach_search(system: System, vault: Path) -> None:
+    """A note created, edited, renamed and deleted while the system runs: search follows each step."""
     note = vault / "Inbox" / "Ornithologie.md"
     note.parent.mkdir()
     note.write_text("# Ornithologie\n\nLe martin-pêcheur plonge dans la rivière glacée.", encoding="utf-8")
@@ -59,33 +77,15 @@ def test_live_vault_changes_reach_search_without_restart(launch: Callable[[], Sy
 
     renamed.unlink()
     wait_until(lambda: "Inbox/Oiseaux des murs.md" not in system.search("huppe fasciée", k=50), "deleted note gone")
-    catalog = Catalog(system.settings.catalog_path)
-    assert catalog.get_note("Inbox/Oiseaux des murs.md") is None and catalog.get_note("Inbox/Ornithologie.md") is None
-    catalog.close()
-    system.stop()
-
-
-def test_restart_on_unchanged_vault_embeds_nothing(launch: Callable[[], System], vault: Path) -> None:
-    system = launch()
-    system.wait_indexed(note_count(vault))
-    system.stop()
-
-    system = launch()
-    watcher_reconciled = lambda: system.process_state("watcher").details.get("last_reconcile") or {}  # noqa: E731
-    reconcile = wait_until(watcher_reconciled, "the watcher's start-up reconcile")
-    assert reconcile["changed"] == 0
-    assert system.search("Projet Atlas")  # the new indexer answers
-    run_id = system.process_state("indexer").details["run_id"]
-    catalog = Catalog(system.settings.catalog_path)
-    assert catalog.total_chunks_embedded(since_run=run_id) == 0
-    catalog.close()
-    system.stop()
+    with Catalog(system.settings.catalog_path) as catalog:
+        assert catalog.get_note("Inbox/Oiseaux des murs.md") is None
+        assert catalog.get_note("Inbox/Ornithologie.md") is None
 
 
 def test_kill_9_mid_index_converges_to_a_clean_index(
     launch: Callable[[], System], vault: Path, settings: Settings, tmp_path: Path
 ) -> None:
-    for i in range(120):  # enough work that the kill lands mid-index
+    for i in range(48):  # enough work that the kill lands mid-index (10 of ~90 notes indexed)
         body = "\n\n".join(f"Section {j} de la note {i} : la marée, le vent et les dunes n°{i * j}." for j in range(8))
         (vault / "Bulk").mkdir(exist_ok=True)
         (vault / "Bulk" / f"note-{i:03d}.md").write_text(f"# Note {i}\n\n{body}", encoding="utf-8")

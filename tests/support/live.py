@@ -39,10 +39,8 @@ SYSTEM_ENV = {
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[System]:
     """The whole system on a private vault copy, indexed, with its web UI up."""
     from services.config import Settings
-    from services.llm.bundled import FOLDER as MODEL_FOLDER
     from services.vault import iter_vault_paths
-    from tests.support.generation import converted_model_cache
-    from tests.support.system import System, system_env
+    from tests.support.system import System, share_converted_model, system_env
     from workers.process import stop_process
 
     root = tmp_path_factory.mktemp("live")
@@ -57,9 +55,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[System]:
         index_retry_delay=0.2,
         index_batch_notes=4,
     )
-    # The bundled model is converted once (~30-60 s) into a cache shared with the generation tests.
-    (settings.model_cache).mkdir(parents=True)
-    (settings.model_cache / MODEL_FOLDER).symlink_to(converted_model_cache() / MODEL_FOLDER)
+    share_converted_model(settings)  # converted once (~30-60 s), shared with the generation tests
     command = [sys.executable, "-m", "workers.cli", "up", "--vault", str(vault), "--data", str(settings.data_dir)]
     process = subprocess.Popen(command, env={**system_env(settings), **SYSTEM_ENV}, cwd=ROOT)
     system = System(settings, process)

@@ -133,8 +133,21 @@ def system_env(settings: Settings) -> dict[str, str]:
     return env
 
 
+def share_converted_model(settings: Settings) -> None:
+    """The bundled model, converted once per machine (``tests.support.generation``), linked into this
+    data dir: every system started by a test converted it again otherwise (~30-60 s of both cores)."""
+    from services.llm.bundled import FOLDER
+    from tests.support.generation import converted_model_cache
+
+    target = settings.model_cache / FOLDER
+    if not target.exists():
+        settings.model_cache.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(converted_model_cache() / FOLDER)
+
+
 def start_system(settings: Settings) -> System:
     """``obsirag up``; its output (every process's log) goes to ``up-N.log`` beside the data dir."""
+    share_converted_model(settings)
     command = [sys.executable, "-m", "workers.cli", "up", "--vault", str(settings.vault)]
     command += ["--data", str(settings.data_dir)]
     runs = len(list(settings.data_dir.parent.glob("up-*.log")))
