@@ -191,15 +191,7 @@ def render(briefing: Briefing, now: datetime) -> str:
         [f"- {wikilink(n.path, n.title)}" for n in briefing.changed],
         "Aucune note modifiée hier.",
     )
-    lines += _section(
-        "Tâches ouvertes depuis longtemps",
-        [
-            f"- {text} — {wikilink(n.path, n.title)} (depuis le {since.isoformat()})"
-            for text, n, since in briefing.tasks
-        ]
-        + ([f"- … et {briefing.more_tasks} autres tâches ouvertes depuis longtemps"] if briefing.more_tasks else []),
-        "Aucune tâche ancienne.",
-    )
+    lines += _section("Tâches ouvertes depuis longtemps", _tasks(briefing), "Aucune tâche ancienne.")
     lines += _section("Faits à valider", [_pending(f) for f in briefing.pending], "Aucun fait en attente.")
     lines += _section(
         "Questions ouvertes",
@@ -211,6 +203,15 @@ def render(briefing: Briefing, now: datetime) -> str:
 
 def _section(heading: str, lines: list[str], empty: str) -> list[str]:
     return [f"## {heading}", "", *(lines or [f"_{empty}_"]), ""]
+
+
+def _tasks(briefing: Briefing) -> list[str]:
+    lines = [
+        f"- {text} — {wikilink(n.path, n.title)} (depuis le {since.isoformat()})" for text, n, since in briefing.tasks
+    ]
+    if briefing.more_tasks:
+        lines.append(f"- … et {briefing.more_tasks} autres tâches ouvertes depuis longtemps")
+    return lines
 
 
 def _reminder(reminder: Reminder) -> str:
