@@ -50,6 +50,8 @@ def test_graph_filtered_by_folder_opens_a_node(ui: Page, live: System) -> None:
         "texts => texts.map(t => { const b = t.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })"
     )
     assert len(boxes) >= 10  # the best-connected notes are named; the others on hover
+    for hub in ui.locator(".top-notes a").evaluate_all("links => links.map(a => a.dataset.path)"):
+        expect(ui.locator(f'#graph-canvas svg text[data-path="{hub}"]')).to_have_count(1)  # the hubs first
     clashes = [
         (a, b)
         for i, a in enumerate(boxes)
