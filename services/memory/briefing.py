@@ -23,7 +23,14 @@ from services.language.moments import parse_clock
 from services.llm.redact import redact_text
 from services.memory.consolidate import parse_reply
 from services.memory.llm import AskFn
-from services.vault.artifacts import GENERATED_ROOT, create_artifact, generated_path, render_frontmatter, wikilink
+from services.vault.artifacts import (
+    GENERATED_ROOT,
+    create_artifact,
+    generated_path,
+    is_generated,
+    render_frontmatter,
+    wikilink,
+)
 from services.vault.models import ParsedNote
 from services.vault.reader import read_markdown
 
@@ -105,7 +112,7 @@ def gather(settings: Settings, catalog: Catalog, day: date, now: datetime) -> Br
 def _user_notes(settings: Settings) -> list[ParsedNote]:
     found = []
     for path in vault.iter_vault_paths(settings.vault, settings.exclude):
-        if path.split("/", 1)[0] == GENERATED_ROOT:
+        if is_generated(path):
             continue
         note = vault.read_note_if_readable(settings.vault, path, settings.max_file_bytes)
         if note is not None:
