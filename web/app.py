@@ -113,6 +113,7 @@ def _configure_jinja(engine: JinjaTemplateEngine) -> None:
         process_label=partial(filters.french, words=filters.PROCESSES),
         queue_label=partial(filters.french, words=filters.QUEUES),
         learn_outcome=partial(filters.french, words=filters.LEARN_OUTCOMES),
+        note_type=partial(filters.french, words=filters.NOTE_TYPES),
         run_kind=partial(filters.french, words=filters.RUN_KINDS),
         task_label=filters.task_label,
         error_message=filters.error_message,

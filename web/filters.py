@@ -129,6 +129,8 @@ PROCESSES = {  # services/system/processes.py
 }
 QUEUES = {"index": "indexation", "search": "recherche", "enrich": "enrichissement", "learn": "apprentissage"}
 QUEUES |= {"generate": "génération", "mcp": "clients MCP"}
+NOTE_TYPES = {"note": "note", "insight": "insight", "synapse": "synapse", "synthesis": "synthèse"}
+NOTE_TYPES |= {"conversation": "conversation", "briefing": "briefing", "profile": "profil et rappels"}
 LEARN_OUTCOMES = {"processed": "traitées", "skipped": "sans suite", "failed": "en échec"}
 RUN_KINDS = {"indexer": "indexation", "cli-index": "indexation (obsirag index)", "learn": "apprentissage"}
 RUN_KINDS |= {"memory": "consolidation de la mémoire"}
