@@ -130,6 +130,18 @@ def test_the_note_page_badge_is_french(client: TestClient) -> None:
     assert "indexée" in page and english_in(page, ("indexed",)) == []
 
 
+def test_a_failed_chat_question_names_no_exception() -> None:
+    """The web chat showed « La question n'a pas abouti (ValueError) »."""
+    from web.chat_runs import failure_message
+
+    message = failure_message(ValueError("day is out of range for month"))
+    assert (
+        "ValueError" not in message
+        and "erreur interne" in message
+        and "délai dépassé" in failure_message(TimeoutError())
+    )
+
+
 def test_error_text_wraps_in_the_stylesheet() -> None:
     css = CSS.read_text(encoding="utf-8")
     rule = next(line for line in css.splitlines() if line.startswith(".error-text,"))
