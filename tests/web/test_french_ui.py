@@ -114,13 +114,17 @@ def test_the_dashboard_names_tasks_and_errors_in_french(site: tuple[WebServices,
         status = "error" if error else "complete"
         record = TaskRecord(id=f"t{i}", queue=queue, name=name, args=[], status=status, error=error, at=time.time())
         web.client.history.record(record)
-
-    page = html(client, "/admin/live")
+    web.client.queues.apply_entities("Accueil.md")  # waiting in its queue: a chip with its French name
+    try:
+        page = html(client, "/admin/live")
+    finally:
+        web.client.queues.index.flush()
 
     assert english_in(page, ENGLISH + TASKS) == []
     assert all(name in page for name in TASKS)  # still there for whoever opens « détails »
     shown = visible(page)
     assert "indexation d'un lot de notes" in shown and "cycle d'apprentissage" in shown
+    assert "entités ajoutées à l'index" in shown
     errors = wrapping_errors(page)
     assert "pas de réponse du modèle en 300 s" in errors and "erreur technique (voir les détails)" in errors
 
