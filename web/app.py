@@ -7,6 +7,7 @@ render templates; each handler is given what it uses by name (``web.dependencies
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from litestar.template.config import TemplateConfig
 
 from services.chat import prompts
 from services.config import Settings
+from services.memory.wording import fact_phrase
 from services.vault.addresses import heading_slug
 from web import filters
 from web.dependencies import WebServices, dependencies
@@ -103,6 +105,18 @@ def _configure_jinja(engine: JinjaTemplateEngine) -> None:
         provenance=filters.provenance_label,
         backend=filters.backend_label,
         web_status=filters.web_status,
+        fact_phrase=fact_phrase,
+        fact_kind=partial(filters.french, words=filters.FACT_KINDS),
+        fact_status=partial(filters.french, words=filters.FACT_STATUSES),
+        fact_source=partial(filters.french, words=filters.FACT_SOURCES),
+        note_status=partial(filters.french, words=filters.NOTE_STATUSES),
+        process_label=partial(filters.french, words=filters.PROCESSES),
+        queue_label=partial(filters.french, words=filters.QUEUES),
+        learn_outcome=partial(filters.french, words=filters.LEARN_OUTCOMES),
+        note_type=partial(filters.french, words=filters.NOTE_TYPES),
+        run_kind=partial(filters.french, words=filters.RUN_KINDS),
+        task_label=filters.task_label,
+        error_message=filters.error_message,
     )
     env.globals.update(now=datetime.now, NAV=filters.NAV, CONTINUE_QUESTION=prompts.CONTINUE["fr"])
 

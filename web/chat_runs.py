@@ -132,5 +132,5 @@ def failure_message(exc: Exception) -> str:
     if isinstance(exc, SystemNotRunning):  # its message is the next step already
         return str(exc)
     timed_out = isinstance(exc, TimeoutError)  # a search the indexer did not answer in time
-    detail = "délai dépassé" if timed_out else type(exc).__name__
+    detail = "délai dépassé" if timed_out else "erreur interne"  # its class and traceback are in the web log
     return QUESTION_FAILED.format(detail=detail)

@@ -1,12 +1,17 @@
-"""Jinja filters and globals: times in French, provenance and backend badges, the navigation bar."""
+"""Jinja filters and globals: times in French, provenance and backend badges, the navigation bar, and the
+French words for what the code names in English (fact kinds, statuses, task names, errors)."""
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import datetime
+from typing import Any
 
-from services.catalog.models import Provenance
+from services.catalog.memory_models import FactKind, FactSource, FactStatus
+from services.catalog.models import NoteStatus, Provenance
 from services.chat.prompts import WEB_STATUS
+from services.language.detect import detect_language
 
 NAV = (
     ("/", "Chat", "chat"),
@@ -75,3 +80,83 @@ def backend_label(value: str | None) -> str:
     if not value:
         return ""
     return "via MLX" if value.lower() == "mlx" else f"via {value}"
+
+
+# --- French words for what the code names in English ---------------------------------------------------
+
+FACT_KINDS = {
+    FactKind.PREFERENCE: "préférence",
+    FactKind.DECISION: "décision",
+    FactKind.ENTITY: "personne ou chose",
+    FactKind.EVENT: "événement",
+    FactKind.HABIT: "habitude",
+    FactKind.GOAL: "objectif",
+    FactKind.OPEN_LOOP: "en suspens",
+}
+FACT_STATUSES = {
+    FactStatus.PENDING: "à valider",
+    FactStatus.CONFIRMED: "confirmé",
+    FactStatus.REJECTED: "oublié",
+    FactStatus.EXPIRED: "expiré",
+    FactStatus.SUPERSEDED: "remplacé",
+}
+FACT_SOURCES = {
+    FactSource.CONSOLIDATION: "tes notes",
+    FactSource.USER: "toi (Profil.md ou cette page)",
+    FactSource.CHAT: "le chat",
+}
+NOTE_STATUSES = {NoteStatus.INDEXED: "indexée", NoteStatus.SKIPPED: "ignorée", NoteStatus.ERROR: "en échec"}
+TASKS = {  # the Huey task names of services/system/queues.py
+    "sync_batch": "indexation d'un lot de notes",
+    "sync_note": "indexation d'une note",
+    "rebuild_index": "reconstruction de l'index",
+    "rebuild_step": "étape de la reconstruction",
+    "apply_entities": "entités ajoutées à l'index",
+    "run_search": "recherche",
+    "similar_notes": "notes proches",
+    "extract_entities": "extraction des entités",
+    "learn_tick": "cycle d'apprentissage",
+    "generate": "génération de texte",
+}
+PROCESSES = {  # services/system/processes.py
+    "supervisor": "superviseur",
+    "indexer": "indexation",
+    "watcher": "surveillance du coffre",
+    "mlx_worker": "génération (modèle)",
+    "ner": "entités nommées",
+    "learner": "apprentissage",
+    "web": "interface web",
+}
+QUEUES = {"index": "indexation", "search": "recherche", "enrich": "enrichissement", "learn": "apprentissage"}
+QUEUES |= {"generate": "génération", "mcp": "clients MCP"}
+NOTE_TYPES = {"note": "note", "insight": "insight", "synapse": "synapse", "synthesis": "synthèse"}
+NOTE_TYPES |= {"conversation": "conversation", "briefing": "briefing", "profile": "profil et rappels"}
+LEARN_OUTCOMES = {"processed": "traitées", "skipped": "sans suite", "failed": "en échec"}
+RUN_KINDS = {"indexer": "indexation", "cli-index": "indexation (obsirag index)", "learn": "apprentissage"}
+RUN_KINDS |= {"memory": "consolidation de la mémoire"}
+_EXCEPTION = re.compile(  # « GenerationError: pas de réponse… », as the task history and the runs store errors
+    r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Timeout|Exit|Interrupt|Warning)):\s*(?P<message>.*)$", re.S
+)
+
+
+def french(value: object, words: dict[Any, str]) -> str:
+    """``value``'s French word, else the value as it is (a value added later still shows)."""
+    return words.get(value, str(getattr(value, "value", value)))
+
+
+def task_label(name: str, queue: str = "") -> str:
+    """A task in French: ``learn_tick`` → « cycle d'apprentissage »; an MCP call → « outil MCP »."""
+    return "outil MCP" if queue == "mcp" else TASKS.get(name, "tâche")
+
+
+def error_message(error: str | None) -> str:
+    """What a person reads of an error: its message without the exception's class name, or, when the message
+    is not French (a library's own words), a French line; the raw text goes behind « détails »."""
+    if not error:
+        return ""
+    match = _EXCEPTION.match(error.strip())
+    message = match["message"].strip() if match else error.strip()
+    # French by one word at least ("the" tips a tie to English): an id or a path alone is no French sentence.
+    if not message or detect_language(f"{message} the") != "fr":
+        return "erreur technique (voir les détails)"
+    return message

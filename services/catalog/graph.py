@@ -8,6 +8,7 @@ node but an edge between the two notes it links), cached until the catalog chang
 
 from __future__ import annotations
 
+import colorsys
 import json
 import os
 import threading
@@ -27,6 +28,7 @@ from services.vault.models import NoteType
 DEFAULT_LIMIT = 300
 MAX_LIMIT = 2000
 TOP_CONNECTED = 5
+LABELS = 30  # the best-connected notes of a view get a label (the page drops those that cannot fit)
 PALETTE = (
     "#4e79a7",
     "#f28e2b",
@@ -40,6 +42,7 @@ PALETTE = (
     "#7f7f7f",
 )
 ROOT_FOLDER = "(racine)"
+LIGHTNESS = (0.38, 0.55, 0.70)  # generated colours: neighbouring hues never share a lightness
 
 
 class GraphFilter(BaseModel):
@@ -59,6 +62,7 @@ class GraphNode(BaseModel):
     degree: int
     tags: list[str] = Field(default_factory=list)
     type: str = NoteType.NOTE.value
+    label: bool = False  # named on the drawing, not only on hover
 
 
 class GraphEdge(BaseModel):
@@ -85,7 +89,7 @@ class KnowledgeGraph:
     def __init__(self, graph: nx.Graph) -> None:
         self.graph = graph
         folders = sorted({data["folder"] for _, data in graph.nodes(data=True)}, key=str.casefold)
-        self.colors = {folder: PALETTE[i % len(PALETTE)] for i, folder in enumerate(folders)}
+        self.colors = folder_colors(folders)
         self.degrees = dict(graph.degree())
         self.tags = sorted({tag for _, data in graph.nodes(data=True) for tag in data["tags"]}, key=str.casefold)
         # Plain dicts and totals, once per build: networkx's views are too slow to walk on every page view.
@@ -125,7 +129,7 @@ class KnowledgeGraph:
             if position.get(b, -1) > position[a]  # each edge once
         ]
         return GraphView(
-            nodes=[self._node(n) for n in kept],
+            nodes=[self._node(n, label=i < LABELS) for i, n in enumerate(kept)],  # kept is ranked by degree
             edges=edges,
             total_nodes=len(self.data),
             total_edges=self.total_edges,
@@ -136,7 +140,7 @@ class KnowledgeGraph:
             tags=self.tags,
         )
 
-    def _node(self, path: str) -> GraphNode:
+    def _node(self, path: str, label: bool = False) -> GraphNode:
         data = self.data[path]
         return GraphNode(
             id=path,
@@ -146,6 +150,7 @@ class KnowledgeGraph:
             degree=self.degrees[path],
             tags=data["tags"],
             type=data["type"],
+            label=label,
         )
 
     def export(self, target: Path) -> None:
@@ -156,6 +161,18 @@ class KnowledgeGraph:
         temporary = target.with_suffix(".tmp")
         temporary.write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
         os.replace(temporary, target)
+
+
+def folder_colors(folders: list[str]) -> dict[str, str]:
+    """A colour per folder, no two alike: Tableau's ten while they suffice, else as many hues spread round
+    the wheel, with three lightness levels in turn so that close hues still look apart."""
+    if len(folders) <= len(PALETTE):
+        return dict(zip(folders, PALETTE, strict=False))
+    colors = {}
+    for i, folder in enumerate(folders):
+        red, green, blue = colorsys.hls_to_rgb(i / len(folders), LIGHTNESS[i % len(LIGHTNESS)], 0.65)
+        colors[folder] = f"#{round(red * 255):02x}{round(green * 255):02x}{round(blue * 255):02x}"
+    return colors
 
 
 def _node_data(note: NoteRecord) -> dict[str, Any]:

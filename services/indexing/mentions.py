@@ -3,7 +3,10 @@
 A span is cut into runs of name words (leading articles, stop words, dates and punctuation dropped);
 mentions of one name are grouped under ``normalize_name``'s form, obvious variants (surname, first
 name, acronym) merge into the longer name, and single words the note also writes in lowercase are
-dropped as common nouns.
+dropped as common nouns. A person's name ends with a name word, and names no thing: a span the model
+calls a person is a thing (misc) when it ends in a lowercase word (« Data engineer »), when it is another
+person of the note followed by more words (« Ada Lovelace Day »: named after her), or when its last word
+is one the note also writes as an ordinary word (« Difference Engine », beside « engines »).
 """
 
 from __future__ import annotations
@@ -117,7 +120,9 @@ def span_mentions(span: Any, stops: frozenset[str], strict: bool) -> list[Mentio
             continue
         start = run[0][1]
         previous = span.doc[start - 1].text if start > 0 else "."
-        mentions.append(Mention(text, kind, initial=previous in {".", "!", "?", ":", ";", "—", "-"}))
+        named = kind != EntityKind.PERSON or _is_name_word(run[-1][0])  # « Data engineer » is no one
+        initial = previous in {".", "!", "?", ":", ";", "—", "-"}
+        mentions.append(Mention(text, kind if named else EntityKind.MISC, initial=initial))
     return mentions
 
 
@@ -154,17 +159,32 @@ def merge_mentions(mentions: Iterable[Mention], text: str) -> list[NoteEntity]:
         group.variants[mention.text] += 1
         group.kinds[mention.kind] += 1
         group.initial_only = group.initial_only and mention.initial and " " not in key
+    lowercase_words = set(re.findall(r"\b[a-zà-ÿ][\w'-]*\b", text))
+    _no_one(groups, {fold(word) for word in lowercase_words})
     for short in sorted(groups, key=len):  # shortest first: a variant merges before it could absorb others
         target = _variant_of(groups[short], groups)
         if target is not None:
             groups[target].absorb(groups.pop(short))
-    lowercase_words = set(re.findall(r"\b[a-zà-ÿ][\w'-]*\b", text))
     entities = [
         _entity(group)
         for group in groups.values()
         if not (len(group.words) == 1 and _is_common_noun(group, lowercase_words))
     ]
     return sorted(entities, key=lambda e: (-e.count, e.normalized))
+
+
+def _no_one(groups: dict[str, _Group], ordinary: set[str]) -> None:
+    """Person-labelled names that are things: named after a person of the note (« Ada Lovelace Day »), or
+    ending in a word the note also writes as an ordinary word (« Difference Engine » beside « engines »).
+    A surname is not a word the same note writes in lowercase; their mentions count as misc."""
+    people = [g.words for g in groups.values() if _kind(g) == EntityKind.PERSON and len(g.words) > 1]
+    for group in groups.values():
+        if _kind(group) != EntityKind.PERSON:
+            continue
+        words = group.words
+        eponym = any(len(words) > len(person) and words[: len(person)] == person for person in people)
+        if eponym or (len(words) > 1 and _is_ordinary(words[-1], ordinary)):
+            group.kinds[EntityKind.MISC] += group.kinds.pop(EntityKind.PERSON)
 
 
 def _variant_of(group: _Group, groups: dict[str, _Group]) -> str | None:
@@ -197,6 +217,11 @@ def _is_common_noun(group: _Group, lowercase_words: set[str]) -> bool:
     """A single word that the note also writes in lowercase, or that only ever opens a sentence or a line."""
     word = group.variants.most_common(1)[0][0]
     return word.lower() in lowercase_words or group.initial_only
+
+
+def _is_ordinary(word: str, ordinary: set[str]) -> bool:
+    """``word`` (folded) is written in lowercase by the note (folded), itself or in the singular or plural."""
+    return bool({word, word + "s", word + "es", word.removesuffix("s")} & ordinary)
 
 
 def _kind(group: _Group) -> EntityKind:

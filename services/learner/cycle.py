@@ -31,6 +31,7 @@ from services.learner.pacing import GenerationMeter, LearnerModel, LearnerStoppe
 from services.learner.synapses import SimilarFn, explain_connection, synapse_candidates, write_synapse
 from services.learner.synthesis import summarise_week, week_notes, write_synthesis
 from services.retrieval.embedding import calibration
+from services.vault.artifacts import is_generated
 from services.vault.models import NoteType, ParsedNote
 
 log = logging.getLogger(__name__)
@@ -258,11 +259,13 @@ class Learner:
         record = self.catalog.get_note(path)
         if record is None or record.note_type != NoteType.NOTE or record.status != NoteStatus.INDEXED:
             return None
+        if is_generated(path):  # an untyped file under obsirag/ is ObsiRAG's too
+            return None
         return vault.read_note_if_readable(self.settings.vault, path, self.settings.max_file_bytes)
 
     def _user_notes(self) -> list:
         notes = self.catalog.list_notes(status=NoteStatus.INDEXED)
-        return [r for r in notes if r.note_type == NoteType.NOTE and r.chunk_count > 0]
+        return [r for r in notes if r.note_type == NoteType.NOTE and r.chunk_count > 0 and not is_generated(r.path)]
 
     def _record(
         self, path: str, outcome: LearnOutcome, now: datetime, reason: str, report: CycleReport, worked: bool = True

@@ -20,6 +20,7 @@ from services.indexing.entities import note_segments
 from services.learner import prompts
 from services.learner.pacing import LearnerModel
 from services.retrieval import lexical
+from services.vault.artifacts import is_generated
 from services.vault.models import ParsedNote
 
 NOTE_CHARS = 1500  # of the note's text in a prompt: the small model reads slowly, its start says most
@@ -174,9 +175,15 @@ def answer_question(ask: AskFn, question: str) -> InsightAnswer | str:
     problem = answer_problem(question, text, answer.provenance)
     if problem:
         return problem
-    notes = [s for s in answer.sources if s.path]
+    # An insight rests on the user's notes: ObsiRAG's own files (other insights, syntheses…) are no source.
+    notes = [s for s in answer.sources if s.path and not is_generated(s.path)]
     web = [s for s in answer.sources if s.url]
-    return InsightAnswer(question, text, answer.provenance, notes, web, list(answer.read_urls))
+    provenance = answer.provenance
+    if provenance in (Provenance.VAULT, Provenance.BOTH) and not notes:
+        if not web:
+            return "found only in ObsiRAG's own notes"
+        provenance = Provenance.WEB
+    return InsightAnswer(question, text, provenance, notes, web, list(answer.read_urls))
 
 
 def answer_text(answer: str) -> str:

@@ -17,7 +17,14 @@ from services.catalog.models import NoteStatus
 from services.learner import prompts
 from services.learner.insights import MIN_ANSWER_WORDS, note_excerpt
 from services.learner.pacing import LearnerModel
-from services.vault.artifacts import create_artifact, render_frontmatter, slugify, vault_relative, wikilink
+from services.vault.artifacts import (
+    create_artifact,
+    is_generated,
+    render_frontmatter,
+    slugify,
+    vault_relative,
+    wikilink,
+)
 from services.vault.models import NoteType, ParsedNote
 
 SimilarFn = Callable[[str, float, int], list[tuple[str, float]]]
@@ -43,6 +50,8 @@ def synapse_candidates(
     for other, score in similar(path, threshold, CANDIDATES):
         record = catalog.get_note(other)
         if record is None or record.note_type != NoteType.NOTE or record.status != NoteStatus.INDEXED:
+            continue
+        if is_generated(other):
             continue
         if other == path or catalog.linked(path, other) or catalog.pair_seen(path, other):
             continue

@@ -19,6 +19,7 @@ from services.memory import recall
 from services.memory.facts import Outcome, Policy
 from services.memory.reminder_chat import ReminderDialogue
 from services.memory.reminders import is_reminder_request
+from services.memory.wording import fact_phrase
 from services.retrieval.fact_vectors import MemoryMatch
 
 REPLIES = {
@@ -52,10 +53,13 @@ class ChatMemory:
             fact, outcome = recall.remember(
                 self.catalog, Policy.from_settings(self.settings), statement, now, thread_id
             )
-            return words["known" if outcome == Outcome.UNCHANGED else "noted"].format(fact=fact.sentence())
+            said = fact_phrase(fact, inline=True)
+            return words["known" if outcome == Outcome.UNCHANGED else "noted"].format(fact=said)
         if (statement := recall.forgotten(question)) is not None:
             gone = recall.forget_matching(self.catalog, statement, now)
-            return words["forgot"].format(facts="; ".join(f.sentence() for f in gone)) if gone else words["nothing"]
+            if not gone:
+                return words["nothing"]
+            return words["forgot"].format(facts="; ".join(fact_phrase(f, inline=True) for f in gone))
         if is_reminder_request(question):
             return self.reminders.start(question, thread_id, language, now)
         return None

@@ -23,7 +23,14 @@ from services.language.moments import parse_clock
 from services.llm.redact import redact_text
 from services.memory.consolidate import parse_reply
 from services.memory.llm import AskFn
-from services.vault.artifacts import GENERATED_ROOT, create_artifact, generated_path, render_frontmatter, wikilink
+from services.vault.artifacts import (
+    GENERATED_ROOT,
+    create_artifact,
+    generated_path,
+    is_generated,
+    render_frontmatter,
+    wikilink,
+)
 from services.vault.models import ParsedNote
 from services.vault.reader import read_markdown
 
@@ -50,6 +57,7 @@ class Briefing:
     reminders: list[Reminder] = field(default_factory=list)
     changed: list[ParsedNote] = field(default_factory=list)
     tasks: list[tuple[str, ParsedNote, date]] = field(default_factory=list)  # text, note, since
+    more_tasks: int = 0  # old tasks past MAX_LINES, counted so the briefing says they exist
     pending: list[Fact] = field(default_factory=list)
     questions: list[tuple[str, ParsedNote]] = field(default_factory=list)
     no_questions: str = ""  # why there are none
@@ -90,11 +98,13 @@ def gather(settings: Settings, catalog: Catalog, day: date, now: datetime) -> Br
     notes = list(_user_notes(settings))
     yesterday = start - timedelta(days=1)
     changed = [n for n in notes if yesterday.timestamp() <= n.mtime < start.timestamp()]
+    tasks = old_tasks(notes, day, settings.briefing_task_days)
     return Briefing(
         day=day,
         reminders=catalog.reminders(ReminderStatus.ACTIVE, due_before=start + timedelta(days=1))[:MAX_LINES],
         changed=sorted(changed, key=lambda n: n.path)[:MAX_LINES],
-        tasks=old_tasks(notes, day, settings.briefing_task_days)[:MAX_LINES],
+        tasks=tasks[:MAX_LINES],
+        more_tasks=max(0, len(tasks) - MAX_LINES),
         pending=catalog.facts([FactStatus.PENDING], limit=MAX_LINES),
     )
 
@@ -102,7 +112,7 @@ def gather(settings: Settings, catalog: Catalog, day: date, now: datetime) -> Br
 def _user_notes(settings: Settings) -> list[ParsedNote]:
     found = []
     for path in vault.iter_vault_paths(settings.vault, settings.exclude):
-        if path.split("/", 1)[0] == GENERATED_ROOT:
+        if is_generated(path):
             continue
         note = vault.read_note_if_readable(settings.vault, path, settings.max_file_bytes)
         if note is not None:
@@ -111,12 +121,14 @@ def _user_notes(settings: Settings) -> list[ParsedNote]:
 
 
 def old_tasks(notes: list[ParsedNote], day: date, older_than_days: int) -> list[tuple[str, ParsedNote, date]]:
-    """Unchecked tasks whose date (their own ``➕ YYYY-MM-DD``, else the note's last change) is at least
-    ``older_than_days`` before ``day``; oldest first."""
+    """Unchecked tasks whose date (their own ``➕ YYYY-MM-DD``, else the note's date) is at least
+    ``older_than_days`` before ``day``; oldest first. The note's date is the one it declares
+    (``updated``, else ``created``/``date``), its file's time only without one: a clone, a copy or a sync
+    gives every file today's time, which would hide every old task."""
     limit = day - timedelta(days=older_than_days)
     found = []
     for note in notes:
-        touched = max(note.modified.astimezone().date(), datetime.fromtimestamp(note.mtime).date())
+        touched = note.modified.astimezone().date()
         doc = read_markdown(note.body)  # the project's one Markdown reader: tasks in code blocks are no tasks
         for line, code in zip(doc.lines, doc.code_lines, strict=True):
             if code or _TASK.match(line) is None:
@@ -186,14 +198,7 @@ def render(briefing: Briefing, now: datetime) -> str:
         [f"- {wikilink(n.path, n.title)}" for n in briefing.changed],
         "Aucune note modifiée hier.",
     )
-    lines += _section(
-        "Tâches ouvertes depuis longtemps",
-        [
-            f"- {text} — {wikilink(n.path, n.title)} (depuis le {since.isoformat()})"
-            for text, n, since in briefing.tasks
-        ],
-        "Aucune tâche ancienne.",
-    )
+    lines += _section("Tâches ouvertes depuis longtemps", _tasks(briefing), "Aucune tâche ancienne.")
     lines += _section("Faits à valider", [_pending(f) for f in briefing.pending], "Aucun fait en attente.")
     lines += _section(
         "Questions ouvertes",
@@ -205,6 +210,15 @@ def render(briefing: Briefing, now: datetime) -> str:
 
 def _section(heading: str, lines: list[str], empty: str) -> list[str]:
     return [f"## {heading}", "", *(lines or [f"_{empty}_"]), ""]
+
+
+def _tasks(briefing: Briefing) -> list[str]:
+    lines = [
+        f"- {text} — {wikilink(n.path, n.title)} (depuis le {since.isoformat()})" for text, n, since in briefing.tasks
+    ]
+    if briefing.more_tasks:
+        lines.append(f"- … et {briefing.more_tasks} autres tâches ouvertes depuis longtemps")
+    return lines
 
 
 def _reminder(reminder: Reminder) -> str:

@@ -18,10 +18,10 @@ from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatu
 from services.catalog.models import MemoryUse
 from services.indexing.mentions import normalize_name
 from services.memory.facts import Outcome, Policy, file_fact, forget_fact
+from services.memory.wording import NOTE, SELF, fact_phrase
 from services.retrieval import lexical
 from services.retrieval.fact_vectors import MemoryMatch
 
-SELF = "moi"
 HEADER = {
     "fr": "Ce que tu sais de l'utilisateur (mémoire ; ne t'en sers que si la question s'y rapporte) :",
     "en": "What you know about the user (memory; use it only when the question is about it):",
@@ -33,8 +33,8 @@ _REMEMBER = re.compile(
     re.I,
 )
 _FORGET = re.compile(r"^\s*(?:oublie|forget)\s+(?:que\s+|qu['’]\s*|that\s+)(?P<what>\S.*?)\s*[.!]?\s*$", re.I)
-_FIRST_PERSON = re.compile(
-    r"^(?:je\s+|j['’]\s*|i\s+(?:am\s+|'m\s+)?)(?:ne\s+|n['’]\s*)?(?P<verb>\S+)\s+(?P<rest>.+)$", re.I
+_FIRST_PERSON = re.compile(  # the pronoun stays in the predicate: the fact is said back « Tu es … » (wording)
+    r"^(?P<predicate>(?:je\s+|j['’]\s*)(?:ne\s+|n['’]\s*)?\S+|i(?:\s+am|['’]m)|i\s+\S+)\s+(?P<rest>.+)$", re.I
 )
 _POSSESSIVE = re.compile(
     r"^(?:mon|ma|mes|my)\s+(?P<what>.+?)\s+(?P<verb>est|sont|s['’]appelle|is|are|s['’]appellent)\s+(?P<rest>.+)$", re.I
@@ -89,7 +89,7 @@ def memory_block(facts: list[Fact], language: str) -> str:
 
 
 def uses(facts: list[Fact]) -> list[MemoryUse]:
-    return [MemoryUse(id=f.id or 0, text=f.sentence()) for f in facts]
+    return [MemoryUse(id=f.id or 0, text=fact_phrase(f)) for f in facts]  # as the page shows it
 
 
 # --- "retiens que …" / "oublie que …" ---------------------------------------------------------------
@@ -106,12 +106,12 @@ def forgotten(question: str) -> str | None:
 
 
 def statement_fact(statement: str, now: datetime, thread_id: str) -> Fact:
-    """A chat fact from a sentence: "je préfère le thé" → (moi, préfère, le thé); "mon dentiste est le Dr Roy"
+    """A chat fact from a sentence: "je préfère le thé" → (moi, je préfère, le thé); "mon dentiste est le Dr Roy"
     → (moi, dentiste, le Dr Roy); "Sophie est ma sœur" → (Sophie, est, ma sœur); else (moi, note, sentence)."""
     text = statement.strip()
-    subject, predicate, value = SELF, "note", text
+    subject, predicate, value = SELF, NOTE, text
     if match := _FIRST_PERSON.match(text):
-        predicate, value = match["verb"], match["rest"]
+        predicate, value = " ".join(match["predicate"].split()), match["rest"]
     elif match := _POSSESSIVE.match(text):
         predicate, value = match["what"], match["rest"]
     elif match := _THIRD.match(text):

@@ -115,6 +115,11 @@ def merge_list(current: object, extra: list[str]) -> list[str]:
 GENERATED_ROOT = "obsirag"
 
 
+def is_generated(path: str) -> bool:
+    """Whether a vault-relative path is one of ObsiRAG's own files (under ``obsirag/``), whatever its type says."""
+    return path.split("/", 1)[0] == GENERATED_ROOT
+
+
 def slugify(title: str, limit: int = 60) -> str:
     """Special characters removed, spaces to ``_``, at most ``limit`` characters (accents kept)."""
     text = unicodedata.normalize("NFC", title)

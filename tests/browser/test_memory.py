@@ -58,11 +58,11 @@ def test_a_pending_fact_is_confirmed_from_its_card(ui: Page, live: System) -> No
         [pending] = [f for f in catalog.facts() if f.value == "magnésium le soir"]
     ui.goto("/memory")
     card = ui.locator(f"#fact-{pending.id}")
-    expect(card).to_contain_text("pending")
+    expect(card).to_contain_text("à valider")
     card.get_by_label(f"Corriger la valeur du fait {pending.id}").fill("magnésium 300 mg le soir")
     card.get_by_role("button", name="Confirmer").click()
     expect(card).to_contain_text("magnésium 300 mg le soir")
-    expect(card).to_contain_text("confirmed")
+    expect(card).to_contain_text("confirmé")
     screenshot(ui, "memory")
 
 

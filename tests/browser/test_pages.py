@@ -50,6 +50,8 @@ def test_graph_filtered_by_folder_opens_a_node(ui: Page, live: System) -> None:
         "texts => texts.map(t => { const b = t.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })"
     )
     assert len(boxes) >= 10  # the best-connected notes are named; the others on hover
+    for hub in ui.locator(".top-notes a").evaluate_all("links => links.map(a => a.dataset.path)"):
+        expect(ui.locator(f'#graph-canvas svg text[data-path="{hub}"]')).to_have_count(1)  # the hubs first
     clashes = [
         (a, b)
         for i, a in enumerate(boxes)
@@ -85,8 +87,8 @@ def test_dashboard_shows_queued_work_new_notes_and_bad_notes_with_their_fix(ui: 
             ui.get_by_role("button", name="Réindexer le coffre").click()
             expect(ui.locator("#admin-flash")).to_contain_text("Réindexation demandée")
         queued = ui.locator('tr[data-queue="index"] .task.pending')
-        # NER's apply_entities tasks may be listed before it.
-        expect(queued.filter(has_text="rebuild_index").first).to_be_visible(timeout=INDEXING_TIMEOUT)
+        # NER's tasks (« entités ajoutées à l'index ») may be listed before it.
+        expect(queued.filter(has_text="reconstruction de l'index").first).to_be_visible(timeout=INDEXING_TIMEOUT)
         screenshot(ui, "dashboard")
     finally:
         os.kill(indexer.pid, signal.SIGCONT)
@@ -96,7 +98,7 @@ def test_dashboard_shows_queued_work_new_notes_and_bad_notes_with_their_fix(ui: 
     note.write_text("# Martin-pêcheur\n\nIl plonge dans la rivière glacée.\n", encoding="utf-8")
     ui.get_by_label("Chercher un fichier").fill("Martin-pêcheur")
     row = ui.locator('#file-status tr[data-path="Inbox/Martin-pêcheur.md"]')
-    expect(row.locator(".badge")).to_have_text("indexed", timeout=INDEXING_TIMEOUT)
+    expect(row.locator(".badge")).to_have_text("indexée", timeout=INDEXING_TIMEOUT)
 
     # A link leading out of the vault is skipped at once, with its reason and fix, never a failed task to
     # retry; once it is replaced by a real note, that note is indexed.
@@ -113,7 +115,7 @@ def test_dashboard_shows_queued_work_new_notes_and_bad_notes_with_their_fix(ui: 
     broken.write_text("# Cassé\n\nRéparé.\n", encoding="utf-8")
     ui.get_by_label("Chercher un fichier").fill("Cassé")
     expect(ui.locator('#file-status tr[data-path="Inbox/Cassé.md"] .badge')).to_have_text(
-        "indexed", timeout=INDEXING_TIMEOUT
+        "indexée", timeout=INDEXING_TIMEOUT
     )
     expect(problem).to_have_count(0)
     live.wait_indexed(42)  # the reindex is over before the session ends

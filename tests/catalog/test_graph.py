@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -10,10 +11,20 @@ from pathlib import Path
 import pytest
 
 from services.catalog import Catalog
-from services.catalog.graph import GraphCache, GraphFilter, KnowledgeGraph
+from services.catalog.graph import (
+    LABELS,
+    PALETTE,
+    TOP_CONNECTED,
+    GraphCache,
+    GraphFilter,
+    KnowledgeGraph,
+    folder_colors,
+)
 from services.catalog.models import NoteRecord
+from services.config import Settings
 from services.vault.models import NoteType
 from services.vault.syntax import WikiLink
+from tests.support.web_app import fill_catalog
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 
@@ -76,3 +87,29 @@ def test_cache_rebuilds_and_exports_only_when_the_catalog_changes(catalog: Catal
     second = cache.get()
     assert second is not first and second.graph.has_edge("B/New.md", "Hub.md")
     assert len(json.loads(export.read_text(encoding="utf-8"))["nodes"]) == 6
+
+
+def test_the_hubs_are_labelled_first_on_the_sample_vault(settings: Settings) -> None:
+    """The best-connected notes are the ones named on the drawing, « Projet Atlas » first (#26, point 6)."""
+    catalog = fill_catalog(settings)
+    view = KnowledgeGraph.from_catalog(catalog).view(GraphFilter())
+    catalog.close()
+    labelled = [n for n in view.nodes if n.label]
+    atlas = next(n for n in labelled if n.title == "Projet Atlas")
+    assert atlas.degree >= 19 and labelled.index(atlas) < TOP_CONNECTED
+    assert [n.degree for n in labelled] == sorted((n.degree for n in labelled), reverse=True)
+    assert {n.id for n in view.top} <= {n.id for n in labelled}
+    assert len(labelled) == min(LABELS, len(view.nodes))
+    weakest = min(n.degree for n in labelled)
+    assert all(n.degree <= weakest for n in view.nodes if not n.label)  # no outlier named before a hub
+
+
+def test_every_folder_has_its_own_colour() -> None:
+    few = folder_colors(["A", "B", "C"])
+    assert list(few.values()) == list(PALETTE[:3])
+    assert len(set(folder_colors([f"Dossier {i}" for i in range(60)]).values())) == 60
+    for count in (11, 17, 24):
+        colors = folder_colors([f"Dossier {i}" for i in range(count)])
+        rgb = [tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in colors.values()]
+        closest = min(math.dist(a, b) for i, a in enumerate(rgb) for b in rgb[i + 1 :])
+        assert closest > 30, f"{count} folders: two colours {closest:.0f} apart"

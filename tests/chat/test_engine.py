@@ -285,7 +285,7 @@ def test_remembered_facts_reach_the_prompt_and_show_under_the_answer_until_forgo
     prepared = chat.prepare(question, now=NOW)
     assert "- moi — note : le projet Atlas doit rester en open source" in prepared.messages[-1].content
     answer, _ = ask(chat, question)
-    assert [m.text for m in answer.memory] == ["moi — note : le projet Atlas doit rester en open source"]
+    assert [m.text for m in answer.memory] == ["Le projet Atlas doit rester en open source"]
     assert chat.catalog.get_thread(answer.thread_id).turns[-1].memory == answer.memory  # shown again on reopening
     assert "open source" in stream.requests[-1].messages[-1].content
     assert "open source" not in chat.prepare("Quelle est la recette du levain ?", now=NOW).messages[-1].content
@@ -299,15 +299,15 @@ def test_a_fact_close_in_meaning_reaches_the_prompt_without_a_shared_word(
     chat: ChatEngine, setup: tuple[Settings, SearchEngine]
 ) -> None:
     _settings, search = setup
-    fact = "moi — suis : végétarien depuis 2020"
+    fact, shown = "moi — je suis : végétarien depuis 2020", "Tu es végétarien depuis 2020"  # prompt, page
     ask(chat, "retiens que je suis végétarien depuis 2020")
     question = "que cuisiner pour moi ce soir, sans viande ?"
     assert relevant_facts(chat.catalog, question, 10_000) == []  # no word, no name in common
     prepared = chat.prepare(question, now=NOW)
-    assert f"- {fact}" in prepared.messages[-1].content and [m.text for m in prepared.memory] == [fact]
+    assert f"- {fact}" in prepared.messages[-1].content and [m.text for m in prepared.memory] == [shown]
     assert prepared.main_note == "Cuisine/Menus de la semaine.md"  # the vault answers, the memory adds to it
     answer, _ = ask(chat, question)
-    assert [m.text for m in answer.memory] == [fact]  # what the page shows under "mémoire utilisée"
+    assert [m.text for m in answer.memory] == [shown]  # what the page shows under "mémoire utilisée"
     assert search.memory is not None and search.memory.cache is not None
     search.memory.cache.prune(now=NOW.timestamp() + 1e9)  # the facts' texts are in use: pruning keeps them
     assert search.memory.cache.lookup([fact])  # embedded once, found again after a restart

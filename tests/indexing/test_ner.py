@@ -116,3 +116,23 @@ def test_indexing_enqueues_ner_and_the_indexer_applies_the_payload(
         for consumer in consumers:
             consumer.stop(graceful=True)
         pipeline.on_indexed = None
+
+
+def test_things_named_like_people_are_not_people(extractor: EntityExtractor, settings: Settings) -> None:
+    """« Difference Engine » and « Ada Lovelace Day » were tagged personne/… (#26, point 8); names stay people."""
+    from services import vault
+
+    ada = {e.normalized: e.kind for e in extractor.extract(vault.read_note(settings.vault, ADA, 10**6))[1]}
+    assert ada["ada lovelace"] == ada["charles babbage"] == EntityKind.PERSON
+    assert ada["difference engine"] != EntityKind.PERSON and ada["ada lovelace day"] != EntityKind.PERSON
+
+    note = settings.vault / "Sciences.md"
+    note.write_text(
+        "# Sciences\n\nMarie Curie a reçu deux prix Nobel. Charles Babbage a conçu des machines, "
+        "Ada Lovelace les a programmées.\n\nThomas Bernard, Data engineer chez Cartéo, relit le code.\n",
+        encoding="utf-8",
+    )
+    found = {e.normalized: e.kind for e in extractor.extract(vault.read_note(settings.vault, "Sciences.md", 10**6))[1]}
+    for name in ("marie curie", "charles babbage", "ada lovelace", "thomas bernard"):
+        assert found[name] == EntityKind.PERSON, name
+    assert found.get("data engineer") != EntityKind.PERSON  # a person's name ends with a name word

@@ -30,6 +30,7 @@ from services.retrieval.search import SearchEngine
 from services.retrieval.similar import similar_notes
 from services.retrieval.store import EdgeStore
 from services.system.generation_client import GenerationClient
+from services.vault.artifacts import is_generated
 from tests.conftest import SAMPLE_VAULT
 
 NOW = datetime(2026, 11, 29, 10, 0).astimezone()
@@ -135,3 +136,23 @@ def test_the_learn_tick_runs_memory_even_when_the_learner_is_off(learner: Learne
     briefing = str(result["memory"]["briefing"])
     assert briefing.startswith("obsirag/briefings/") and (settings.vault / briefing).is_file()
     assert LearnerHandlers(off, MemoryTicker(settings, off.catalog, None)).learn_tick()["memory"]["briefing"] is None
+
+
+def test_an_insight_never_cites_obsirags_own_files() -> None:
+    """An insight cited another insight as its source (#26, point 8): the user's notes only."""
+    own = Source(n=1, title="Insight lovelace", path="obsirag/insights/2026-11/lovelace_20261130.md")
+    note = Source(n=2, title="Ada Lovelace", path="Lectures/Ada Lovelace.md")
+    text = "Ada Lovelace a écrit la première note décrivant un programme pour la machine analytique de Babbage [1]."
+    reply = ChatAnswer(thread_id="t", question="Qui était Ada ?", provenance=Provenance.VAULT, answer=text)
+
+    mixed = answer_question(lambda question: reply.model_copy(update={"sources": [own, note]}), reply.question)
+    assert isinstance(mixed, InsightAnswer) and [s.path for s in mixed.notes] == [note.path]
+
+    only_own = answer_question(lambda question: reply.model_copy(update={"sources": [own]}), reply.question)
+    assert only_own == "found only in ObsiRAG's own notes"
+
+    web = Source(n=2, title="Ada", url="https://fr.wikipedia.org/wiki/Ada_Lovelace")
+    both = reply.model_copy(update={"sources": [own, web], "provenance": Provenance.BOTH})
+    from_web = answer_question(lambda question: both, reply.question)
+    assert isinstance(from_web, InsightAnswer) and from_web.notes == [] and from_web.provenance == Provenance.WEB
+    assert is_generated("obsirag/notes/sans type.md") and not is_generated("obsirag.md")  # by folder, not by type

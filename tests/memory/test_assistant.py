@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from services.catalog import Catalog
-from services.catalog.memory_models import FactKind, FactStatus
+from services.catalog.memory_models import FactKind, FactSource, FactStatus
 from services.config import Settings
 from services.memory.assistant import ChatMemory
 from services.memory.recall import memory_block, statement_fact
+from services.memory.wording import fact_phrase
 from services.retrieval.fact_vectors import MemoryMatch
 
 NOW = datetime(2026, 12, 1, 12, 0).astimezone()
@@ -29,15 +30,16 @@ def memory(tmp_path: Path) -> Iterator[ChatMemory]:
 @pytest.mark.parametrize(
     ("sentence", "triple", "kind"),
     [
-        ("je préfère le thé vert le matin", ("moi", "préfère", "le thé vert le matin"), FactKind.PREFERENCE),
+        ("je préfère le thé vert le matin", ("moi", "je préfère", "le thé vert le matin"), FactKind.PREFERENCE),
         ("mon dentiste s'appelle Dr Roy", ("moi", "dentiste", "Dr Roy"), FactKind.PREFERENCE),
         ("Sophie est ma sœur", ("Sophie", "est", "ma sœur"), FactKind.ENTITY),
         (
             "j'ai décidé de passer Atlas sous Postgres",
-            ("moi", "ai", "décidé de passer Atlas sous Postgres"),
+            ("moi", "j'ai", "décidé de passer Atlas sous Postgres"),
             FactKind.DECISION,
         ),
-        ("I always run on Sundays", ("moi", "always", "run on Sundays"), FactKind.HABIT),
+        ("I always run on Sundays", ("moi", "I always", "run on Sundays"), FactKind.HABIT),
+        ("I'm vegetarian", ("moi", "I'm", "vegetarian"), FactKind.PREFERENCE),
     ],
 )
 def test_statements_become_facts(sentence: str, triple: tuple[str, str, str], kind: FactKind) -> None:
@@ -45,10 +47,40 @@ def test_statements_become_facts(sentence: str, triple: tuple[str, str, str], ki
     assert (fact.subject, fact.predicate, fact.value) == triple and fact.kind == kind and fact.source == "chat"
 
 
+@pytest.mark.parametrize(
+    ("sentence", "phrase"),
+    [
+        ("je suis végétarien", "Tu es végétarien"),  # not « moi — suis : végétarien » (#26, point 7)
+        ("je préfère le thé vert", "Tu préfères le thé vert"),
+        ("j'ai deux chats", "Tu as deux chats"),
+        ("je ne mange pas de viande", "Tu ne manges pas de viande"),
+        ("je ne suis pas du matin", "Tu n'es pas du matin"),
+        ("j'habite à Lyon", "Tu habites à Lyon"),
+        ("je peux courir 10 km", "Tu peux courir 10 km"),
+        ("mon dentiste s'appelle Dr Roy", "Dentiste : Dr Roy"),
+        ("Sophie est ma sœur", "Sophie est ma sœur"),
+        ("le code du portail change en mars", "Le code du portail change en mars"),
+        ("I am vegetarian", "You are vegetarian"),
+        ("I'm vegetarian", "You're vegetarian"),
+        ("I like tea", "You like tea"),
+    ],
+)
+def test_a_fact_reads_as_a_sentence(sentence: str, phrase: str) -> None:
+    assert fact_phrase(statement_fact(sentence, NOW, "t1")) == phrase
+
+
+def test_a_fact_from_the_notes_reads_as_a_label() -> None:
+    fact = statement_fact("x", NOW, "t1").model_copy(
+        update={"predicate": "régime", "value": "végétarien", "source": FactSource.CONSOLIDATION}
+    )
+    assert fact_phrase(fact) == "Régime : végétarien"
+    about_sophie = fact.model_copy(update={"subject": "Sophie", "predicate": "métier", "value": "designer"})
+    assert fact_phrase(about_sophie) == "Sophie — métier : designer"
+
+
 def test_remember_supersede_and_forget(memory: ChatMemory) -> None:
     assert (
-        memory.reply("retiens que je préfère le thé vert", "t1", "fr", NOW)
-        == "C'est noté : moi — préfère : le thé vert."
+        memory.reply("retiens que je préfère le thé vert", "t1", "fr", NOW) == "C'est noté : tu préfères le thé vert."
     )
     assert memory.reply("Retiens bien que je préfère le thé vert.", "t1", "fr", NOW).startswith("Je le savais déjà")  # type: ignore[union-attr]
     memory.reply("retiens que je préfère le café noir", "t1", "fr", NOW)
@@ -56,7 +88,7 @@ def test_remember_supersede_and_forget(memory: ChatMemory) -> None:
     assert current.value == "le café noir" and current.supersedes is not None
     assert memory.recall("que bois-je le matin, du café ?")[0].id == current.id
     assert memory.reply("oublie que je préfère le café noir", "t1", "fr", NOW) == (
-        "J'ai oublié : moi — préfère : le café noir."
+        "J'ai oublié : tu préfères le café noir."
     )
     assert memory.recall("du café ?") == []
     assert memory.reply("oublie que j'aime le ski", "t1", "fr", NOW) == "Je ne trouve rien de tel dans ma mémoire."
@@ -126,7 +158,7 @@ def test_recall_takes_the_facts_close_in_meaning_and_the_names_a_value_holds(mem
     assert memory.recall(question) == []  # no word in common
     close = [MemoryMatch(fact_id=tea.id or 0, cosine=0.27)]  # what the indexer's search found
     assert [f.id for f in memory.recall(question, close)] == [tea.id]
-    assert memory.for_prompt(question, "fr", close).uses[0].text == "moi — préfère : le thé vert au café"
+    assert memory.for_prompt(question, "fr", close).uses[0].text == "Tu préfères le thé vert au café"
     # A proper name of the value, named by the question, weighs as a subject does: before a match by meaning.
     near = [MemoryMatch(fact_id=tea.id or 0, cosine=0.3)]
     assert [f.id for f in memory.recall("le Dr Roy reçoit-il le samedi ?", near)] == [dentist.id, tea.id]

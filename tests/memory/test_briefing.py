@@ -37,7 +37,7 @@ def planted(vault: Path) -> Path:
     tasks.write_text(
         "# Travaux\n\n- [ ] Appeler le plombier\n- [x] Peindre la cuisine\n```\n- [ ] pas une tâche\n```\n"
     )
-    _touch(tasks, NOW - timedelta(days=30))
+    _touch(tasks, NOW - timedelta(days=100))  # older than the sample vault's own tasks: listed first
     fresh = vault / "Journal" / "Hier.md"
     fresh.parent.mkdir(exist_ok=True)
     fresh.write_text("# Hier\n\n- [ ] Une tâche toute neuve\n")
@@ -85,8 +85,9 @@ def test_a_missed_morning_is_caught_up_with_its_sources_and_never_rewritten(
     text = (planted / briefing.path).read_text(encoding="utf-8")
     assert f"- relancer Sophie — {reminder.due_at.astimezone():%Y-%m-%d} 09:00 (rappel #{reminder.id})" in text
     assert f"rappel #{later.id}" not in text
-    thirty_days = (NOW - timedelta(days=30)).date().isoformat()
-    assert f"- Appeler le plombier — [[Maison/Travaux|Travaux]] (depuis le {thirty_days})" in text
+    hundred_days = (NOW - timedelta(days=100)).date().isoformat()
+    assert f"- Appeler le plombier — [[Maison/Travaux|Travaux]] (depuis le {hundred_days})" in text
+    assert "- … et 6 autres tâches ouvertes depuis longtemps" in text  # 21 old tasks, 15 lines
     assert "Peindre" not in text and "pas une tâche" not in text and "toute neuve" not in text
     assert "## Notes modifiées hier\n\n- [[Journal/Hier|Hier]]\n" in text
     assert "- moi — traitement : un comprimé le matin — [[Santé/Suivi]] (fait #1, à valider sur /memory)" in text
@@ -140,3 +141,29 @@ def test_memory_status_for_the_dashboard_and_obsirag_status(
     after = memory_status(settings, catalog, NOW)
     assert after.reminders_due == 1 and after.next_briefing == (NOW + timedelta(days=1)).replace(hour=7, minute=0)
     assert after.lines()[1] == "reminders: 1 due" and "tokens today 0/20000" in after.lines()[0]
+
+
+def test_old_tasks_of_a_freshly_cloned_sample_vault_are_listed(
+    settings: Settings, catalog: Catalog, vault: Path
+) -> None:
+    """A clone gives every file today's time: a task's age comes from its note's declared date (#26, point 5)."""
+    from services.memory.briefing import gather, old_tasks
+    from services.vault import iter_vault_paths, read_note
+
+    for path in vault.rglob("*.md"):
+        _touch(path, NOW)  # as after `git clone` this morning
+    notes = [read_note(vault, path, settings.max_file_bytes) for path in iter_vault_paths(vault, [])]
+    tasks = old_tasks(notes, NOW.date(), settings.briefing_task_days)
+
+    since = {text: day.isoformat() for text, _note, day in tasks}
+    assert since["Dossier d'architecture pour la DSI (moi, fin novembre)"] == "2026-09-15"  # created: 2026-09-15
+    assert since["Get Claire's answer on the case study"] == "2026-10-14"
+    assert since["Commencer le dossier d'architecture pour la DSI"] == "2026-10-28"  # date: 2026-10-28
+    assert since["Rendre le manuel à Lucie"] == "2026-11-08"
+    assert since["Déplacer les courges au soleil, côté sud"] == "2026-10-18"  # updated: wins over created
+    assert all(day <= "2026-11-10" for day in since.values())  # 21 days before 2026-12-01
+    assert len(tasks) == 20
+    briefing = gather(settings, catalog, NOW.date(), NOW)
+    assert briefing.tasks == tasks[:15] and briefing.more_tasks == 5  # the briefing says how many it leaves out
+    assert "Écrire à Lucie pour le manuel" not in since  # 2026-11-16: not old yet
+    assert [day for _t, _n, day in tasks] == sorted(day for _t, _n, day in tasks)

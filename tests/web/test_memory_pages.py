@@ -76,12 +76,12 @@ def test_pending_facts_are_cards_to_confirm_edit_or_forget(
     pending = site.catalog.facts([FactStatus.PENDING])[0]
     confirmed = client.post(f"/memory/{pending.id}/confirm", data={"value": "magnésium 300 mg le soir"}, headers=csrf)
     assert (
-        confirmed.status_code == 200 and "magnésium 300 mg le soir" in confirmed.text and "confirmed" in confirmed.text
+        confirmed.status_code == 200 and "magnésium 300 mg le soir" in confirmed.text and "confirmé" in confirmed.text
     )
     fact = site.catalog.get_fact(pending.id or 0)
     assert fact is not None and (fact.status, fact.source) == (FactStatus.CONFIRMED, FactSource.USER)
     forgotten = client.post(f"/memory/{pending.id}/forget", headers=csrf)
-    assert "rejected" in forgotten.text and "Oublier" not in forgotten.text
+    assert "oublié" in forgotten.text and "Oublier" not in forgotten.text
     assert "Historique" in html(client, "/memory")
     assert client.post("/memory/999/forget", headers=csrf).status_code == 404
 

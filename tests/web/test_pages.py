@@ -68,6 +68,9 @@ def test_graph_filters_metrics_top_and_export(client: TestClient, web_settings: 
     assert "obsirag/synapses/Atlas et Docker.md" not in ids  # a synapse is an edge, not a node
     top = page[page.index('class="top-notes"') : page.index("</ol>", page.index('class="top-notes"'))]
     assert top.count("<li>") == 5 and "Accueil" in top
+    assert '<option value="synthesis">synthèse</option>' in page  # the type filter speaks French
+    labelled = {node[0] for node in data["nodes"] if node[5] == 1}  # the hubs are named on the drawing
+    assert "Projets/Projet Atlas.md" in labelled and set(re.findall(r'data-path="([^"]+)"', top)) <= labelled
     partial = client.get("/graph?folder=Cuisine", headers={"hx-request": "true", "hx-target": "graph-panel"}).text
     assert partial.startswith('<div id="graph-panel"') and 'id="metric-matched">5<' in partial
     exported = json.loads((web_settings.data_dir / "graph" / "knowledge_graph.json").read_text(encoding="utf-8"))

@@ -50,7 +50,7 @@ def test_memory_export_forget_confirm_and_run(tmp_path: Path) -> None:
     assert (fact["value"], fact["source"], fact["status"]) == ("le thé vert", "chat", "confirmed")
     ran = json.loads(cli(tmp_path, "memory", "run", "--json", "--now", "2026-12-01T12:00:00+01:00"))
     assert ran["consolidation"] is None and ran["profile"]["written"] and ran["briefing"].startswith("obsirag/")
-    assert "- préfère : le thé vert" in (vault / "obsirag" / "assistant" / "Profil.md").read_text(encoding="utf-8")
+    assert "- je préfère : le thé vert" in (vault / "obsirag" / "assistant" / "Profil.md").read_text(encoding="utf-8")
     assert "forgotten #1" in cli(tmp_path, "memory", "forget", "1")
     assert json.loads(cli(tmp_path, "memory", "export"))[0]["status"] == "rejected"
     assert "confirmed #1" in cli(tmp_path, "memory", "confirm", "1", "--value", "le thé blanc")

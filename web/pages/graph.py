@@ -33,8 +33,8 @@ class GraphController(Controller):
         flt = GraphFilter(text=q, folder=folder, tag=tag, note_type=type, days=days or None, limit=limit)
         view = graph.get().view(flt)
         index = {node.id: i for i, node in enumerate(view.nodes)}
-        data = {  # compact: edges as node indexes, 1 for a synapse
-            "nodes": [[n.id, n.title, n.color, n.degree, n.folder] for n in view.nodes],
+        data = {  # compact: edges as node indexes, 1 for a synapse; a node's last item 1 when it gets a label
+            "nodes": [[n.id, n.title, n.color, n.degree, n.folder, int(n.label)] for n in view.nodes],
             "edges": [[index[e.source], index[e.target], int(e.kind == "synapse")] for e in view.edges],
         }
         context = {

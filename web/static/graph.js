@@ -3,7 +3,7 @@
 (function () {
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
-  var WIDTH = 960, HEIGHT = 560, LABELS = 60;  // at most this many labels, if they fit
+  var WIDTH = 960, HEIGHT = 560;
 
   function layout(nodes, edges) {
     var n = nodes.length;
@@ -85,51 +85,67 @@
   }
 
   function draw(container, data) {
-    var nodes = data.nodes.map(function (n) { return { id: n[0], title: n[1], color: n[2], degree: n[3], folder: n[4] }; });
+    var nodes = data.nodes.map(function (n) {
+      return { id: n[0], title: n[1], color: n[2], degree: n[3], folder: n[4], label: n[5] === 1 };
+    });
     var edges = data.edges.map(function (e) { return [e[0], e[1], e[2] ? "synapse" : "link"]; });
     data = { nodes: nodes, edges: edges };
     layout(data.nodes, edges);
     var svg = el("svg", { viewBox: "0 0 " + WIDTH + " " + HEIGHT, class: "graph-svg" });
     var edgeLayer = el("g", { class: "edges" }, svg), nodeLayer = el("g", { class: "nodes" }, svg);
+    var labelLayer = el("g", { class: "labels" }, svg);  // above every node: a hub's label is never hidden
     edges.forEach(function (e) {
       var s = data.nodes[e[0]], t = data.nodes[e[1]];
       el("line", { x1: s.x.toFixed(1), y1: s.y.toFixed(1), x2: t.x.toFixed(1), y2: t.y.toFixed(1), class: "edge " + e[2] }, edgeLayer);
     });
-    var links = data.nodes.map(function (d) {
+    data.nodes.forEach(function (d) {
       var link = el("a", { href: noteUrl(d.id), "data-path": d.id, class: "node" }, nodeLayer);
       d.radius = Math.min(4 + 2 * Math.sqrt(d.degree), 16);
       el("circle", { cx: d.x.toFixed(1), cy: d.y.toFixed(1), r: d.radius.toFixed(1), fill: d.color }, link);
       el("title", {}, link).textContent = d.title + " — " + d.folder + " (" + d.degree + " liens)";
-      return link;
     });
     container.replaceChildren(svg);  // in the page first: a label's box can only be measured there
-    placeLabels(data.nodes, links);
+    placeLabels(data.nodes, labelLayer);
   }
 
-  // Labels for the best-connected nodes (they arrive first) that fit without covering another label or
-  // node: each tries the right, the left, above and below its node; the others are named on hover (<title>).
-  function placeLabels(nodes, links) {
+  // The nodes the server chose (the best connected, first) get a label, in that order, so a hub is named
+  // before an outlier: each takes the first of eight spots round its node that covers no other label,
+  // preferring one that covers no node either (the halo keeps it readable over one); the others are
+  // named on hover (<title>).
+  function placeLabels(nodes, layer) {
     var placed = [];
     var discs = nodes.map(function (d) {
       return { x: d.x - d.radius, y: d.y - d.radius, width: 2 * d.radius, height: 2 * d.radius };
     });
-    for (var i = 0; i < nodes.length && placed.length < LABELS; i++) {
-      var d = nodes[i], r = d.radius;
-      var spots = [[d.x + r + 2, d.y + 4, "start"], [d.x - r - 2, d.y + 4, "end"],
-                   [d.x, d.y - r - 3, "middle"], [d.x, d.y + r + 11, "middle"]];
-      var text = el("text", {}, links[i]);
+    nodes.forEach(function (d, i) {
+      if (!d.label) return;
+      var text = el("text", { "data-path": d.id }, layer);
       text.textContent = d.title;
-      var spot = spots.find(function (p) {
-        text.setAttribute("x", p[0].toFixed(1)); text.setAttribute("y", p[1].toFixed(1));
-        text.setAttribute("text-anchor", p[2]);
-        var box = text.getBBox();
-        var inside = box.x >= 0 && box.y >= 0 && box.x + box.width <= WIDTH && box.y + box.height <= HEIGHT;
-        return inside && !placed.some(function (other) { return overlaps(box, other); }) &&
-          !discs.some(function (disc, j) { return j !== i && overlaps(box, disc); });
-      });
-      if (spot) placed.push(padded(text.getBBox())); else text.remove();
-    }
+      var fits = function (box) { return inside(box) && !placed.some(function (o) { return overlaps(box, o); }); };
+      var clear = function (box) { return !discs.some(function (disc, j) { return j !== i && overlaps(box, disc); }); };
+      var boxes = spots(d).map(function (p) { return measure(text, p); });
+      var best = boxes.findIndex(function (b) { return fits(b) && clear(b); });
+      if (best < 0) best = boxes.findIndex(fits);
+      if (best < 0) { text.remove(); return; }
+      measure(text, spots(d)[best]);
+      placed.push(padded(text.getBBox()));
+    });
   }
+
+  function spots(d) {
+    var r = d.radius, x = d.x, y = d.y;
+    return [[x + r + 2, y + 4, "start"], [x - r - 2, y + 4, "end"], [x, y - r - 3, "middle"],
+            [x, y + r + 11, "middle"], [x + r, y - r, "start"], [x - r, y - r, "end"],
+            [x + r, y + r + 8, "start"], [x - r, y + r + 8, "end"]];
+  }
+
+  function measure(text, spot) {
+    text.setAttribute("x", spot[0].toFixed(1)); text.setAttribute("y", spot[1].toFixed(1));
+    text.setAttribute("text-anchor", spot[2]);
+    return text.getBBox();
+  }
+
+  function inside(box) { return box.x >= 0 && box.y >= 0 && box.x + box.width <= WIDTH && box.y + box.height <= HEIGHT; }
 
   function padded(box) { return { x: box.x - 1, y: box.y - 1, width: box.width + 2, height: box.height + 2 }; }
 
