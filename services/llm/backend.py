@@ -25,6 +25,16 @@ class TokenCounts:
 PromptProgress = Callable[[int, int], None]  # (prompt tokens read, prompt tokens in all)
 
 
+@dataclass(frozen=True)
+class Decoding:
+    """Repetition control every generation is decoded with (the worker's settings): a small model at
+    temperature 0 otherwise loops on a line."""
+
+    repetition_penalty: float = 1.0  # mlx-lm's logits processor (1.0: off)
+    repetition_context: int = 64  # tokens it looks back over
+    frequency_penalty: float = 0.0  # an OpenAI-compatible server's parameter (0: not sent)
+
+
 class TextStream:
     """Text pieces of one generation; ``counts`` is final once iteration ends (or ``close()`` is called)."""
 
@@ -99,6 +109,7 @@ class Backend:
 
     def __init__(self, model: str) -> None:
         self.model = model
+        self.decoding = Decoding()
         self.blas: str | None = None
         self.tokenizer_path: str | None = None  # the model's tokenizer.json, when the caller can read it
 

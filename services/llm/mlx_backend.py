@@ -157,7 +157,7 @@ class MLXBackend(Backend):
         prompt_step: int | None = None,
     ) -> Iterator[str]:
         from mlx_lm import stream_generate
-        from mlx_lm.sample_utils import make_sampler
+        from mlx_lm.sample_utils import make_logits_processors, make_sampler
 
         def progress(read: int, total: int) -> None:
             counts.prompt_tokens = total + counts.cached_tokens  # known even if it stops before a token
@@ -172,6 +172,11 @@ class MLXBackend(Backend):
             "prompt_progress_callback": progress,
             "prompt_cache": cache,
         }
+        if self.decoding.repetition_penalty != 1.0:  # a token just written weighs less: no loop at temperature 0
+            options["logits_processors"] = make_logits_processors(
+                repetition_penalty=self.decoding.repetition_penalty,
+                repetition_context_size=self.decoding.repetition_context,
+            )
         if prompt_step:  # pieces of the prompt: between two, the caller may stop the generation
             options["prefill_step_size"] = prompt_step
         responses = stream_generate(self._model, self._tokenizer, tokens[reused:], max_tokens, **options)

@@ -70,6 +70,8 @@ class OpenAIBackend(Backend):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
+        if self.decoding.frequency_penalty:  # the server's own repetition control
+            body["frequency_penalty"] = self.decoding.frequency_penalty
         if stop:
             body["stop"] = list(stop)
         pieces = 0
