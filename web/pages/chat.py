@@ -30,6 +30,7 @@ class AskForm(BaseModel):
     question: str = ""
     thread_id: str = ""
     use_web: str = ""
+    write: str = ""  # « rédiger avec le modèle » ticked
 
 
 class ChatController(Controller):
@@ -49,7 +50,7 @@ class ChatController(Controller):
         thread_id = data.thread_id.strip()
         if not thread_id or site.catalog.get_thread(thread_id) is None:
             thread_id = site.catalog.create_thread(question)
-        run = site.chat.create(question, thread_id, use_web=bool(data.use_web))
+        run = site.chat.create(question, thread_id, use_web=bool(data.use_web), write=True if data.write else None)
         headers = {"HX-Replace-Url": f"/?thread={thread_id}"}
         return Template("_pending_turn.html", context={"run": run, "thread_id": thread_id}, headers=headers)
 
