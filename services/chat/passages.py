@@ -110,9 +110,10 @@ def _rows(lines: list[str], group: int) -> list[Unit]:
     return units
 
 
-def note_passages(settings: Settings, result: SearchResult, limit: int) -> list[Passage]:
-    """The section of ``result``'s best chunk first, then the note's other sections, those sharing the most
-    terms with the chunk's section first, within ``limit`` units (the chunk alone when the note is gone)."""
+def note_passages(settings: Settings, result: SearchResult, limit: int, asked: set[str] | None = None) -> list[Passage]:
+    """The section of ``result``'s best chunk first, then the note's other sections, those holding the most of
+    the ``asked`` terms first (then the most terms of the first), within ``limit`` units (the chunk alone when
+    the note is gone)."""
     note = vault.read_note_if_readable(settings.vault, result.path, settings.max_file_bytes)
     sections = note.markdown.sections() if note is not None else []
     passages = [
@@ -122,9 +123,19 @@ def note_passages(settings: Settings, result: SearchResult, limit: int) -> list[
     if best is None:
         best = Passage(result.path, result.title, result.heading, units_of(result.text))
     others = [p for p in passages if p is not best and p.units]
-    words = set(lexical.analyze(" ".join(u.plain for u in best.units)))
-    others.sort(key=lambda p: -len(words & set(lexical.analyze(" ".join(u.plain for u in p.units)))))
+    words, asked = _terms(best), asked or set()
+    others.sort(key=lambda p: (-len(asked & _terms(p)), -len(words & _terms(p))))
     return _within([best, *others], limit)
+
+
+def telling_units(units: list[Unit], asked: set[str], limit: int) -> list[Unit]:
+    """The ``limit`` units holding the most ``asked`` terms, in their order."""
+    ranked = sorted(range(len(units)), key=lambda i: -len(asked & set(lexical.analyze(units[i].plain))))
+    return [units[i] for i in sorted(ranked[:limit])]
+
+
+def _terms(passage: Passage) -> set[str]:
+    return set(lexical.analyze(" ".join([passage.heading, *(u.plain for u in passage.units)])))
 
 
 def chunk_passage(result: SearchResult) -> Passage:

@@ -19,7 +19,7 @@ from services.catalog.models import Source
 from services.chat import prompts
 from services.chat.context import ContextBlock
 from services.chat.grounding import Grounding, content_terms
-from services.chat.passages import Passage, Unit, chunk_passage, note_passages, units_of
+from services.chat.passages import Passage, Unit, chunk_passage, note_passages, telling_units, units_of
 from services.config import Settings
 from services.indexing.chunking import embedding_prefix
 from services.retrieval import lexical
@@ -27,8 +27,9 @@ from services.retrieval.search import SearchResult
 
 log = logging.getLogger(__name__)
 ScoreFn = Callable[[str, list[str]], list[float]]  # (question, sentences) → cosine of each
-MAX_SCORED = 24  # units scored per question: their embedding is most of what a first question waits for
-OTHER_NOTES = 2  # notes besides the main one whose best chunk may be quoted
+MAX_SCORED = 16  # units scored per question: their embedding is most of what a first question waits for
+OTHER_NOTES, OTHER_UNITS = 2, 2  # notes besides the main one whose best chunk may be quoted, units of each
+SCORED_CHARS = 200  # of a unit, what is embedded: its start says what it is about
 MAX_PASSAGES = 3
 MAX_UNITS = 6  # quoted per passage
 KEEP_MARGIN = 0.035  # a unit this close to its passage's best is quoted too
@@ -59,7 +60,7 @@ def quote_answer(
     settings: Settings, question: str, language: str, grounding: Grounding, score: ScoreFn | None
 ) -> Quote:
     """The passages of ``grounding``'s notes that answer ``question``, quoted with their citations."""
-    scored = _score(_passages(settings, grounding), question, grounding.results, score)
+    scored = _score(_passages(settings, question, grounding), question, grounding.results, score)
     chosen = _choose(scored)
     sources, quotes = [], []
     for n, (passage, units) in enumerate(chosen, start=1):
@@ -73,35 +74,36 @@ def quote_answer(
     return Quote("\n\n".join(lines), sources)
 
 
-def _passages(settings: Settings, grounding: Grounding) -> list[Passage]:
-    """The main note's sections (each candidate's when no note leads), then other notes' best chunks."""
+def _passages(settings: Settings, question: str, grounding: Grounding) -> list[Passage]:
+    """The main note's sections (each candidate's when no note leads), then other notes' best chunks (their
+    units holding the question's terms), ``MAX_SCORED`` units in all."""
     leads = [grounding.main] if grounding.main else grounding.candidates or grounding.results[:1]
+    asked = set(content_terms(question))
     passages: list[Passage] = []
-    share = MAX_SCORED // max(1, len(leads)) - OTHER_NOTES * 2
+    share = (MAX_SCORED - OTHER_NOTES * OTHER_UNITS) // max(1, len(leads))
     for result in leads:
-        for passage in note_passages(settings, result, share):
+        for passage in note_passages(settings, result, share, asked):
             passage.primary = grounding.main is not None
             passages.append(passage)
     lead_paths = {r.path for r in leads}
     others = [chunk_passage(r) for r in grounding.results if r.path not in lead_paths][:OTHER_NOTES]
-    left = MAX_SCORED - sum(len(p.units) for p in passages)
     for passage in others:
-        passage.units = passage.units[: max(0, left)]
-        left -= len(passage.units)
+        passage.units = telling_units(passage.units, asked, OTHER_UNITS)
     return [p for p in passages + others if p.units]
 
 
 def _score(passages: list[Passage], question: str, results: list[SearchResult], score: ScoreFn | None) -> list[_Scored]:
-    cosines = _cosines(question, passages, score)
+    cosines = iter(_cosines(question, passages, score))
     weights = _term_weights(question, results)
     total = sum(weights.values()) or 1.0
-    scored, i = [], 0
+    scored = []
     for passage in passages:
+        titled = set(lexical.analyze(passage.title))  # the note's name tells none of its sentences apart
+        telling = {t: w for t, w in weights.items() if t not in titled}
         values = []
         for unit in passage.units:
             terms = set(lexical.analyze(unit.plain))
-            values.append(cosines[i] + LEXICAL_WEIGHT * sum(w for t, w in weights.items() if t in terms) / total)
-            i += 1
+            values.append(next(cosines) + LEXICAL_WEIGHT * sum(w for t, w in telling.items() if t in terms) / total)
         scored.append(_Scored(passage, values))
     return scored
 
@@ -109,7 +111,9 @@ def _score(passages: list[Passage], question: str, results: list[SearchResult], 
 def _cosines(question: str, passages: list[Passage], score: ScoreFn | None) -> list[float]:
     """Each unit read under its note's title and heading, as the index reads a chunk: "Objectifs" then says
     what the list items below it are about."""
-    texts = [embedding_prefix(p.title, p.heading.split(" > ")) + u.plain for p in passages for u in p.units]
+    texts = [
+        embedding_prefix(p.title, p.heading.split(" > ")) + u.plain[:SCORED_CHARS] for p in passages for u in p.units
+    ]
     if score is None or not texts:
         return [0.0] * len(texts)
     try:
