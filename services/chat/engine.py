@@ -271,9 +271,12 @@ class ChatEngine:
             guard_order=True,
         )
         response = self.search(request)
-        response.results = below_notes(response.results)  # a saved conversation never outranks its notes
+        response.results = below_notes(response.results, self._linked)  # a saved conversation never outranks its notes
         prepared.lap("retrieval_ms")
         return response
+
+    def _linked(self, path: str) -> set[str]:
+        return {link.target_path for link in self.catalog.outlinks(path) if link.target_path}
 
     def _partial_summary(self, prepared: Prepared, n: int, batch: list[ContextBlock]) -> ContextBlock:
         lang = prepared.plan.language

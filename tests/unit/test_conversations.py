@@ -114,13 +114,20 @@ def test_an_export_older_than_the_mark_drops_its_turns_without_provenance() -> N
     assert evidence_body(body) == "# Fil\n\n## et Atlas ?\n\nDix-huit mois [1].\n\n*Provenance : Coffre*\n"
 
 
-def test_a_saved_conversation_ranks_below_the_note_it_repeats() -> None:
-    def hit(path: str, score: float, note_type: str) -> SearchResult:
+def test_a_saved_conversation_ranks_below_the_note_it_quotes() -> None:
+    def hit(path: str, score: float, note_type: str = "note") -> SearchResult:
         return SearchResult(
             path=path, title=path, score=score, heading="", snippet="", chunk_index=0, note_type=note_type
         )
 
-    ranked = below_notes([hit("obsirag/conversations/a.md", 1.9, "conversation"), hit("Cuisine/Menus.md", 1.6, "note")])
-    assert [r.path for r in ranked] == ["Cuisine/Menus.md", "obsirag/conversations/a.md"]
-    alone = [hit("obsirag/conversations/a.md", 1.9, "conversation"), hit("Lectures/x.md", 0.9, "note")]
-    assert below_notes(alone) == alone  # no note near it: the conversation still answers
+    saved = "obsirag/conversations/a.md"
+    quotes = {saved: {"Projets/Projet Atlas.md"}}.get
+    # Its title is the question asked again: it scores far above the note it quoted, and still goes below it.
+    results = [hit(saved, 3.1, "conversation"), hit("Réunions/Revue.md", 1.7), hit("Projets/Projet Atlas.md", 1.2)]
+    ranked = below_notes(results, lambda path: quotes(path, set()))
+    assert [r.path for r in ranked] == ["Réunions/Revue.md", "Projets/Projet Atlas.md", saved]
+    assert ranked[-1].score < 1.2  # after every note: never a candidate beside the one it quotes
+    near = [hit(saved, 1.9, "conversation"), hit("Cuisine/Menus.md", 1.6)]
+    assert [r.path for r in below_notes(near, lambda path: set())] == ["Cuisine/Menus.md", saved]
+    alone = [hit(saved, 1.9, "conversation"), hit("Lectures/x.md", 0.9)]
+    assert below_notes(alone, lambda path: set()) == alone  # no note near it: the conversation still answers
