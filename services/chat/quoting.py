@@ -22,6 +22,7 @@ from services.chat.grounding import Grounding, content_terms
 from services.chat.passages import Passage, Unit, chunk_passage, note_passages, telling_units, units_of
 from services.config import Settings
 from services.indexing.chunking import embedding_prefix
+from services.llm.degeneration import PHRASE_WORDS, words_of
 from services.retrieval import lexical
 from services.retrieval.search import SearchResult
 
@@ -61,7 +62,7 @@ def quote_answer(
 ) -> Quote:
     """The passages of ``grounding``'s notes that answer ``question``, quoted with their citations."""
     scored = _score(_passages(settings, question, grounding), question, grounding.results, score)
-    chosen = _choose(scored)
+    chosen = _without_repeats(_choose(scored))
     sources, quotes = [], []
     for n, (passage, units) in enumerate(chosen, start=1):
         sources.append(Source(n=n, title=passage.title, path=passage.path, heading=passage.heading,
@@ -143,6 +144,25 @@ def _choose(scored: list[_Scored]) -> list[tuple[Passage, list[Unit]]]:
         if len(picked) < MAX_PASSAGES and candidate.passage.path not in seen and candidate.best >= best - OTHER_MARGIN:
             picked.append(candidate)
     return [(s.passage, _units_to_quote(s)) for s in picked]
+
+
+def _without_repeats(chosen: list[tuple[Passage, list[Unit]]]) -> list[tuple[Passage, list[Unit]]]:
+    """No unit sharing an 8-word phrase with one quoted before it (notes that copy each other, a boilerplate
+    paragraph): an answer never says the same thing twice; a passage left empty goes."""
+    seen: set[tuple[str, ...]] = set()
+    kept = []
+    for passage, units in chosen:
+        fresh = [u for u in units if not _phrases(u) & seen]
+        for unit in fresh:
+            seen |= _phrases(unit)
+        if fresh:
+            kept.append((passage, fresh))
+    return kept
+
+
+def _phrases(unit: Unit) -> set[tuple[str, ...]]:
+    words = words_of(unit.plain)
+    return {tuple(words[i : i + PHRASE_WORDS]) for i in range(len(words) - PHRASE_WORDS + 1)}
 
 
 def _units_to_quote(scored: _Scored) -> list[Unit]:
