@@ -28,6 +28,9 @@ class GenerationRequest(BaseModel):
     temperature: float = 0.0
     priority: Priority = Priority.CHAT
     stop: list[str] = Field(default_factory=list)
+    # JSON or another structured output: decoded without repetition control and never stopped as a loop
+    # (its keys come back on every item).
+    structured: bool = False
     submitted_at: float | None = None  # epoch seconds, set by the client; gives the time spent queued
     # Set by a client that keeps a heartbeat key alive while it waits: the worker drops the request
     # when that key expires (the caller was killed or gave up without cancelling).

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import redis
 
 from services.llm import streams
-from services.llm.backend import Backend, TokenCounts
+from services.llm.backend import NO_REPETITION_CONTROL, Backend, TokenCounts
 from services.llm.capability import remembered_or_checked
 from services.llm.degeneration import DegenerationWatch
 from services.llm.models import Capability, ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
@@ -160,15 +160,20 @@ class GenerationService:
 
         # Whatever asked (chat, learner, memory, MCP), no model reads a key, a password or a card number.
         messages = [m.model_copy(update={"content": redact_secrets(m.content)}) for m in request.messages]
+        decoding = NO_REPETITION_CONTROL if request.structured else None
         text = self.backend.stream(
-            messages, request.max_tokens, request.temperature, request.stop, on_prompt, self.prompt_step()
+            messages, request.max_tokens, request.temperature, request.stop, on_prompt, self.prompt_step(), decoding
         )
-        watch = DegenerationWatch(" ".join(m.content for m in messages if m.role == "system"))
+        watch = (
+            None
+            if request.structured
+            else DegenerationWatch(" ".join(m.content for m in messages if m.role == "system"))
+        )
         try:
             for piece in text:
                 stats.token()
                 self._checkpoint(request, stats, StreamEvent(kind="token", text=piece))
-                if stopped := watch.feed(piece):  # a loop or an echo of the instructions: nothing more to come
+                if watch and (stopped := watch.feed(piece)):  # a loop, or an echo of the instructions: no more
                     return text.counts, stopped
             return text.counts, None
         except Abandoned:
