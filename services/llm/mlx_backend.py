@@ -86,6 +86,15 @@ def answer_penalty(decoding: Decoding, prompt_tokens: int) -> Callable[[Any, Any
     return lambda tokens, logits: penalise(tokens[prompt_tokens:], logits)
 
 
+def _decoding_options(decoding: Decoding, prompt_tokens: int, prompt_step: int | None) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if decoding.repetition_penalty != 1.0:  # a token the answer just wrote weighs less: no loop at temperature 0
+        options["logits_processors"] = [answer_penalty(decoding, prompt_tokens)]
+    if prompt_step:  # pieces of the prompt: between two, the caller may stop the generation
+        options["prefill_step_size"] = prompt_step
+    return options
+
+
 def resolve_model(model: str, cache: Path) -> str:
     """A folder ``mlx_lm.load`` reads: the bundled model (converted once), a local folder, or a hub id."""
     if is_bundled(model):
@@ -177,15 +186,8 @@ class MLXBackend(Backend):
         tokens = self.prompt_tokens(messages)
         cache, reused = self.prompt_cache.take(self._model, tokens)
         counts.cached_tokens = reused
-        options: dict[str, Any] = {
-            "sampler": make_sampler(temp=temperature),
-            "prompt_progress_callback": progress,
-            "prompt_cache": cache,
-        }
-        if decoding.repetition_penalty != 1.0:  # a token the answer just wrote weighs less: no loop at temperature 0
-            options["logits_processors"] = [answer_penalty(decoding, len(tokens) - reused)]
-        if prompt_step:  # pieces of the prompt: between two, the caller may stop the generation
-            options["prefill_step_size"] = prompt_step
+        options: dict[str, Any] = {"sampler": make_sampler(temp=temperature), "prompt_progress_callback": progress}
+        options |= _decoding_options(decoding, len(tokens) - reused, prompt_step) | {"prompt_cache": cache}
         responses = stream_generate(self._model, self._tokenizer, tokens[reused:], max_tokens, **options)
         generated: list[int] = []
         try:
