@@ -103,8 +103,14 @@ def _configure_jinja(engine: JinjaTemplateEngine) -> None:
         provenance=filters.provenance_label,
         backend=filters.backend_label,
         web_status=filters.web_status,
+        writes=filters.writes_label,
     )
-    env.globals.update(now=datetime.now, NAV=filters.NAV, CONTINUE_QUESTION=prompts.CONTINUE["fr"])
+    env.globals.update(
+        now=datetime.now,
+        NAV=filters.NAV,
+        CONTINUE_QUESTION=prompts.CONTINUE["fr"],
+        QUOTED_LABEL=prompts.QUOTED_LABEL["fr"],
+    )
 
 
 def _error_page(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:

@@ -7,6 +7,8 @@ from datetime import datetime
 
 from services.catalog.models import Provenance
 from services.chat.prompts import WEB_STATUS
+from services.llm.capability import describe
+from services.llm.models import Capability
 
 NAV = (
     ("/", "Chat", "chat"),
@@ -75,3 +77,10 @@ def backend_label(value: str | None) -> str:
     if not value:
         return ""
     return "via MLX" if value.lower() == "mlx" else f"via {value}"
+
+
+def writes_label(capability: Capability | None) -> str:
+    """Whether the model writes the chat's answers, and how that is known (the dashboard's line)."""
+    if capability is None:
+        return "—"
+    return describe(capability.can_write, capability.reason, capability.passed, capability.probes)
