@@ -169,7 +169,7 @@ def test_under_auto_the_worker_asks_its_model_the_probes_and_publishes_that_it_w
 ) -> None:
     """A model that answers in French citing [1], picks [2] and refuses writes; a restart asks nothing."""
     from services.llm.capability import CACHE_KEY
-    from tests.e2e.conftest import wait_until
+    from tests.support.system import wait_until
 
     with scripted_server() as server:
         server.script(
