@@ -9,8 +9,6 @@ _FRENCH_HINTS = frozenset(
     "mon ma mes ton ta tes son sa ses ce cette ces dans sur pour avec pas plus comment pourquoi quand "
     "qu est-ce c ai as a été fait faire sont notes note semaine mois".split()
 )
-
-
 _ENGLISH_HINTS = frozenset(
     "the a an is are was were and or of to in on for with what which who whom why how when did do does "
     "i my me you your it this that these those about notes note week month have has wrote write".split()

@@ -13,16 +13,10 @@ from services.llm.bundled import is_bundled
 from services.llm.models import WorkerState
 
 CHARS_PER_TOKEN = 3.2  # conservative for French with small-vocabulary tokenizers
-
-
 # Without the model's tokenizer: fewer characters per token than any note of the sample vault has with
 # SmolLM2's (2.44 at worst, 2.7 typical for French), so a prompt counted this way is never too long.
 SAFE_CHARS_PER_TOKEN = 2.3
-
-
 MESSAGE_OVERHEAD_TOKENS = 8  # what the chat template adds around one message (role markers, newlines)
-
-
 TokenCount = Callable[[str], int]
 
 

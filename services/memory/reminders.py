@@ -2,8 +2,8 @@
 
 "rappelle-moi dans 3 semaines de relancer Sophie" becomes a ``ReminderDraft`` (text "relancer Sophie",
 due in 21 days at 09:00 local) whose ``confirmation`` the user accepts before ``save_reminder`` stores
-it. A reminder snoozed ``FLAG_AFTER_SNOOZES`` times is flagged; a recurring one done moves to its next
-occurrence. Nothing here reads the clock.
+it. A reminder snoozed ``FLAG_AFTER_SNOOZES`` times (``catalog.memory_models``) is flagged; a recurring
+one done moves to its next occurrence. Nothing here reads the clock.
 """
 
 from __future__ import annotations
