@@ -56,6 +56,7 @@ bench: setup
 	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/cnil-fr
 	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/spf-fr
 	$(BIN)/python bench/cross_lingual.py
+	$(BIN)/python bench/answer_quality.py --modes quoted scripted
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .ruff_cache

@@ -131,6 +131,18 @@ class Settings(BaseSettings):
     llm_blas_threads: int = Field(
         1, description="Threads of that library (`MKL_NUM_THREADS` / `OPENBLAS_NUM_THREADS` win when set)."
     )
+    llm_can_write: Literal["auto", "yes", "no"] = Field(
+        "auto",
+        description="Whether the model writes the chat's answers: `no` quotes the passages of the notes that "
+        "answer (no model call); `yes` lets the model write; `auto`: no for the bundled SmolLM2-135M, else the "
+        "result of a short check at the worker's start (a French answer citing [1], and a refusal).",
+    )
+    llm_repetition_penalty: float = Field(
+        1.1, description="mlx-lm's repetition penalty over the last 64 tokens of an answer (1.0: none)."
+    )
+    llm_frequency_penalty: float = Field(
+        0.3, description="`frequency_penalty` sent to an OpenAI-compatible server (0: none)."
+    )
 
     # Chat.
     grounding_check: Literal["auto", "on", "off"] = Field(

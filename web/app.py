@@ -117,8 +117,14 @@ def _configure_jinja(engine: JinjaTemplateEngine) -> None:
         run_kind=partial(filters.french, words=filters.RUN_KINDS),
         task_label=filters.task_label,
         error_message=filters.error_message,
+        writes=filters.writes_label,
     )
-    env.globals.update(now=datetime.now, NAV=filters.NAV, CONTINUE_QUESTION=prompts.CONTINUE["fr"])
+    env.globals.update(
+        now=datetime.now,
+        NAV=filters.NAV,
+        CONTINUE_QUESTION=prompts.CONTINUE["fr"],
+        QUOTED_LABEL=prompts.QUOTED_LABEL["fr"],
+    )
 
 
 def _error_page(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:

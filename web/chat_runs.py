@@ -34,6 +34,7 @@ class ChatRun:
     question: str
     thread_id: str
     use_web: bool
+    write: bool | None = None  # the composer's « rédiger avec le modèle » (None: as the model can)
     scope: CancelScope = field(default_factory=CancelScope)  # the run's generations
     reading: bool = False  # the model is reading the prompt (progress shown, no token yet)
     created: float = field(default_factory=time.monotonic)
@@ -64,8 +65,8 @@ class ChatRuns:
         self._active: dict[str, ChatRun] = {}
         self._lock = threading.Lock()
 
-    def create(self, question: str, thread_id: str, use_web: bool) -> ChatRun:
-        run = ChatRun(id=uuid.uuid4().hex, question=question, thread_id=thread_id, use_web=use_web)
+    def create(self, question: str, thread_id: str, use_web: bool, write: bool | None = None) -> ChatRun:
+        run = ChatRun(id=uuid.uuid4().hex, question=question, thread_id=thread_id, use_web=use_web, write=write)
         with self._lock:
             now = time.monotonic()
             self._waiting = {k: r for k, r in self._waiting.items() if now - r.created < UNCLAIMED_TTL}
@@ -111,7 +112,8 @@ class ChatRuns:
     def _produce(self, run: ChatRun, put: Callable[[ChatEvent | None], None]) -> None:
         try:
             self.ensure_running()
-            for event in self.engine.ask(run.question, thread_id=run.thread_id, use_web=run.use_web, scope=run.scope):
+            ask = {"thread_id": run.thread_id, "use_web": run.use_web, "scope": run.scope, "write": run.write}
+            for event in self.engine.ask(run.question, **ask):
                 put(event)
         except Exception as exc:  # shown in the page instead of a silent, never-ending stream
             if isinstance(exc, SystemNotRunning):  # a state of the system (stopped, Redis restarting), not a bug

@@ -12,6 +12,8 @@ from services.catalog.memory_models import FactKind, FactSource, FactStatus
 from services.catalog.models import NoteStatus, Provenance
 from services.chat.prompts import WEB_STATUS
 from services.language.detect import detect_language
+from services.llm.capability import describe
+from services.llm.models import Capability
 
 NAV = (
     ("/", "Chat", "chat"),
@@ -160,3 +162,10 @@ def error_message(error: str | None) -> str:
     if not message or detect_language(f"{message} the") != "fr":
         return "erreur technique (voir les détails)"
     return message
+
+
+def writes_label(capability: Capability | None) -> str:
+    """Whether the model writes the chat's answers, and how that is known (the dashboard's line)."""
+    if capability is None:
+        return "—"
+    return describe(capability.can_write, capability.reason, capability.passed, capability.probes)

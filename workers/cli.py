@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from services.chat.prompts import TRUNCATED
 from services.config import Settings
 from services.system.startup import claim_data_dir
 from services.vault.models import NoteType
@@ -161,6 +160,12 @@ def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: b
 )
 @click.option("--save", is_flag=True, help="Export the conversation to obsirag/conversations/ in the vault.")
 @click.option("--explain", is_flag=True, help="Show the grounding guard's decision and its evidence.")
+@click.option(
+    "--write/--quote",
+    "write",
+    default=None,
+    help="Let the model write the answer, or quote the notes (default: as the model can; the bundled one quotes).",
+)
 @common_options
 def ask(
     settings: Settings,
@@ -170,6 +175,7 @@ def ask(
     use_web: bool | None,
     save: bool,
     explain: bool,
+    write: bool | None,
 ) -> None:
     """Ask the vault a question; the answer streams with its sources."""
     from services.system import SystemClient, SystemNotRunning, build_chat_engine
@@ -182,12 +188,14 @@ def ask(
     engine = build_chat_engine(settings, client=client)
     final = None
     progress = ReadingProgress()
-    for event in engine.ask(" ".join(question), thread_id=thread_id, use_web=use_web):
+    streamed = ""
+    for event in engine.ask(" ".join(question), thread_id=thread_id, use_web=use_web, write=write):
         if event.kind == "progress":
             progress.show(event.progress or 0.0)
         elif event.kind == "token" and not as_json:
             progress.clear()
             click.echo(event.text, nl=False)
+            streamed += event.text
         elif event.kind == "error":
             progress.clear()
             raise click.ClickException(event.text)
@@ -200,9 +208,7 @@ def ask(
     if as_json:
         click.echo(json.dumps(ask_json(final), ensure_ascii=False, indent=2))
         return
-    lang = final.plan.language if final.plan else "fr"
-    click.echo(f" {TRUNCATED[lang]}" if final.truncated else "")
-    print_sources(final)
+    print_sources(final, streamed)
     if explain and final.grounding:
         click.echo(explain_grounding(final.grounding))
 
@@ -251,6 +257,7 @@ def learn(settings: Settings, once: bool, note_path: str | None, now_text: str |
 @common_options
 def status(settings: Settings, as_json: bool) -> None:
     """Notes indexed / skipped / failed, queue lengths and processes alive."""
+    from services.llm.capability import describe
     from services.system import SystemClient
 
     state = SystemClient(settings).status()
@@ -293,6 +300,9 @@ def status(settings: Settings, as_json: bool) -> None:
                 f"prompt reading: {gen.prompt_tokens_per_s:.0f} tok/s ({how}){blas}; "
                 f"budget {gen.prompt_budget} prompt tokens, answers up to {gen.answer_tokens} tokens"
             )
+        if gen.capability is not None:
+            cap = gen.capability
+            click.echo(f"writes answers: {describe(cap.can_write, cap.reason, cap.passed, cap.probes, 'en')}")
 
 
 def _rebuild_notice(settings: Settings) -> str | None:

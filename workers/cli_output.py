@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from services.catalog.models import Provenance
-from services.chat.prompts import WEB_STATUS
+from services.catalog.models import AnswerKind, Provenance
+from services.chat.prompts import QUOTED_LABEL, TRUNCATED, WEB_STATUS
 
 if TYPE_CHECKING:
     from services.retrieval.search import SearchResponse
@@ -77,10 +77,31 @@ def ask_json(answer: Any) -> dict[str, Any]:
         "finish_reason": answer.finish_reason,  # "length": cut off at OBSIRAG_LLM_MAX_TOKENS
         "cited": answer.cited,  # whether the answer cites an excerpt [n]
         "memory": [m.model_dump() for m in answer.memory],  # remembered facts the prompt held
+        "kind": answer.kind.value if answer.kind else None,  # quoted, written, refused, listing, memory, failed
     }
 
 
-def print_sources(answer: Any) -> None:
+def print_answer_end(answer: Any, streamed: str) -> None:
+    """After the streamed text: the answer as kept when cleaning changed it (a loop, an echo of the
+    instructions, a cut sentence), « (réponse tronquée) », and what a quoted answer is."""
+    lang = answer.plan.language if answer.plan else "fr"
+    if streamed.strip() and answer.answer.strip() != streamed.strip():
+        click.echo("\n" + click.style("── " + KEPT[lang] + " ──", dim=True))
+        click.echo(answer.answer, nl=False)
+    click.echo(f" {TRUNCATED[lang]}" if answer.truncated else "")
+    if answer.kind == AnswerKind.QUOTED:
+        click.echo(click.style(QUOTED_LABEL[lang], dim=True))
+
+
+KEPT = {
+    "fr": "réponse gardée (répétitions et consignes recopiées retirées)",
+    "en": "answer kept (loops and copied instructions removed)",
+}
+
+
+def print_sources(answer: Any, streamed: str = "") -> None:
+    """What follows the streamed answer (``print_answer_end``), then its sources, memory and provenance."""
+    print_answer_end(answer, streamed)
     for source in answer.sources:
         star = " ★" if source.primary else ""
         where = source.url or source.path

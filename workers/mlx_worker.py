@@ -9,7 +9,8 @@ import redis
 
 from services.config import Settings, load_settings
 from services.llm.backend import Backend
-from services.llm.configured_backend import open_backend
+from services.llm.capability import stated_capability
+from services.llm.configured_backend import decoding, open_backend
 from services.llm.serving import GenerationService, Limits
 from services.system.generation_client import WORKER_NAME
 from services.system.handlers.generator import GenerationHandlers
@@ -29,13 +30,16 @@ def build_service(
     """The service on ``backend`` (default: the configured one) with the worker's limits; waiting chats
     cut into learner generations, and ``stop`` ends a running generation with an error event."""
     client = redis.Redis.from_url(settings.effective_redis_url)
+    backend = backend or open_backend(settings)
+    backend.decoding = decoding(settings)  # every model decodes with the worker's repetition control
     return GenerationService(
-        backend or open_backend(settings),
+        backend,
         client,
         settings.llm_idle_unload_seconds,
         limits or worker_limits(settings),
         chats=queues.waiting_chats(),
         stopping=stop,
+        capability=stated_capability(settings.llm_can_write, backend.name, backend.model),
     )
 
 
@@ -53,17 +57,20 @@ def serve(settings: Settings, stop: threading.Event, queues: Queues, service: Ge
     queues.serve(GenerationHandlers(service))
     consumer = start_consumer(queues.hueys["generate"], 1)  # one thread: generations never overlap
     log.info("mlx worker ready: %s backend, model %s", service.backend.name, service.backend.model)
-    if settings.llm_warm_up:
-        threading.Thread(target=_warm_up, args=(service,), name="warm-up", daemon=True).start()
+    if settings.llm_warm_up or service.capability.can_write is None:
+        threading.Thread(target=_warm_up, args=(service, settings.llm_warm_up), name="warm-up", daemon=True).start()
     try:
         run_until_stopped(settings, WORKER_NAME, stop, [consumer], details=service.details, tick=service.unload_if_idle)
     finally:
         service.backend.unload()
 
 
-def _warm_up(service: GenerationService) -> None:
+def _warm_up(service: GenerationService, load: bool) -> None:
+    """Load the model (``load``), then settle whether it writes the chat's answers."""
     try:
-        service.warm_up()
+        if load:
+            service.warm_up()
+        service.check_capability()
     except Exception:  # the first request loads the model (and reports what fails) instead
         log.exception("warming the model up failed")
 

@@ -182,4 +182,8 @@ _V6 = (
     "ALTER TABLE turns ADD COLUMN memory TEXT NOT NULL DEFAULT '[]'",  # the facts its prompt held
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
+# What each answer is (quoted, written, refused…): shown again on reopening, and a saved conversation's
+# refusals and confirmations are marked as no evidence (issue #24).
+_V7 = ("ALTER TABLE turns ADD COLUMN kind TEXT NOT NULL DEFAULT ''",)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)

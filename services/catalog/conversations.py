@@ -25,8 +25,8 @@ class ConversationsTable(Table):
         with self._write() as conn:
             cursor = conn.execute(
                 "INSERT INTO turns (thread_id, question, retrieval_query, answer, sources, provenance, main_note,"
-                " model, backend, timings, created_at, prompt, web, error, finish_reason, memory)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " model, backend, timings, created_at, prompt, web, error, finish_reason, memory, kind)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     turn.thread_id,
                     turn.question,
@@ -44,6 +44,7 @@ class ConversationsTable(Table):
                     turn.error,
                     turn.finish_reason,
                     json.dumps([m.model_dump() for m in turn.memory], ensure_ascii=False),
+                    turn.kind.value if turn.kind else "",
                 ),
             )
             stamp = turn.created_at.isoformat()
@@ -92,5 +93,6 @@ def _turn(row: object) -> Turn:
     data["sources"] = [Source.model_validate(s) for s in json.loads(data["sources"])]
     data["timings"] = json.loads(data["timings"])
     data["memory"] = json.loads(data.get("memory") or "[]")
+    data["kind"] = data.get("kind") or None
     data["created_at"] = datetime.fromisoformat(data["created_at"])
     return Turn.model_validate(data)

@@ -88,6 +88,24 @@ class Provenance(StrEnum):
     NONE = "none"  # nothing found anywhere: the honest "not in your vault"
 
 
+class AnswerKind(StrEnum):
+    """What an answer is: quoted from the notes (no model), written by the model, a refusal, a list of notes,
+    a memory or reminder reply, or a failure (``obsirag ask --json``'s ``kind``)."""
+
+    QUOTED = "quoted"
+    WRITTEN = "written"
+    REFUSED = "refused"
+    LISTING = "listing"
+    MEMORY = "memory"
+    FAILED = "failed"
+
+    @property
+    def evidence(self) -> bool:
+        """Whether a saved conversation's turn of this kind may be read as evidence (the assistant's own
+        confirmations, refusals and failures never are)."""
+        return self in (AnswerKind.QUOTED, AnswerKind.WRITTEN, AnswerKind.LISTING)
+
+
 class Source(BaseModel):
     """One cited source of an answer: a vault note (``path``) or a web page (``url``)."""
 
@@ -146,6 +164,7 @@ class Turn(AnswerMarks, BaseModel):
     error: str = ""  # the question failed: what the user was told (the answer is then empty or partial)
     finish_reason: str | None = None  # "length": the answer stopped at the token cap
     memory: list[MemoryUse] = Field(default_factory=list)  # remembered facts its prompt held
+    kind: AnswerKind | None = None  # None: a turn from before kinds were recorded
 
 
 class Thread(BaseModel):

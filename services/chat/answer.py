@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from services.catalog.models import AnswerEntity, AnswerMarks, MemoryUse, Provenance, Source
+from services.catalog.models import AnswerEntity, AnswerKind, AnswerMarks, MemoryUse, Provenance, Source
 from services.chat.query import QueryPlan
 
 
@@ -30,6 +30,7 @@ class ChatAnswer(AnswerMarks, BaseModel):
     finish_reason: str | None = None  # "length": the answer stopped at the token cap
     grounding: dict[str, Any] | None = None  # the guard's decision and evidence (``Grounding.explain``)
     memory: list[MemoryUse] = Field(default_factory=list)  # remembered facts the prompt held ("mémoire utilisée")
+    kind: AnswerKind | None = None  # quoted from the notes, written by the model, refused…
 
 
 class ChatEvent(BaseModel):

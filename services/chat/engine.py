@@ -12,23 +12,27 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 
 from services.catalog import Catalog
-from services.catalog.models import Provenance, Source, Thread, Turn
+from services.catalog.models import AnswerKind, Provenance, Source, Thread
 from services.chat import prompts
 from services.chat.answer import ChatAnswer, ChatEvent
 from services.chat.context import ContextBlock, pack_context
+from services.chat.evidence import below_notes
 from services.chat.grounding import Grounding, assess, combine_parts, split_question
 from services.chat.grounding_check import check_enabled, run_check
+from services.chat.history import HISTORY_TURNS, answered, brief_history, topic_history
 from services.chat.listing import answer_listing, batch_blocks, notes_in_range
 from services.chat.prepared import Prepared
-from services.chat.prompt_fit import PromptFit, exchange
+from services.chat.prompt_fit import PromptFit
 from services.chat.query import Intent, QueryPlan, understand
+from services.chat.quoting import ScoreFn, quote_answer, quote_notes
+from services.chat.record import record_answer
 from services.chat.web_answer import FRAME_TOKENS, WebAnswer
 from services.chat.websearch import WebSearch
 from services.config import Settings
-from services.indexing.entities import answer_entities
+from services.llm.capability import model_writes
 from services.llm.client import CancelScope, Generator
 from services.llm.limits import prompt_limits, token_budget
 from services.llm.models import ChatMessage, GenerationError, GenerationRequest, Priority, StreamEvent
@@ -38,7 +42,6 @@ from services.retrieval.search import SearchRequest, SearchResponse
 
 log = logging.getLogger(__name__)
 SearchFn = Callable[[SearchRequest], SearchResponse]
-HISTORY_TURNS = 3
 RETRIEVE_K = 8
 
 
@@ -51,15 +54,18 @@ class ChatEngine:
         web: WebSearch,
         catalog: Catalog,
         memory: ChatMemory | None = None,
+        score: ScoreFn | None = None,
     ) -> None:
         """``generator``: every generation of a question goes through it; what its worker publishes (the
-        prompt budget, the answer cap) wins over this process's settings."""
+        prompt budget, the answer cap, whether the model writes) wins over this process's settings.
+        ``score``: how close sentences are to a question (the indexer's model), for quoted answers."""
         self.settings = settings
         self.search = search
         self.generator = generator
         self.web = web
         self.catalog = catalog
         self.memory = memory or ChatMemory(settings, catalog)
+        self.score = score
 
     def ask(
         self,
@@ -69,6 +75,7 @@ class ChatEngine:
         now: datetime | None = None,
         read_web_pages: bool = False,
         scope: CancelScope | None = None,
+        write: bool | None = None,
     ) -> Iterator[ChatEvent]:
         """Answer ``question`` (continuing ``thread_id`` when given), streaming events.
 
@@ -79,8 +86,11 @@ class ChatEngine:
         one model call, instead of relying on search snippets; slower, so for the learner rather than a chat.
 
         ``scope``: the question's generations, stopped together (the web's stop button).
+
+        ``write``: the model writes the answer (True), or it is quoted from the notes (False); None: as the
+        model can (``services.llm.capability``: the bundled model's answers are quoted).
         """
-        prepared = self.prepare(question, thread_id, use_web, now, scope)
+        prepared = self.prepare(question, thread_id, use_web, now, scope, write)
         self.second_check(prepared, use_web)
         if prepared.text:
             yield ChatEvent(kind="token", text=prepared.text)
@@ -131,17 +141,23 @@ class ChatEngine:
         use_web: bool | None = None,
         now: datetime | None = None,
         scope: CancelScope | None = None,
+        write: bool | None = None,
     ) -> Prepared:
-        """Plan, retrieve and build the prompt; no generation (a long summary's map step runs in ``ask``)."""
+        """Plan, retrieve and build the prompt (or the quoted answer); no generation (a long summary's map
+        step runs in ``ask``)."""
         now = now or datetime.now().astimezone()
         started = time.perf_counter()
         thread = self._thread(thread_id, question, now)
-        limits = prompt_limits(self.settings, self.generator.state())
-        plan = understand(question, now, *_history(thread))
-        fit = PromptFit(limits, plan.language, plan.question, _brief_history(thread))
+        state = self.generator.state()
+        limits = prompt_limits(self.settings, state)
+        plan = understand(question, now, *topic_history(thread))
+        fit = PromptFit(limits, plan.language, plan.question, brief_history(thread))
         prepared = Prepared(plan, thread, started, fit, scope=scope)
+        published = state.capability.can_write if state and state.capability else None
+        prepared.writes = write if write is not None else model_writes(self.settings, published)
         if (reply := self.memory.reply(question, thread.id, plan.language, now)) is not None:
             prepared.text = reply  # "retiens que …", "oublie que …", a reminder: no model, no retrieval
+            prepared.kind = AnswerKind.MEMORY
         elif prepared.plan.intent == Intent.LIST:
             self._prepare_listing(prepared)
         elif prepared.plan.intent == Intent.SUMMARY and (prepared.plan.since or _asks_latest(prepared.plan)):
@@ -159,20 +175,25 @@ class ChatEngine:
             _refuse(prepared, use_web)
             return
         main = grounding.main
+        prepared.provenance = Provenance.VAULT
+        prepared.main_note = main.path if main else None
+        remembered = self.memory.for_prompt(plan.question, plan.language, prepared.memory_matches)
+        prepared.memory = remembered.uses
+        if not prepared.writes:  # the notes' own sentences, at once
+            quote = quote_answer(self.settings, plan.question, plan.language, grounding, self.score)
+            prepared.text, prepared.sources = _missing_parts(grounding, plan.language) + quote.text, quote.sources
+            prepared.kind = AnswerKind.QUOTED
+            return
         label = prompts.QUESTION[plan.language]
         fit = prepared.fit
-        fit.continue_verbatim(_answered(prepared.thread)[-HISTORY_TURNS:])
-        remembered = self.memory.for_prompt(plan.question, plan.language, prepared.memory_matches)
+        fit.continue_verbatim(answered(prepared.thread)[-HISTORY_TURNS:])
         room = fit.room(label) - remembered.tokens(fit.limits.count)
         blocks = pack_context(self.settings, grounding.results, main, room, fit.limits.count)
         reused, blocks = fit.split_known(blocks, prepared.thread.turns)
         blocks = fit.within_limits(blocks, label)
         prepared.text = _caveat(grounding, blocks, plan.language)
         prepared.sources = reused + _vault_sources(blocks)
-        prepared.provenance = Provenance.VAULT
-        prepared.main_note = main.path if main else None
         prepared.messages = remembered.into(prepared.fit.messages(blocks, label))
-        prepared.memory = remembered.uses
 
     def second_check(self, prepared: Prepared, use_web: bool | None = None) -> None:
         """The model's word on the excerpts the guard let through (``grounding_check``): "no" → the refusal."""
@@ -208,16 +229,20 @@ class ChatEngine:
         prepared.text = "\n".join([header, *lines])
         prepared.sources = prepared.notes = notes
         prepared.provenance = Provenance.VAULT if notes else Provenance.NONE
+        prepared.kind = AnswerKind.LISTING if notes else AnswerKind.REFUSED
 
     def _prepare_summary(self, prepared: Prepared) -> None:
         lang = prepared.plan.language
         blocks = notes_in_range(self.catalog, self.settings, prepared.plan)
         prepared.lap("retrieval_ms")
         if not blocks:
-            prepared.text = prompts.NO_NOTES_IN_RANGE[lang]
+            prepared.text, prepared.kind = prompts.NO_NOTES_IN_RANGE[lang], AnswerKind.REFUSED
             return
         prepared.sources = prepared.notes = _vault_sources(blocks)
         prepared.provenance = Provenance.VAULT
+        if not prepared.writes:  # each note's opening sentences, at once
+            prepared.text, prepared.kind = quote_notes(blocks, lang), AnswerKind.QUOTED
+            return
         batches = batch_blocks(blocks, token_budget(self.settings, FRAME_TOKENS, prepared.limits))
         if len(batches) > 1:  # too long for one prompt: ``ask`` map-reduces
             prepared.map_batches = batches
@@ -234,12 +259,24 @@ class ChatEngine:
     def _retrieve(self, prepared: Prepared, query: str, k: int = RETRIEVE_K, memory: bool = False) -> SearchResponse:
         plan = prepared.plan
         request = SearchRequest(
-            query=query, k=k, tags=plan.tags, folders=plan.folders, types=plan.types,
-            since=plan.since, until=plan.until, parse_dates=False, memory=memory, guard_order=True,
-        )  # fmt: skip
+            query=query,
+            k=k,
+            tags=plan.tags,
+            folders=plan.folders,
+            types=plan.types,
+            since=plan.since,
+            until=plan.until,
+            parse_dates=False,
+            memory=memory,
+            guard_order=True,
+        )
         response = self.search(request)
+        response.results = below_notes(response.results, self._linked)  # a saved conversation never outranks its notes
         prepared.lap("retrieval_ms")
         return response
+
+    def _linked(self, path: str) -> set[str]:
+        return {link.target_path for link in self.catalog.outlinks(path) if link.target_path}
 
     def _partial_summary(self, prepared: Prepared, n: int, batch: list[ContextBlock]) -> ContextBlock:
         lang = prepared.plan.language
@@ -260,27 +297,7 @@ class ChatEngine:
         return prompt_limits(self.settings, self.generator.state()).answer_tokens
 
     def _finish(self, prepared: Prepared, generated: str, final: StreamEvent | None, error: str = "") -> ChatAnswer:
-        prepared.lap("total_ms")
-        if final is not None and final.tokens_per_s is not None:
-            prepared.timings["tokens_per_s"] = final.tokens_per_s
-        turn = Turn(
-            thread_id=prepared.thread.id, question=prepared.plan.question,
-            retrieval_query=prepared.plan.retrieval_query, answer=(prepared.text + generated).strip(),
-            sources=prepared.sources, provenance=prepared.provenance, main_note=prepared.main_note,
-            model=final.model if final else None, backend=final.backend if final else None,
-            timings=prepared.timings, created_at=datetime.now(UTC), web=prepared.web,
-            finish_reason=final.finish_reason if final else None, error=error,
-            prompt=prepared.messages[-1].content if prepared.messages else "", memory=prepared.memory,
-        )  # fmt: skip
-        turn_id = self.catalog.add_turn(turn)
-        entities = answer_entities(self.catalog, [s.path for s in turn.sources if s.path])
-        return ChatAnswer(
-            thread_id=turn.thread_id, turn_id=turn_id, question=turn.question, answer=turn.answer,
-            sources=turn.sources, provenance=turn.provenance, main_note=turn.main_note, notes=prepared.notes,
-            entities=entities, model=turn.model, backend=turn.backend, timings=turn.timings, plan=prepared.plan,
-            read_urls=prepared.read_urls, web=turn.web, finish_reason=turn.finish_reason,
-            grounding=prepared.grounding.explain() if prepared.grounding else None, memory=prepared.memory,
-        )  # fmt: skip
+        return record_answer(self.catalog, prepared, generated, final, error)
 
     def _thread(self, thread_id: str | None, question: str, now: datetime) -> Thread:
         if thread_id:
@@ -291,33 +308,22 @@ class ChatEngine:
         return self.catalog.get_thread(self.catalog.create_thread(question, now))  # type: ignore[return-value]
 
 
-def _brief_history(thread: Thread) -> list[ChatMessage]:
-    """Earlier turns as question and answer only (a new reading of them)."""
-    return [m for t in _answered(thread)[-HISTORY_TURNS:] for m in exchange(t.question, t.answer)]
-
-
-def _history(thread: Thread) -> tuple[list[str], str]:
-    """Previous retrieval queries, and the title of the last main note: the topic a follow-up leans on."""
-    turns = _answered(thread)[-HISTORY_TURNS:]
-    queries = [t.retrieval_query or t.question for t in turns]
-    topic = next((s.title for t in reversed(turns) for s in t.sources if s.primary), "")
-    return queries, topic
-
-
-def _answered(thread: Thread) -> list[Turn]:
-    """The turns a follow-up leans on: a failed question has no answer to continue."""
-    return [t for t in thread.turns if not t.error]
-
-
 def _asks_latest(plan: QueryPlan) -> bool:
     return any(w in plan.question.lower() for w in ("dernières", "latest", "recent"))
+
+
+def _missing_parts(grounding: Grounding, language: str) -> str:
+    """What a two-part question's vault lacks, said before the answer ("" when nothing)."""
+    if not grounding.missing_parts:
+        return ""
+    missing = " ; ".join(f"« {part} »" for part in grounding.missing_parts)
+    return prompts.PARTIAL[language].format(missing=missing) + "\n\n"
 
 
 def _caveat(grounding: Grounding, blocks: list[ContextBlock], language: str) -> str:
     """Said before the answer: what a two-part question's vault lacks, or that several notes share the answer."""
     if grounding.missing_parts:
-        missing = " ; ".join(f"« {part} »" for part in grounding.missing_parts)
-        return prompts.PARTIAL[language].format(missing=missing) + "\n\n"
+        return _missing_parts(grounding, language)
     cited = {c.path for c in grounding.candidates}
     notes = [f"[[{b.title}]] [{b.n}]" for b in blocks if b.path in cited]
     return prompts.SEVERAL_NOTES[language].format(notes=", ".join(notes)) + "\n\n" if len(notes) > 1 else ""
@@ -326,6 +332,7 @@ def _caveat(grounding: Grounding, blocks: list[ContextBlock], language: str) -> 
 def _refuse(prepared: Prepared, use_web: bool) -> None:
     """The vault does not answer: the refusal said at once, then the web when allowed."""
     prepared.text = prompts.NOT_IN_VAULT[prepared.plan.language]
+    prepared.kind = AnswerKind.REFUSED
     prepared.try_web = use_web
     prepared.sources, prepared.main_note, prepared.messages, prepared.memory = [], None, None, []
     prepared.provenance = Provenance.NONE

@@ -12,7 +12,8 @@ import yaml
 from pydantic import BaseModel, Field
 
 from services import vault
-from services.catalog.models import Provenance, Source, Thread
+from services.catalog.models import Provenance, Source, Thread, Turn
+from services.indexing.conversations import NOT_EVIDENCE
 from services.vault.artifacts import generated_path, slugify
 
 PROVENANCE_LABELS = {
@@ -75,9 +76,18 @@ def render_thread(thread: Thread, now: datetime) -> str:
     for turn in thread.turns:
         lines += [f"## {turn.question}", "", turn.answer, ""]
         lines += [f"*Provenance : {PROVENANCE_LABELS[turn.provenance]}*", ""]
+        if not is_evidence(turn):
+            lines += [NOT_EVIDENCE, ""]
         if turn.sources:
             lines += ["Sources :", *[f"- {_source_link(s)}" for s in turn.sources], ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def is_evidence(turn: Turn) -> bool:
+    """A turn a later question may be answered from: not a confirmation, a refusal or a failure."""
+    if turn.kind is not None:
+        return turn.kind.evidence
+    return not turn.error and turn.provenance != Provenance.NONE  # a turn from before kinds were recorded
 
 
 def _source_link(source: Source) -> str:

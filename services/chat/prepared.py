@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
-from services.catalog.models import MemoryUse, Provenance, Source, Thread
+from services.catalog.models import AnswerKind, MemoryUse, Provenance, Source, Thread
 from services.chat.context import ContextBlock
 from services.chat.grounding import Grounding
 from services.chat.prompt_fit import PromptFit
@@ -40,6 +40,8 @@ class Prepared:
     memory: list[MemoryUse] = field(default_factory=list)
     memory_matches: list[MemoryMatch] = field(default_factory=list)  # facts the search found close in meaning
     scope: CancelScope | None = None  # every generation of this question (stopped together)
+    writes: bool = True  # the model writes the answer; False: it is quoted from the notes, without a model
+    kind: AnswerKind | None = None  # None until decided: a model call makes it "written"
 
     def lap(self, name: str) -> None:
         self.timings[name] = round((time.perf_counter() - self.started) * 1000, 2)

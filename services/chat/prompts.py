@@ -52,6 +52,19 @@ LIST_EMPTY = {
     "fr": "Aucune note de ton coffre n'en parle.",
     "en": "No note in your vault mentions it.",
 }
+QUOTED_INTRO = {"fr": "D'après tes notes :", "en": "From your notes:"}
+QUOTED_MISSING = {
+    "fr": "Je ne trouve rien sur {names} dans ces passages.",
+    "en": "I find nothing about {names} in these passages.",
+}
+QUOTED_SUMMARY = {"fr": "Ce que tu as écrit sur la période :", "en": "What you wrote in that period:"}
+QUOTED_LABEL = {  # under a quoted answer: what it is, and how to get written ones
+    "fr": "Réponse citée de tes notes, sans modèle : le modèle configuré est trop petit pour rédiger. Pour des "
+    "réponses rédigées, choisis un modèle plus grand (OBSIRAG_LLM_MODEL, tableau par plateforme du README), ou "
+    "coche « rédiger avec le modèle ».",
+    "en": "Quoted from your notes, without a model: the configured model is too small to write. For written "
+    "answers, choose a larger model (OBSIRAG_LLM_MODEL, the README's per-platform table), or use --write.",
+}
 
 SYSTEM = {
     "fr": (

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from services.catalog.models import Provenance, Source
+from services.catalog.models import AnswerKind, Provenance, Source
 from services.chat import prompts
 from services.chat.context import ContextBlock
 from services.chat.prepared import Prepared
@@ -60,8 +60,12 @@ class WebAnswer:
             ContextBlock(i + 1, r.url, r.title, "", _clip(text, share))
             for i, (r, text) in enumerate(zip(results, texts, strict=True))
         ]
-        prepared.messages = prepared.fit.messages(blocks, prompts.QUESTION[lang])
         intro = f"\n\n{prompts.WEB_INTRO[lang]} "
+        if prepared.writes:
+            prepared.messages = prepared.fit.messages(blocks, prompts.QUESTION[lang])
+        else:  # the results' own words, each with its citation
+            intro += "\n\n" + "\n\n".join(f"> {' '.join(b.text.split())}\n\n— {b.title} [{b.n}]" for b in blocks)
+            prepared.kind = AnswerKind.QUOTED
         prepared.text += intro
         return intro
 

@@ -21,13 +21,14 @@ from services.catalog.problems import OUTSIDE_VAULT
 from services.config import Settings
 from services.indexing.batching import embed_texts
 from services.indexing.chunking import Chunk, chunk_note, embedding_text
+from services.indexing.conversations import evidence_body
 from services.indexing.entities import payload_names
 from services.indexing.points import note_points
 from services.retrieval.embedding import Embedder
 from services.retrieval.embedding_cache import EmbeddingCache
 from services.retrieval.models import StorePoint
 from services.retrieval.store import ModelMismatchError, VectorStore
-from services.vault.models import ParsedNote
+from services.vault.models import NoteType, ParsedNote
 
 log = logging.getLogger(__name__)
 
@@ -168,6 +169,8 @@ class IndexPipeline:
         return _Prepared(note, chunks, self._texts(note, chunks))
 
     def _chunk(self, note: ParsedNote) -> list[Chunk]:
+        if note.note_type == NoteType.CONVERSATION:  # the assistant's own replies are no evidence
+            note = note.model_copy(update={"body": evidence_body(note.body)})
         return chunk_note(note, self.counter, self.max_tokens, self.settings.chunk_overlap_tokens)
 
     def _texts(self, note: ParsedNote, chunks: list[Chunk]) -> list[str]:

@@ -25,6 +25,19 @@ class TokenCounts:
 PromptProgress = Callable[[int, int], None]  # (prompt tokens read, prompt tokens in all)
 
 
+@dataclass(frozen=True)
+class Decoding:
+    """Repetition control every generation is decoded with (the worker's settings): a small model at
+    temperature 0 otherwise loops on a line."""
+
+    repetition_penalty: float = 1.0  # mlx-lm's logits processor (1.0: off)
+    repetition_context: int = 64  # tokens it looks back over
+    frequency_penalty: float = 0.0  # an OpenAI-compatible server's parameter (0: not sent)
+
+
+NO_REPETITION_CONTROL = Decoding()  # structured output (JSON repeats its keys), and the default
+
+
 class TextStream:
     """Text pieces of one generation; ``counts`` is final once iteration ends (or ``close()`` is called)."""
 
@@ -99,6 +112,7 @@ class Backend:
 
     def __init__(self, model: str) -> None:
         self.model = model
+        self.decoding = NO_REPETITION_CONTROL
         self.blas: str | None = None
         self.tokenizer_path: str | None = None  # the model's tokenizer.json, when the caller can read it
 
@@ -123,12 +137,15 @@ class Backend:
         stop: Sequence[str] = (),
         on_prompt: PromptProgress | None = None,
         prompt_step: int | None = None,
+        decoding: Decoding | None = None,
     ) -> TextStream:
         """``on_prompt(read, total)`` is called while the prompt is read, ``prompt_step`` tokens at a time
-        where the backend reads it in pieces (an exception it raises aborts the generation)."""
+        where the backend reads it in pieces (an exception it raises aborts the generation); ``decoding``:
+        this request's repetition control (default: the backend's)."""
         self.load()
         counts = TokenCounts()
-        pieces = self._generate(list(messages), max_tokens, temperature, stop, counts, on_prompt, prompt_step)
+        decoding = decoding or self.decoding
+        pieces = self._generate(list(messages), max_tokens, temperature, stop, counts, on_prompt, prompt_step, decoding)
         return TextStream(pieces, counts, stop)
 
     def _generate(
@@ -140,6 +157,7 @@ class Backend:
         counts: TokenCounts,
         on_prompt: PromptProgress | None = None,
         prompt_step: int | None = None,
+        decoding: Decoding = NO_REPETITION_CONTROL,
     ) -> Iterator[str]:
         """Yield text pieces and keep ``counts`` up to date; ``stop`` is a hint (TextStream enforces it)."""
         raise NotImplementedError

@@ -8,11 +8,11 @@ import gc
 import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from services.llm.backend import Backend, PromptProgress, TokenCounts
+from services.llm.backend import NO_REPETITION_CONTROL, Backend, Decoding, PromptProgress, TokenCounts
 from services.llm.bundled import ensure_converted, is_bundled
 from services.llm.models import ChatMessage
 from services.llm.prompt_cache import PromptCache
@@ -75,6 +75,24 @@ def prefer_fast_blas(choice: BlasChoice = "auto", threads: int = 1) -> str | Non
         _bound = str(library)
         return _bound
     return None
+
+
+def answer_penalty(decoding: Decoding, prompt_tokens: int) -> Callable[[Any, Any], Any]:
+    """mlx-lm's repetition penalty over the answer's own tokens only: the excerpts' words in the prompt are
+    what an answer should repeat (mlx-lm's processors see the prompt's tokens too)."""
+    from mlx_lm.sample_utils import make_repetition_penalty
+
+    penalise = make_repetition_penalty(decoding.repetition_penalty, decoding.repetition_context)
+    return lambda tokens, logits: penalise(tokens[prompt_tokens:], logits)
+
+
+def _decoding_options(decoding: Decoding, prompt_tokens: int, prompt_step: int | None) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if decoding.repetition_penalty != 1.0:  # a token the answer just wrote weighs less: no loop at temperature 0
+        options["logits_processors"] = [answer_penalty(decoding, prompt_tokens)]
+    if prompt_step:  # pieces of the prompt: between two, the caller may stop the generation
+        options["prefill_step_size"] = prompt_step
+    return options
 
 
 def resolve_model(model: str, cache: Path) -> str:
@@ -155,6 +173,7 @@ class MLXBackend(Backend):
         counts: TokenCounts,
         on_prompt: PromptProgress | None = None,
         prompt_step: int | None = None,
+        decoding: Decoding = NO_REPETITION_CONTROL,
     ) -> Iterator[str]:
         from mlx_lm import stream_generate
         from mlx_lm.sample_utils import make_sampler
@@ -167,13 +186,8 @@ class MLXBackend(Backend):
         tokens = self.prompt_tokens(messages)
         cache, reused = self.prompt_cache.take(self._model, tokens)
         counts.cached_tokens = reused
-        options: dict[str, Any] = {
-            "sampler": make_sampler(temp=temperature),
-            "prompt_progress_callback": progress,
-            "prompt_cache": cache,
-        }
-        if prompt_step:  # pieces of the prompt: between two, the caller may stop the generation
-            options["prefill_step_size"] = prompt_step
+        options: dict[str, Any] = {"sampler": make_sampler(temp=temperature), "prompt_progress_callback": progress}
+        options |= _decoding_options(decoding, len(tokens) - reused, prompt_step) | {"prompt_cache": cache}
         responses = stream_generate(self._model, self._tokenizer, tokens[reused:], max_tokens, **options)
         generated: list[int] = []
         try:

@@ -28,6 +28,9 @@ class GenerationRequest(BaseModel):
     temperature: float = 0.0
     priority: Priority = Priority.CHAT
     stop: list[str] = Field(default_factory=list)
+    # JSON or another structured output: decoded without repetition control and never stopped as a loop
+    # (its keys come back on every item).
+    structured: bool = False
     submitted_at: float | None = None  # epoch seconds, set by the client; gives the time spent queued
     # Set by a client that keeps a heartbeat key alive while it waits: the worker drops the request
     # when that key expires (the caller was killed or gave up without cancelling).
@@ -41,7 +44,7 @@ class StreamEvent(BaseModel):
     kind: Literal["token", "progress", "done", "error"]
     text: str = ""
     prompt_done: int = 0  # progress: prompt tokens read so far, of ``prompt_tokens``
-    finish_reason: str | None = None  # "stop", "length", "cancelled"
+    finish_reason: str | None = None  # "stop", "length", "cancelled", "repetition" or "echo" (stopped by the worker)
     prompt_tokens: int = 0
     cached_tokens: int = 0  # done: prompt tokens taken from the cache of an earlier request, not read again
     completion_tokens: int = 0
@@ -73,6 +76,16 @@ class GenerationResult(BaseModel):
     backend: str | None
 
 
+class Capability(BaseModel):
+    """Whether the model writes the chat's answers, and how that is known (``services.llm.capability``)."""
+
+    can_write: bool | None  # None: not known yet (the check runs, or could not run)
+    reason: Literal["bundled", "setting", "check", "checking", "unchecked"]
+    passed: int = 0  # probes passed, of ``probes`` (``reason == "check"``)
+    probes: int = 0
+    detail: str = ""  # what went wrong: the first failed probe's reply, or the check's error
+
+
 class WorkerState(BaseModel):
     """What the mlx worker publishes with its heartbeat (``obsirag status``, the dashboard)."""
 
@@ -93,6 +106,7 @@ class WorkerState(BaseModel):
     answer_tokens: int | None = None  # most tokens an answer should ask for (the worker's settings)
     context_tokens: int | None = None  # the worker's context window (prompt + answer)
     tokenizer_path: str | None = None  # the model's tokenizer.json, for callers that count prompt tokens
+    capability: Capability | None = None  # whether the model writes the chat's answers (else they are quoted)
 
 
 class GenerationError(RuntimeError):

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from services.llm.backend import Backend, PromptProgress, TokenCounts
+from services.llm.backend import NO_REPETITION_CONTROL, Backend, Decoding, PromptProgress, TokenCounts
 from services.llm.models import ChatMessage
 
 CONNECT_TIMEOUT = 5.0
@@ -60,6 +60,7 @@ class OpenAIBackend(Backend):
         counts: TokenCounts,
         on_prompt: PromptProgress | None = None,
         prompt_step: int | None = None,
+        decoding: Decoding = NO_REPETITION_CONTROL,
     ) -> Iterator[str]:
         assert self._client is not None
         body: dict[str, Any] = {
@@ -70,6 +71,8 @@ class OpenAIBackend(Backend):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
+        if decoding.frequency_penalty:  # the server's own repetition control
+            body["frequency_penalty"] = decoding.frequency_penalty
         if stop:
             body["stop"] = list(stop)
         pieces = 0

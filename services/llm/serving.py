@@ -21,8 +21,10 @@ from typing import Any, Protocol
 import redis
 
 from services.llm import streams
-from services.llm.backend import Backend, TokenCounts
-from services.llm.models import ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
+from services.llm.backend import NO_REPETITION_CONTROL, Backend, TokenCounts
+from services.llm.capability import remembered_or_checked
+from services.llm.degeneration import DegenerationWatch
+from services.llm.models import Capability, ChatMessage, GenerationRequest, Priority, StreamEvent, WorkerState
 from services.llm.redact import redact_secrets
 
 log = logging.getLogger(__name__)
@@ -88,10 +90,13 @@ class GenerationService:
         *,
         chats: WaitingChats | None = None,
         stopping: threading.Event | None = None,
+        capability: Capability | None = None,
     ) -> None:
         """``chats``: the chat requests waiting in the queue, run between two tokens of a learner request;
-        ``stopping``: set when the process stops (running requests then end with an error)."""
+        ``stopping``: set when the process stops (running requests then end with an error); ``capability``:
+        whether the model writes, as the settings state it (None, or not known: ``check_capability`` settles it)."""
         self.backend = backend
+        self.capability = capability or Capability(can_write=None, reason="checking")
         self.redis = client
         self.idle_unload_seconds = idle_unload_seconds
         self.limits = limits or Limits()
@@ -155,13 +160,21 @@ class GenerationService:
 
         # Whatever asked (chat, learner, memory, MCP), no model reads a key, a password or a card number.
         messages = [m.model_copy(update={"content": redact_secrets(m.content)}) for m in request.messages]
+        decoding = NO_REPETITION_CONTROL if request.structured else None
         text = self.backend.stream(
-            messages, request.max_tokens, request.temperature, request.stop, on_prompt, self.prompt_step()
+            messages, request.max_tokens, request.temperature, request.stop, on_prompt, self.prompt_step(), decoding
+        )
+        watch = (
+            None
+            if request.structured
+            else DegenerationWatch(" ".join(m.content for m in messages if m.role == "system"))
         )
         try:
             for piece in text:
                 stats.token()
                 self._checkpoint(request, stats, StreamEvent(kind="token", text=piece))
+                if watch and (stopped := watch.feed(piece)):  # a loop, or an echo of the instructions: no more
+                    return text.counts, stopped
             return text.counts, None
         except Abandoned:
             return text.counts, "cancelled"
@@ -217,6 +230,15 @@ class GenerationService:
             self._idle_since = time.monotonic()
         log.info("model ready, reads prompts at %.0f tokens/s", self.prompt_rates()[0])
 
+    def check_capability(self) -> None:
+        """Settle whether the model writes the chat's answers (``services.llm.capability``), one generation
+        at a time with the others: from Redis when known, else by the model's answers to three probes."""
+        if self.capability.can_write is not None or self.stopping.is_set():
+            return
+        with self._lock:
+            self.capability = remembered_or_checked(self.backend, self.redis)
+        log.info("model writes answers: %s (%s)", self.capability.can_write, self.capability.reason)
+
     def unload_if_idle(self, now: float | None = None) -> bool:
         """Free the model after ``idle_unload_seconds`` without requests (called by the process's tick)."""
         now = time.monotonic() if now is None else now
@@ -253,6 +275,7 @@ class GenerationService:
             answer_tokens=self.limits.answer_tokens(decode_rate),
             context_tokens=self.limits.context_tokens,
             tokenizer_path=self.backend.tokenizer_path,
+            capability=self.capability,
         )
 
     def details(self) -> dict[str, Any]:

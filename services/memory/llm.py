@@ -47,6 +47,7 @@ def ask_through(generator: Generator, temperature: float = 0.0) -> AskFn:
             max_tokens=max_tokens,
             temperature=temperature,
             priority=Priority.LEARNER,
+            structured=True,  # JSON: its keys repeat on every fact
         )
         result = generator.text(request)
         return Completion(result.text.strip(), result.prompt_tokens, result.completion_tokens)

@@ -12,7 +12,7 @@ embedded once per process), which removes the direction every text shares (docs/
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from pydantic import BaseModel
@@ -82,13 +82,25 @@ class FactVectors:
         self._matrix: tuple[tuple[str, tuple[str, ...]], np.ndarray] | None = None
         self._lock = threading.Lock()
 
-    def matches(self, embedder: Embedder, query_vector: Sequence[float], limit: int = MATCHES) -> list[MemoryMatch]:
+    def matches(
+        self,
+        embedder: Embedder,
+        query_vector: Sequence[float],
+        limit: int = MATCHES,
+        topic: Callable[[], Sequence[float]] | None = None,
+    ) -> list[MemoryMatch]:
         """The confirmed facts whose centred cosine with the query passes the model's ``memory_cosine`` and is
-        within its ``memory_margin`` of the closest fact's; none for a model without a ``memory_cosine``."""
+        within its ``memory_margin`` of the closest fact's; none for a model without a ``memory_cosine``.
+
+        ``topic``: the query read with what it is about (its best note's title), embedded only when there are
+        facts; a fact close to either counts (« que pourrais-je cuisiner ce soir ? » under « Menus de la
+        semaine » is about food, which « je suis végétarien » bears on)."""
         cal = calibration(embedder.name)
         if cal.memory_cosine is None or not (facts := self.memory.confirmed_sentences()):
             return []
         cosines = self.cosines(embedder, query_vector, [text for _, text in facts])
+        if topic is not None:
+            cosines = np.maximum(cosines, self.cosines(embedder, topic(), [text for _, text in facts]))
         # A match is also close to the question's best one: a question about food lets in the closest food
         # fact, not every fact that mentions a meal (bench/memory_recall.py: 3 % of unrelated pairs → 0.8 %).
         floor = max(cal.memory_cosine, float(cosines.max()) - cal.memory_margin)

@@ -133,7 +133,7 @@ class SearchEngine:
         self._read_whole([note.best for note in notes])
         results = [_result(note, text) for note in notes]
         searched = time.perf_counter()
-        facts = self.memory.matches(self.embedder, vector) if request.memory and self.memory else []
+        facts = self._facts(request, vector, text, results)
         done = time.perf_counter()
         timings = {"embed": (embedded - started) * 1000, "total": (done - started) * 1000}
         if request.memory:
@@ -147,6 +147,15 @@ class SearchEngine:
             timings_ms=timings,
             memory=facts,
         )
+
+    def _facts(
+        self, request: SearchRequest, vector: Sequence[float], text: str, results: list[SearchResult]
+    ) -> list[MemoryMatch]:
+        """The confirmed facts close to the query, or to the query under its best note's title (the chat's memory)."""
+        if not request.memory or self.memory is None:
+            return []
+        topic = (lambda: self.embedder.encode_query(f"{results[0].title} : {text}")) if results else None
+        return self.memory.matches(self.embedder, vector, topic=topic)
 
     @property
     def dense_weight(self) -> float:

@@ -25,4 +25,7 @@ def build_chat_engine(
     catalog = catalog or Catalog(settings.catalog_path)
     web = web_search or make_web_search(settings)
     # The budget comes from the running worker (its settings, its measured speed), not from this process.
-    return ChatEngine(settings, client.search, generator or client.generation, web, catalog)
+    # Quoted answers score their sentences with the indexer's embedding model (it holds the only copy).
+    return ChatEngine(
+        settings, client.search, generator or client.generation, web, catalog, score=client.score_sentences
+    )

@@ -121,6 +121,10 @@ class SystemClient:
         result = self._wait(self.queues.run_search(request.model_dump(mode="json")))
         return SearchResponse.model_validate(result)
 
+    def score_sentences(self, query: str, sentences: list[str]) -> list[float]:
+        """How close each sentence is to ``query`` in meaning, by the indexer's embedding model."""
+        return [float(score) for score in self._wait(self.queues.score_sentences(query, sentences))]
+
     def similar_notes(self, path: str, threshold: float, limit: int) -> list[tuple[str, float]]:
         """The user notes closest to ``path`` (cosine at least ``threshold``), served by the indexer."""
         return [(other, score) for other, score in self._wait(self.queues.similar_notes(path, threshold, limit))]

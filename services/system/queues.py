@@ -31,6 +31,7 @@ class IndexerTasks(Protocol):
     def search(self, request: dict[str, Any]) -> dict[str, Any]: ...
     def apply_entities(self, path: str) -> int: ...
     def similar_notes(self, path: str, threshold: float, limit: int) -> list[list[Any]]: ...
+    def score_sentences(self, query: str, sentences: list[str]) -> list[float]: ...
 
 
 class NerTasks(Protocol):
@@ -91,6 +92,9 @@ class Queues:
         self.run_search = search.task(name="run_search", expires=30)(lambda request: self._indexer().search(request))
         self.similar_notes = search.task(name="similar_notes", expires=60)(
             lambda path, threshold, limit: self._indexer().similar_notes(path, threshold, limit)
+        )
+        self.score_sentences = search.task(name="score_sentences", expires=30)(
+            lambda query, sentences: self._indexer().score_sentences(query, sentences)
         )
         self.extract_entities = enrich.task(name="extract_entities", **retry)(
             lambda path: self._ner().extract_entities(path)

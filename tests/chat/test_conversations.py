@@ -9,8 +9,12 @@ import pytest
 import yaml
 
 from services.catalog import Catalog
-from services.catalog.models import Provenance, Source, Thread, Turn
+from services.catalog.models import AnswerKind, Provenance, Source, Thread, Turn
+from services.chat.evidence import below_notes
 from services.chat.export import export_thread, read_export, render_thread
+from services.chat.prompts import NOT_IN_VAULT
+from services.indexing.conversations import NOT_EVIDENCE, evidence_body
+from services.retrieval.search import SearchResult
 from services.vault.artifacts import generated_path, slugify
 from tests.conftest import tree_hashes
 
@@ -100,3 +104,57 @@ def test_generated_paths_cannot_escape_the_obsirag_folder(tmp_path: Path) -> Non
         generated_path(tmp_path, "../Notes/mine.md")
     assert slugify("L'été à Paris : «notes» & co — 2026!") == "Lété_à_Paris_notes_co_2026"
     assert len(slugify("x" * 200)) == 60
+
+
+def test_the_assistant_s_own_replies_are_marked_and_left_out_of_the_index(catalog: Catalog, tmp_path: Path) -> None:
+    """A saved « retiens que … » or refusal never answers a later question in place of the notes."""
+    thread_id = catalog.create_thread("retiens que je suis végétarien", NOW)
+    for question, answer, kind, provenance in [
+        ("retiens que je suis végétarien", "C'est noté : moi — suis : végétarien.", AnswerKind.MEMORY, Provenance.NONE),
+        ("quelle est la capitale du Pérou ?", NOT_IN_VAULT["fr"], AnswerKind.REFUSED, Provenance.NONE),
+        (
+            "et la ratatouille ?",
+            "D'après tes notes :\n\n> Les légumes cuits à part.\n\n— Ratatouille [1]",
+            AnswerKind.QUOTED,
+            Provenance.VAULT,
+        ),
+    ]:
+        catalog.add_turn(
+            Turn(
+                thread_id=thread_id, question=question, answer=answer, provenance=provenance, kind=kind, created_at=NOW
+            )
+        )
+    thread = catalog.get_thread(thread_id)
+    assert [t.kind for t in thread.turns] == [AnswerKind.MEMORY, AnswerKind.REFUSED, AnswerKind.QUOTED]
+    text = export_thread(tmp_path / "vault", thread, NOW).read_text(encoding="utf-8")
+    assert text.count(NOT_EVIDENCE) == 2
+    body = evidence_body(text.split("---\n", 2)[2].strip())
+    assert "végétarien" not in body.split("\n", 1)[1] and "Pérou" not in body  # the title line stays
+    assert "## et la ratatouille ?" in body and "> Les légumes cuits à part." in body
+
+
+def test_an_export_older_than_the_mark_drops_its_turns_without_provenance() -> None:
+    body = (
+        "# Fil\n\n## retiens que j'aime le thé\n\nC'est noté.\n\n*Provenance : Aucune*\n\n"
+        "## et Atlas ?\n\nDix-huit mois [1].\n\n*Provenance : Coffre*\n"
+    )
+    assert evidence_body(body) == "# Fil\n\n## et Atlas ?\n\nDix-huit mois [1].\n\n*Provenance : Coffre*\n"
+
+
+def test_a_saved_conversation_ranks_below_the_note_it_quotes() -> None:
+    def hit(path: str, score: float, note_type: str = "note") -> SearchResult:
+        return SearchResult(
+            path=path, title=path, score=score, heading="", snippet="", chunk_index=0, note_type=note_type
+        )
+
+    saved = "obsirag/conversations/a.md"
+    quotes = {saved: {"Projets/Projet Atlas.md"}}.get
+    # Its title is the question asked again: it scores far above the note it quoted, and still goes below it.
+    results = [hit(saved, 3.1, "conversation"), hit("Réunions/Revue.md", 1.7), hit("Projets/Projet Atlas.md", 1.2)]
+    ranked = below_notes(results, lambda path: quotes(path, set()))
+    assert [r.path for r in ranked] == ["Réunions/Revue.md", "Projets/Projet Atlas.md", saved]
+    assert ranked[-1].score < 1.2  # after every note: never a candidate beside the one it quotes
+    near = [hit(saved, 1.9, "conversation"), hit("Cuisine/Menus.md", 1.6)]
+    assert [r.path for r in below_notes(near, lambda path: set())] == ["Cuisine/Menus.md", saved]
+    alone = [hit(saved, 1.9, "conversation"), hit("Lectures/x.md", 0.9)]
+    assert below_notes(alone, lambda path: set()) == alone  # no note near it: the conversation still answers

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any, cast
 import pytest
 
 from services.catalog import Catalog
-from services.catalog.models import Provenance, Turn
+from services.catalog.models import AnswerKind, Provenance, Turn
 from services.chat.engine import ChatAnswer, ChatEngine
 from services.chat.prompt_fit import FOLLOWUP_SHARE
 from services.chat.prompts import NOT_IN_VAULT, WEB_STATUS
@@ -23,8 +24,10 @@ from services.llm.client import StreamGenerator
 from services.llm.mlx_backend import MLXBackend
 from services.llm.models import GenerationRequest, StreamEvent, WorkerState
 from services.memory.recall import relevant_facts
+from services.retrieval.embedding import Embedder
 from services.retrieval.fact_vectors import FactVectors
 from services.retrieval.search import SearchEngine
+from services.retrieval.sentence_scores import sentence_scores
 from services.retrieval.store import EdgeStore
 from services.system.generation_client import GenerationClient
 from tests.conftest import SAMPLE_VAULT, tree_hashes
@@ -55,8 +58,10 @@ def setup(
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
     pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
     with running_worker(settings, MLXBackend(BUNDLED_LLM_MODEL, model_cache)):
-        # The indexer's own search: facts close to a question in meaning come with its results.
-        yield settings, SearchEngine(pipeline.store, embedder, FactVectors(pipeline.catalog, pipeline.cache))
+        # The indexer's own search: facts close to a question in meaning come with its results. The engines
+        # let the model write (tests of the prompt it reads); ``quoting`` has the defaults.
+        writes = settings.model_copy(update={"llm_can_write": "yes"})
+        yield writes, SearchEngine(pipeline.store, embedder, FactVectors(pipeline.catalog, pipeline.cache))
     pipeline.store.close()
 
 
@@ -86,6 +91,31 @@ def chat(setup: tuple[Settings, SearchEngine]) -> ChatEngine:
     return ChatEngine(
         settings, search.search, CountingStream(settings), FakeWebSearch(), Catalog(settings.catalog_path)
     )
+
+
+@pytest.fixture
+def quoting(setup: tuple[Settings, SearchEngine], embedder: Embedder) -> ChatEngine:
+    """The engine with the default settings, seeing what the real worker (the bundled model) publishes."""
+    settings, search = setup
+    defaults = settings.model_copy(update={"llm_can_write": "auto"})
+    client = GenerationClient(settings)
+    published = wait_for(lambda: (s := client.state()) and s.capability and s, "the worker's capability")
+    assert published.capability.can_write is False and published.capability.reason == "bundled"
+    cache = search.memory.cache if search.memory else None
+
+    def score(question: str, sentences: list[str]) -> list[float]:  # the indexer's task, in this process
+        return sentence_scores(embedder, question, sentences, cache)
+
+    generator = CountingStream(defaults, state=client.state)
+    return ChatEngine(defaults, search.search, generator, FakeWebSearch(), Catalog(settings.catalog_path), score=score)
+
+
+def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 120.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)  # polling the worker's heartbeat, an observable state
+    return value
 
 
 def ask(
@@ -343,3 +373,51 @@ def test_the_grounding_check_reads_the_answers_prompt_so_the_answer_reads_only_i
     assert stream.requests[0].max_tokens == 3 and stream.requests[1].messages[:-1] == stream.requests[0].messages[:-1]
     assert check.cached_tokens < 0.5 * check.prompt_tokens  # new excerpts: the check reads them
     assert reply.cached_tokens > 0.8 * reply.prompt_tokens  # and the answer does not read them again
+
+
+def test_by_default_the_answer_quotes_the_notes_at_once_cited_at_their_heading(quoting: ChatEngine) -> None:
+    """The README's question, its follow-up and an English question, with the bundled model: no model call."""
+    answer, tokens = ask(quoting, "Quels sont les objectifs du projet Atlas ?")
+    assert answer.kind == AnswerKind.QUOTED and answer.backend is None and tokens == [answer.answer]
+    assert answer.answer.startswith("D'après tes notes :\n\n> Les trois objectifs contractuels")
+    assert "> 1. **Publier une carte web interactive" in answer.answer and "> 3. **Former 40 agents" in answer.answer
+    assert "— Projet Atlas › Objectifs [1]" in answer.answer and answer.main_note == "Projets/Projet Atlas.md"
+    first = answer.sources[0]
+    assert (first.n, first.path, first.heading, first.primary) == (
+        1,
+        answer.main_note,
+        "Projet Atlas > Objectifs",
+        True,
+    )
+
+    follow, _ = ask(quoting, "et quelle est la durée du projet ?", thread=answer.thread_id)
+    assert follow.kind == AnswerKind.QUOTED and "> Le projet dure **18 mois** : il a démarré" in follow.answer
+    assert "— Projet Atlas › Durée et planning [1]" in follow.answer
+
+    english, _ = ask(quoting, "What did I note about permaculture?")
+    assert english.kind == AnswerKind.QUOTED and english.answer.startswith("From your notes:\n\n> ")
+    assert english.main_note == "Lectures/Manuel de permaculture urbaine.md" and "permaculture" in english.answer
+    assert quoting.generator.requests == []  # type: ignore[attr-defined]
+    assert quoting.catalog.get_thread(answer.thread_id).turns[1].kind == AnswerKind.QUOTED  # shown again so
+
+
+def test_listings_summaries_and_refusals_need_no_model_either(quoting: ChatEngine) -> None:
+    listing, _ = ask(quoting, "quelles sont les notes où je parle de permaculture ?")
+    assert listing.kind == AnswerKind.LISTING and "[[Potager partagé]]" in listing.answer
+    week, _ = ask(quoting, "qu'est-ce que j'ai écrit cette semaine ?")
+    assert week.kind == AnswerKind.QUOTED and week.answer.startswith("Ce que tu as écrit sur la période :")
+    assert {s.path for s in week.sources} <= THIS_WEEK and "- **2026-11-25** [" in week.answer
+    refused, _ = ask(quoting, "quelle est la capitale du Pérou ?")
+    assert refused.kind == AnswerKind.REFUSED and refused.answer == NOT_IN_VAULT["fr"]
+    assert quoting.generator.requests == []  # type: ignore[attr-defined]
+
+
+def test_a_quoted_answer_shows_the_remembered_fact_that_bears_on_it(quoting: ChatEngine) -> None:
+    noted, _ = ask(quoting, "retiens que je suis végétarien")
+    assert noted.kind == AnswerKind.MEMORY
+    fact = "moi — suis : végétarien"
+    for question in ("que cuisiner ce soir, sans viande ?", "que pourrais-je cuisiner ce soir ?"):
+        answer, _ = ask(quoting, question)  # the second shares no word with the fact: its topic, cooking, does
+        assert answer.kind == AnswerKind.QUOTED and answer.main_note and answer.main_note.startswith("Cuisine/")
+        assert fact in [m.text for m in answer.memory], question
+    ask(quoting, "oublie que je suis végétarien")

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from services.catalog import Catalog
-from services.catalog.models import Provenance
+from services.catalog.models import AnswerKind, Provenance
 from services.chat.engine import ChatAnswer, ChatEngine
 from services.chat.grounding import content_terms
 from services.chat.grounding_check import ASK
-from services.chat.prompts import NOT_IN_VAULT
+from services.chat.prompts import NOT_IN_VAULT, SYSTEM
 from services.chat.websearch import FakeWebSearch
 from services.config import BUNDLED_LLM_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.indexing.pipeline import IndexPipeline, changed_paths
@@ -35,7 +35,7 @@ from services.retrieval.store import EdgeStore
 from services.system.generation_client import GenerationClient
 from tests.conftest import SAMPLE_VAULT
 from tests.support.generation import running_worker, worker_settings
-from tests.support.scripted_openai import FAIL, ScriptedOpenAI, scripted_server
+from tests.support.scripted_openai import FAIL, Forever, ScriptedOpenAI, scripted_server
 from workers.mlx_worker import worker_limits
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
@@ -65,8 +65,12 @@ def chat(tmp_path_factory: pytest.TempPathFactory, e5_embedder: Embedder) -> Ite
         f"# Wifi de la maison\n\nLa box est dans l'entrée. Réseau Maison-5G, mot de passe : {WIFI_PASSWORD}\n",
         encoding="utf-8",
     )
-    settings = Settings(
-        _env_file=None, vault=root / "vault", data_dir=root / "data", embedding_model=MULTILINGUAL_EMBEDDING_MODEL
+    settings = Settings(  # the model writes: these tests read the prompt it would be given
+        _env_file=None,
+        vault=root / "vault",
+        data_dir=root / "data",
+        embedding_model=MULTILINGUAL_EMBEDDING_MODEL,
+        llm_can_write="yes",
     )
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), e5_embedder)
     pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
@@ -180,6 +184,7 @@ def checked(chat: ChatEngine, redis_url: str) -> Iterator[CheckedFixture]:
             llm_base_url=server.base_url,
             llm_model="scripted",
             llm_warm_up=False,
+            llm_can_write="yes",  # no probes at start: the server answers only what each test scripts
         )
         client = GenerationClient(worker.model_copy(update={"llm_timeout_seconds": 30}))
 
@@ -272,3 +277,32 @@ def test_the_check_request_holds_no_planted_secret(checked: CheckedFixture) -> N
         reply, ensure_ascii=False
     )
     assert check["messages"][:-1] == reply["messages"][:-1]
+
+
+def written(engine: ChatEngine, question: str) -> tuple[str, ChatAnswer]:
+    """``question`` with « rédiger avec le modèle »: (the text streamed as it came, the answer as kept)."""
+    events = list(engine.ask(question, use_web=False, now=NOW, write=True))
+    assert events[-1].kind == "done" and events[-1].answer is not None, events
+    return "".join(e.text for e in events if e.kind == "token"), events[-1].answer
+
+
+def test_a_reply_repeating_a_line_forever_is_stopped_at_its_second_repeat_and_kept_once(
+    checked: CheckedFixture,
+) -> None:
+    server, engine = checked
+    line = "Atlas cartographie les îlots de chaleur de la Métropole [1]."
+    server.script(Forever(line + "\n"))
+    streamed, answer = written(engine(llm_can_write="no"), ATLAS_QUESTION)  # the switch wins over the setting
+    assert streamed.count(line) == 3  # the line, its first repeat, its second: the worker stopped there
+    assert answer.kind == AnswerKind.WRITTEN and answer.finish_reason == "repetition"
+    assert answer.answer == line and answer.cited
+
+
+def test_a_sentence_of_the_system_prompt_copied_into_the_reply_is_removed(checked: CheckedFixture) -> None:
+    server, engine = checked
+    copied = SYSTEM["fr"].split(". ")[2] + "."  # « Cite chaque affirmation avec … par exemple [1]. »
+    server.script(f"Atlas cartographie les îlots de chaleur [1]. {copied} Il dure 18 mois [1].")
+    streamed, answer = written(engine(), ATLAS_QUESTION)
+    assert copied in streamed and copied not in answer.answer
+    assert answer.answer == "Atlas cartographie les îlots de chaleur [1]. Il dure 18 mois [1]."
+    assert server.requests[0]["frequency_penalty"] == 0.3  # the server's own repetition control, sent

@@ -18,6 +18,7 @@ from tests.support.generation import running_worker, worker_settings
 from tests.support.scripted_openai import (
     content_chunk,
     finish_chunk,
+    scripted_server,
     send_done,
     send_error,
     send_event,
@@ -88,6 +89,7 @@ def openai_worker(
         llm_base_url=fake_server.base_url,
         llm_model="echo",
         llm_api_key="secret",
+        llm_can_write="yes",  # no probes at start: the tests count what reaches the server
     )
     with running_worker(settings, limits=worker_limits(settings)) as service:
         yield settings, service
@@ -160,3 +162,29 @@ def test_idle_worker_unloads_and_reloads_on_the_next_request(openai_worker: tupl
     assert not service.backend.loaded and not service.state().loaded
     assert client.text(GenerationRequest(messages=MESSAGES, max_tokens=2), timeout=30).text == "The quick"
     assert service.backend.loaded
+
+
+def test_under_auto_the_worker_asks_its_model_the_probes_and_publishes_that_it_writes(
+    redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A model that answers in French citing [1], picks [2] and refuses writes; a restart asks nothing."""
+    from services.llm.capability import CACHE_KEY
+    from tests.support.system import wait_until
+
+    with scripted_server() as server:
+        server.script(
+            "Le potager est arrosé chaque mardi et chaque vendredi [1].",
+            "L'atelier de taille est animé par Sophie [2].",
+            "Les extraits ne disent pas combien coûte l'adhésion.",
+        )
+        server_settings = {"llm_backend": "openai", "llm_base_url": server.base_url, "llm_model": "probed"}
+        own = f"{redis_url}?db=3"  # beside the module's worker, whose heartbeat is the shared Redis's mlx_worker
+        settings = worker_settings(own, tmp_path_factory.mktemp("probes"), llm_warm_up=False, **server_settings)
+        client = GenerationClient(settings)
+        client.redis.delete(CACHE_KEY.format(backend="openai", model="probed"))
+        for _start in range(2):
+            with running_worker(settings, limits=worker_limits(settings)):
+                state = wait_until(lambda: (s := client.state()) and s.capability and s.capability.can_write and s, "")
+            assert (state.capability.reason, state.capability.passed, state.capability.probes) == ("check", 3, 3)
+        assert len(server.requests) == 3  # the second start read the verdict kept in Redis
+        assert all(r["temperature"] == 0.0 and r["max_tokens"] == 80 for r in server.requests)

@@ -57,6 +57,7 @@ def model(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             llm_base_url=server.base_url,
             llm_model="scripted",
             llm_warm_up=False,
+            llm_can_write="yes",  # no probes at start: the server answers only what each test scripts
         )
         with running_worker(settings, limits=worker_limits(settings)):
             yield server, ask_through(SystemClient(settings).generation)

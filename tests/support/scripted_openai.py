@@ -15,6 +15,17 @@ from typing import Any, TypeVar
 
 DEFAULT_REPLY = '{"facts": []}'
 FAIL = object()  # script this to answer 500
+
+
+class Forever:
+    """Script this to stream ``prefix``, then ``line`` again and again until the client hangs up (a model
+    stuck in a loop)."""
+
+    def __init__(self, line: str, prefix: str = "") -> None:
+        self.line, self.prefix = line, prefix
+        self.sent = 0  # times the line went out before the client hung up
+
+
 S = TypeVar("S", bound=ThreadingHTTPServer)
 
 
@@ -56,6 +67,9 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.server.next_reply()
         if reply is FAIL:
             send_error(self, "scripted failure")
+            return
+        if isinstance(reply, Forever):
+            stream_forever(self, reply)
             return
         text = str(reply)
         start_sse(self)
@@ -106,6 +120,18 @@ def finish_chunk(reason: str) -> dict[str, Any]:
 
 def usage_chunk(prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
     return {"choices": [], "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}}
+
+
+def stream_forever(handler: BaseHTTPRequestHandler, reply: Forever) -> None:
+    start_sse(handler)
+    try:
+        if reply.prefix:
+            send_event(handler, content_chunk(reply.prefix))
+        while reply.sent < 10_000:  # a bound all the same: a client that never hangs up fails its test
+            send_event(handler, content_chunk(reply.line))
+            reply.sent += 1
+    except OSError:  # the client hung up: what a worker that stops a loop does
+        return
 
 
 @contextmanager

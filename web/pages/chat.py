@@ -34,6 +34,7 @@ class AskForm(BaseModel):
     question: str = ""
     thread_id: str = ""
     use_web: str = ""
+    write: str = ""  # « rédiger avec le modèle » ticked
 
 
 class ChatController(Controller):
@@ -65,7 +66,7 @@ class ChatController(Controller):
         thread_id = data.thread_id.strip()
         if not thread_id or conversations.get_thread(thread_id) is None:
             thread_id = conversations.create_thread(question)
-        run = chat_runs.create(question, thread_id, use_web=bool(data.use_web))
+        run = chat_runs.create(question, thread_id, use_web=bool(data.use_web), write=True if data.write else None)
         headers = {"HX-Replace-Url": f"/?thread={thread_id}"}
         return Template("_pending_turn.html", context={"run": run, "thread_id": thread_id}, headers=headers)
 
@@ -119,9 +120,12 @@ def _to_messages(
     answer = event.answer
     html = renderer.render_answer(answer.answer, answer.sources) if answer else ""
     context = {
-        "turn": answer, "html": html, "stopped": run.stopped, "model_ttft_ms": run.model_ttft_ms,
+        "turn": answer,
+        "html": html,
+        "stopped": run.stopped,
+        "model_ttft_ms": run.model_ttft_ms,
         "thread_id": run.thread_id,
-    }  # fmt: skip
+    }
     return [_message(request, "done", "_answer.html", **context)]
 
 

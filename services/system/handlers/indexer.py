@@ -10,6 +10,7 @@ from services.indexing.pipeline import IndexPipeline
 from services.indexing.rebuild import Rebuild
 from services.retrieval.embedding import Embedder
 from services.retrieval.search import SearchEngine, SearchRequest
+from services.retrieval.sentence_scores import sentence_scores
 from services.retrieval.similar import similar_notes as closest
 from services.system.queues import RECONCILE_PRIORITY, Queues
 
@@ -82,6 +83,10 @@ class IndexerHandlers:
 
     def search(self, request: dict[str, Any]) -> dict[str, Any]:
         return self.engine.search(SearchRequest.model_validate(request)).model_dump(mode="json")
+
+    def score_sentences(self, query: str, sentences: list[str]) -> list[float]:
+        """The cosine of ``query`` with each sentence (the chat's quoted answers), by the live index's model."""
+        return sentence_scores(self.engine.embedder, query, sentences, self.pipeline.cache)
 
     def apply_entities(self, path: str) -> int:
         """Set the note's ``entities`` payload from the catalog (the indexer owns the store)."""

@@ -1,0 +1,152 @@
+"""What a quoted answer can quote: a note's sections cut into sentences, list items and table rows.
+
+A unit keeps its Markdown (bold, wikilinks) to be quoted as written, and a plain form for scoring. Units of
+one paragraph, one list or one table share a ``group``: a quote takes a list whole, and the sentence that
+announces it (ending with ":").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from services import vault
+from services.config import Settings
+from services.retrieval import lexical
+from services.retrieval.search import SearchResult
+
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+(?=[«\"(\[*_A-ZÀ-Ý0-9])")
+_CALLOUT = re.compile(r"^\[![\w-]+\][+-]?\s*")
+_WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
+_MARKUP = re.compile(r"[*_`]+|\s\^[\w-]+$|(?<!\w)#(?=\w)")
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
+MIN_UNIT_CHARS = 12  # "Voir aussi :", a lone link: nothing to quote
+
+
+@dataclass(frozen=True)
+class Unit:
+    text: str  # as written in the note (Markdown), what the answer quotes
+    kind: Literal["sentence", "item", "row"]
+    group: int  # its paragraph, list or table within the passage
+    intro: bool = False  # a sentence announcing what follows (ends with ":")
+
+    @property
+    def plain(self) -> str:
+        """The unit without its Markdown: what is scored."""
+        text = _WIKILINK.sub(lambda m: m.group(2) or m.group(1), _ITEM.sub("", self.text))
+        return " ".join(_MARKUP.sub("", text).split())
+
+
+@dataclass
+class Passage:
+    """A section of a note (or a chunk of it) as quotable units."""
+
+    path: str
+    title: str
+    heading: str  # "Projet Atlas > Objectifs", as the search names a chunk's section
+    units: list[Unit] = field(default_factory=list)
+    primary: bool = False
+
+
+def units_of(text: str) -> list[Unit]:
+    """The sentences, list items and table rows of a section's text, in order (code, embeds, headings left out)."""
+    units: list[Unit] = []
+    for group, block in enumerate(_blocks(text)):
+        lines = [_CALLOUT.sub("", line.lstrip("> ").rstrip()) for line in block]
+        lines = [line for line in lines if line.strip()]
+        if not lines or lines[0].startswith(("```", "~~~", "#", "![[", "![")):
+            continue
+        if lines[0].lstrip().startswith("|"):
+            units += _rows(lines, group)
+        elif _ITEM.match(lines[0]):
+            units += _items(lines, group)
+        else:
+            units += _sentences(" ".join(line.strip() for line in lines), group)
+    return [u for u in units if len(u.plain) >= MIN_UNIT_CHARS]
+
+
+def _blocks(text: str) -> list[list[str]]:
+    """Blank-line separated blocks; a code block stays one block, a list right after a sentence is its own."""
+    blocks: list[list[str]] = [[]]
+    fenced = False
+    for line in text.split("\n"):
+        if line.strip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if not fenced and not line.strip():
+            blocks.append([])
+            continue
+        starts_list = bool(_ITEM.match(line)) and blocks[-1] and not _ITEM.match(blocks[-1][0])
+        if not fenced and starts_list and not line.startswith((" ", "\t")):
+            blocks.append([])
+        blocks[-1].append(line)
+    return [b for b in blocks if b]
+
+
+def _sentences(paragraph: str, group: int) -> list[Unit]:
+    pieces = [p.strip() for p in _SENTENCE_SPLIT.split(paragraph) if p.strip()]
+    return [Unit(p, "sentence", group, intro=p.endswith(":")) for p in pieces]
+
+
+def _items(lines: list[str], group: int) -> list[Unit]:
+    items: list[str] = []
+    for line in lines:
+        if _ITEM.match(line) or not items:
+            items.append(line.strip())
+        else:  # a continuation line of the item above
+            items[-1] += " " + line.strip()
+    return [Unit(item, "item", group) for item in items]
+
+
+def _rows(lines: list[str], group: int) -> list[Unit]:
+    """Each row as "first cell — Header: cell; …" (a table cut into rows is no table to quote)."""
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines]
+    header, rows = cells[0], [row for row in cells[1:] if not _TABLE_RULE.match("|".join(row))]
+    units = []
+    for row in rows:
+        rest = "; ".join(f"{h} : {c}" for h, c in zip(header[1:], row[1:], strict=False) if c)
+        units.append(Unit(f"{row[0]} — {rest}" if rest else row[0], "row", group))
+    return units
+
+
+def note_passages(settings: Settings, result: SearchResult, limit: int, asked: set[str] | None = None) -> list[Passage]:
+    """The section of ``result``'s best chunk first, then the note's other sections, those holding the most of
+    the ``asked`` terms first (then the most terms of the first), within ``limit`` units (the chunk alone when
+    the note is gone)."""
+    note = vault.read_note_if_readable(settings.vault, result.path, settings.max_file_bytes)
+    sections = note.markdown.sections() if note is not None else []
+    passages = [
+        Passage(result.path, result.title, " > ".join(s.heading_path), units_of("\n".join(s.lines))) for s in sections
+    ]
+    best = next((p for p in passages if p.heading == result.heading and p.units), None)
+    if best is None:
+        best = Passage(result.path, result.title, result.heading, units_of(result.text))
+    others = [p for p in passages if p is not best and p.units]
+    words, asked = _terms(best), asked or set()
+    others.sort(key=lambda p: (-len(asked & _terms(p)), -len(words & _terms(p))))
+    return _within([best, *others], limit)
+
+
+def telling_units(units: list[Unit], asked: set[str], limit: int) -> list[Unit]:
+    """The ``limit`` units holding the most ``asked`` terms, in their order."""
+    ranked = sorted(range(len(units)), key=lambda i: -len(asked & set(lexical.analyze(units[i].plain))))
+    return [units[i] for i in sorted(ranked[:limit])]
+
+
+def _terms(passage: Passage) -> set[str]:
+    return set(lexical.analyze(" ".join([passage.heading, *(u.plain for u in passage.units)])))
+
+
+def chunk_passage(result: SearchResult) -> Passage:
+    return Passage(result.path, result.title, result.heading, units_of(result.text))
+
+
+def _within(passages: list[Passage], limit: int) -> list[Passage]:
+    kept, left = [], limit
+    for passage in passages:
+        if left <= 0:
+            break
+        kept.append(Passage(passage.path, passage.title, passage.heading, passage.units[:left], passage.primary))
+        left -= len(kept[-1].units)
+    return kept

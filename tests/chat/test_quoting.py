@@ -1,0 +1,128 @@
+"""Quoted answers: the sentences of the notes that answer, chosen by meaning and terms, cited at their heading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from services.chat.context import ContextBlock
+from services.chat.grounding import Evidence, Grounding
+from services.chat.passages import units_of
+from services.chat.quoting import ScoreFn, quote_answer, quote_notes
+from services.config import Settings
+from services.retrieval.search import SearchResult
+
+NOTE = """# Atlas
+
+Atlas cartographie les îlots de chaleur. #projet
+
+## Objectifs
+
+Les trois objectifs contractuels :
+
+1. **Publier une carte web** chaque semaine.
+2. **Réduire le temps de production** d'une carte à deux jours.
+3. **Former 40 agents** de la Métropole.
+
+## Durée
+
+Le projet dure **18 mois**. Il se termine fin juin 2027.
+
+| Phase | Période |
+| --- | --- |
+| Cadrage | janvier – mars 2026 |
+
+> [!note] Pourquoi ?
+> Pour couvrir deux étés de mesures.
+
+```python
+print("jamais cité")
+```
+"""
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    (tmp_path / "Projets").mkdir()
+    (tmp_path / "Projets" / "Atlas.md").write_text(NOTE, encoding="utf-8")
+    return Settings(vault=tmp_path, data_dir=tmp_path / "data")
+
+
+def result(heading: str, text: str, path: str = "Projets/Atlas.md", title: str = "Atlas") -> SearchResult:
+    return SearchResult(
+        path=path, title=title, score=1.0, heading=heading, snippet="", text=text, chunk_index=0, note_type="note"
+    )
+
+
+def grounding(*results: SearchResult, missing_names: list[str] | None = None) -> Grounding:
+    evidence = Evidence(*[0.5] * 8)
+    return Grounding(True, 0.9, evidence, list(results), results[0], missing_names=missing_names or [])
+
+
+def by_words(scores: dict[str, float]) -> ScoreFn:
+    """A scorer that rates a sentence by the first word of ``scores`` it holds (else 0.8)."""
+    return lambda question, texts: [next((v for k, v in scores.items() if k in t), 0.8) for t in texts]
+
+
+def test_sections_become_sentences_items_and_rows_without_code() -> None:
+    units = units_of(NOTE.split("## Durée")[1])
+    assert [u.kind for u in units] == ["sentence", "sentence", "row", "sentence"]
+    assert units[2].text == "Cadrage — Période : janvier – mars 2026"
+    assert units[3].plain == "Pour couvrir deux étés de mesures."  # the callout's text, not its title
+    objectives = units_of(NOTE.split("## Objectifs")[1].split("## Durée")[0])
+    assert objectives[0].intro and [u.group for u in objectives] == [0, 1, 1, 1]
+
+
+def test_the_list_is_quoted_whole_with_the_sentence_announcing_it(settings: Settings) -> None:
+    main = result("Atlas > Objectifs", "Les trois objectifs contractuels :")
+    quote = quote_answer(settings, "Quels sont les objectifs ?", "fr", grounding(main), by_words({"Objectifs": 0.9}))
+    assert quote.text.startswith("D'après tes notes :\n\n> Les trois objectifs contractuels :\n> 1. **Publier")
+    assert "> 3. **Former 40 agents** de la Métropole." in quote.text
+    assert quote.text.endswith("— Atlas › Objectifs [1]") and "18 mois" not in quote.text
+    assert [(s.n, s.heading, s.primary) for s in quote.sources] == [(1, "Atlas > Objectifs", True)]
+
+
+def test_the_sentence_that_answers_is_chosen_in_the_note_s_other_sections(settings: Settings) -> None:
+    main = result("Atlas > Objectifs", "Les trois objectifs contractuels :")
+    score = by_words({"18 mois": 0.95, "Objectifs": 0.85})
+    quote = quote_answer(settings, "et la durée du projet ?", "fr", grounding(main), score)
+    assert "> Le projet dure **18 mois**." in quote.text and "— Atlas › Durée [1]" in quote.text
+    assert "jamais cité" not in quote.text
+
+
+def test_english_framing_around_french_passages_and_what_is_missing(settings: Settings) -> None:
+    main = result("Atlas > Durée", "Le projet dure 18 mois.")
+    quote = quote_answer(
+        settings, "How long does Atlas last?", "en", grounding(main, missing_names=["Nordic"]), by_words({"18": 0.9})
+    )
+    assert quote.text.startswith("From your notes:\n\n> Le projet dure **18 mois**.")
+    assert quote.text.endswith("I find nothing about « Nordic » in these passages.")
+
+
+def test_without_the_indexer_the_terms_choose(settings: Settings) -> None:
+    def down(question: str, texts: list[str]) -> list[float]:
+        raise TimeoutError("the indexer did not answer")
+
+    main = result("Atlas > Durée", "Le projet dure 18 mois.")
+    quote = quote_answer(settings, "Quand se termine le projet ?", "fr", grounding(main), down)
+    assert "Il se termine fin juin 2027." in quote.text and "[1]" in quote.text
+
+
+def test_a_gone_note_is_quoted_from_its_indexed_chunk(settings: Settings) -> None:
+    gone = result("Vieux > Notes", "Une phrase indexée avant la suppression.", path="Vieux.md", title="Vieux")
+    quote = quote_answer(settings, "vieux ?", "fr", grounding(gone), by_words({}))
+    assert "> Une phrase indexée avant la suppression." in quote.text and quote.sources[0].path == "Vieux.md"
+
+
+def test_a_period_is_quoted_by_each_note_s_opening_sentences() -> None:
+    blocks = [
+        ContextBlock(1, "Journal/a.md", "Lundi", "", "Réunion Atlas. Puis courses. Puis sport."),
+        ContextBlock(2, "Journal/b.md", "Mardi", "", "- [ ] appeler Sophie à propos du potager"),
+    ]
+    text = quote_notes(blocks, "fr")
+    assert text.splitlines() == [
+        "Ce que tu as écrit sur la période :",
+        "- **Lundi** [1] : « Réunion Atlas. Puis courses. »",
+        "- **Mardi** [2] : « appeler Sophie à propos du potager »",
+    ]
