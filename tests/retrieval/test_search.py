@@ -8,7 +8,7 @@ from datetime import datetime
 import pytest
 
 from services.retrieval import fusion, search
-from services.retrieval.lexical import encode_query
+from services.retrieval.lexical import encode_query, term_id
 from services.retrieval.models import SparseVector, StoreFilter, StoreHit
 from services.retrieval.search import SearchEngine, SearchRequest
 
@@ -167,3 +167,13 @@ def test_the_order_s_title_weight_reorders_the_results_but_not_the_chat_s_guard_
     assert [r.path for r in guarded] == ["X.md", "Y.md"] and [r.score for r in guarded] == [
         r.score for r in shown[::-1]
     ]
+
+
+def test_words_naming_the_vault_are_left_out_of_the_lexical_query(store: StubStore) -> None:
+    """ "notes", "vault", "coffre" say where to look, not what about: they would match every note titled "… notes"."""
+    engine = SearchEngine(store, StubEmbedder())
+    for query in ("my favourite notes in the vault", "mes notes préférées du coffre"):
+        engine.search(SearchRequest(query=query, now=NOW))
+        terms = set(store.sparse_queries[-1].indices)
+        assert not {term_id(t) for t in ("not", "t:not", "vault", "t:vault", "coffr", "t:coffr")} & terms
+        assert {term_id("favourit"), term_id("prefer")} & terms  # the topic stays

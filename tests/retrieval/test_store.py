@@ -20,6 +20,7 @@ from qdrant_client.models import Distance, VectorParams
 
 from services.retrieval.models import SparseVector, StoreFilter, StorePoint
 from services.retrieval.store import (
+    INDEX_LAYOUT,
     ClientStore,
     CollectionMissingError,
     EdgeStore,
@@ -300,7 +301,8 @@ def test_a_store_of_an_older_layout_is_refused_with_the_way_out(tmp_path: Path) 
     old.close()
     (tmp_path / "edge" / "model.json").write_text(json.dumps({"model_name": MODEL, "dim": DIM}))  # layout 1
     reopened = EdgeStore(tmp_path / "edge")
-    with pytest.raises(ModelMismatchError, match=r"older ObsiRAG \(index layout 1, now 2\).*obsirag reindex"):
+    refused = rf"older ObsiRAG \(index layout 1, now {INDEX_LAYOUT}\).*obsirag reindex"
+    with pytest.raises(ModelMismatchError, match=refused):
         reopened.ensure_collection(DIM, MODEL)
     reopened.close()
     client = QdrantClient(":memory:")

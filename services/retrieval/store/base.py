@@ -1,9 +1,9 @@
 """The vector-store interface every backend implements, its errors, and the shared filter translation.
 
 One collection holds one point per chunk: a named dense vector ``dense`` (cosine) of the chunk, a
-named dense vector ``title`` (cosine) of its note's title (the same on every chunk of a note; search
-reads it for the few notes it ranks, ``title_vectors``), a named sparse vector ``lexical`` (IDF
-modifier) and the chunk payload described in docs/architecture.md.
+named dense vector ``title`` (cosine) of its note's summary: title, aliases, description, headings (the same
+on every chunk of a note; search reads it for the few notes it ranks, ``title_vectors``), a named sparse
+vector ``lexical`` (IDF modifier) and the chunk payload described in docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from services.retrieval.models import SparseVector, StoreFilter, StoreHit, Store
 DENSE = "dense"
 TITLE = "title"
 SPARSE = "lexical"
-# The shape of a collection. 1: dense + lexical; 2: + the title vector. A store built with another
-# layout raises ModelMismatchError with ``layout_only`` set: the indexer then rebuilds it by itself.
-INDEX_LAYOUT = 2
+# The shape of a collection. 1: dense + lexical; 2: + the title vector; 3: chunks embedded with their note's
+# aliases and description, the title vector a note summary (``services.indexing.context``). A store built with
+# another layout raises ModelMismatchError with ``layout_only`` set: the indexer then rebuilds it by itself.
+INDEX_LAYOUT = 3
 
 # Never change it: every stored point id derives from it.
 POINT_NAMESPACE = uuid.UUID("5e417076-1c07-41bf-b294-0f3c9b7f4f7d")
