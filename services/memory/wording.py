@@ -33,6 +33,8 @@ def fact_phrase(fact: Fact, inline: bool = False) -> str:
 
 
 def _about_the_user(predicate: str, value: str) -> str:
+    if predicate.strip().lower() in _FRENCH_IRREGULAR:  # stored before the pronoun was kept: (moi, suis, …)
+        predicate = f"je {predicate.strip()}"
     if match := _FRENCH_FIRST.match(predicate.strip()):
         verb = second_person(match["verb"])
         negation = ("n'" if _VOWEL.match(verb) else "ne ") if match["negation"] else ""

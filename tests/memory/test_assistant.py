@@ -76,6 +76,8 @@ def test_a_fact_from_the_notes_reads_as_a_label() -> None:
     assert fact_phrase(fact) == "Régime : végétarien"
     about_sophie = fact.model_copy(update={"subject": "Sophie", "predicate": "métier", "value": "designer"})
     assert fact_phrase(about_sophie) == "Sophie — métier : designer"
+    stored_before = fact.model_copy(update={"predicate": "suis", "source": FactSource.CHAT})  # (moi, suis, …)
+    assert fact_phrase(stored_before) == "Tu es végétarien"
 
 
 def test_remember_supersede_and_forget(memory: ChatMemory) -> None:
