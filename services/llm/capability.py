@@ -15,13 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
+from pydantic import BaseModel
 
 from services.config import Settings
 from services.language.detect import detect_language
 from services.llm.backend import Backend
 from services.llm.bundled import is_bundled
 from services.llm.degeneration import is_degenerate
-from services.llm.models import Capability, ChatMessage
+from services.llm.models import Capability, ChatMessage, WorkerState
 
 PROBE_TOKENS = 80
 CACHE_KEY = "obsirag:capability:{backend}:{model}"
@@ -149,5 +150,51 @@ DESCRIPTIONS = {
     "unchecked": {
         "fr": "non vérifié : le modèle est supposé rédiger",
         "en": "not checked: the model is taken to write",
+    },
+}
+
+
+class WriterWait(BaseModel):
+    """Why the work the model must write (memory's consolidation, the learner's insights and synapse texts)
+    waits instead of asking a model that cannot write: the verdict's reason, as ``Capability`` says it."""
+
+    reason: str
+    model: str
+    passed: int = 0
+    probes: int = 0
+
+    def text(self, lang: str = "fr") -> str:
+        """One sentence for the dashboard, ``obsirag status`` and ``obsirag learn``: what waits, why, how to
+        get a model that writes."""
+        why = _WAIT_WHY.get(self.reason, _WAIT_WHY["setting"])[lang]
+        return _WAIT_TEXT[lang].format(why=why.format(model=self.model, passed=self.passed, probes=self.probes))
+
+
+def writer_wait(settings: Settings, state: WorkerState | None) -> WriterWait | None:
+    """None when the model writes (``model_writes`` with what the running worker published, else the
+    settings); otherwise why the work it would write waits."""
+    published = state.capability if state is not None and state.capability is not None else None
+    if model_writes(settings, published.can_write if published else None):
+        return None
+    stated = published or stated_capability(settings.llm_can_write, settings.llm_backend, settings.llm_model)
+    model = state.model if state is not None else settings.llm_model
+    return WriterWait(reason=stated.reason, model=model, passed=stated.passed, probes=stated.probes)
+
+
+_WAIT_TEXT = {
+    "fr": "en attente d'un modèle capable de rédiger : {why}. Pour en avoir un, choisis un modèle plus grand "
+    "avec OBSIRAG_LLM_MODEL (le tableau par plateforme du README), ou dis qu'il rédige avec OBSIRAG_LLM_CAN_WRITE=yes",
+    "en": "waiting for a model that can write: {why}. To get one, pick a larger model with OBSIRAG_LLM_MODEL "
+    "(the README's per-platform table), or say that it writes with OBSIRAG_LLM_CAN_WRITE=yes",
+}
+_WAIT_WHY = {
+    "bundled": {
+        "fr": "le modèle intégré (SmolLM2-135M) est trop petit pour rédiger",
+        "en": "the bundled model (SmolLM2-135M) is too small to write",
+    },
+    "setting": {"fr": "OBSIRAG_LLM_CAN_WRITE=no", "en": "OBSIRAG_LLM_CAN_WRITE=no"},
+    "check": {
+        "fr": "{model} a échoué à la vérification du démarrage ({passed}/{probes} épreuves réussies)",
+        "en": "{model} failed the check at start ({passed}/{probes} probes passed)",
     },
 }

@@ -15,8 +15,9 @@ from services.llm.capability import (
     model_writes,
     remembered_or_checked,
     stated_capability,
+    writer_wait,
 )
-from services.llm.models import ChatMessage
+from services.llm.models import Capability, ChatMessage, WorkerState
 
 GOOD = {
     "answer": "Le potager est arrosé chaque mardi et chaque vendredi [1].",
@@ -69,6 +70,22 @@ def test_the_setting_states_it_and_the_bundled_model_does_not_write_under_auto()
     assert model_writes(Settings(), None) is False  # the defaults: quoted answers
     assert model_writes(Settings(llm_model="mlx-community/Qwen2.5-7B-Instruct-4bit"), None) is True
     assert model_writes(Settings(), True) is True  # what the worker published wins
+
+
+def test_work_the_model_must_write_waits_for_one_that_can_and_says_how_to_get_it() -> None:
+    bundled = writer_wait(Settings(), None)  # no worker: the settings say it
+    assert bundled is not None and bundled.reason == "bundled"
+    text = bundled.text()
+    assert text.startswith("en attente d'un modèle capable de rédiger : le modèle intégré (SmolLM2-135M)")
+    assert "OBSIRAG_LLM_MODEL" in text and "OBSIRAG_LLM_CAN_WRITE=yes" in text
+    assert writer_wait(Settings(llm_can_write="yes"), None) is None
+    failed = Capability(can_write=False, reason="check", passed=1, probes=3)
+    state = WorkerState(backend="openai", model="petit-modele", capability=failed)
+    wait = writer_wait(Settings(llm_backend="openai", llm_model="petit-modele"), state)
+    assert wait is not None and "petit-modele a échoué à la vérification du démarrage (1/3" in wait.text()
+    assert wait.text("en").startswith("waiting for a model that can write: petit-modele failed")
+    passed = state.model_copy(update={"capability": Capability(can_write=True, reason="check", passed=3, probes=3)})
+    assert writer_wait(Settings(), passed) is None  # what the worker published wins over the bundled default
 
 
 def test_a_model_that_answers_cites_and_refuses_in_french_writes() -> None:
