@@ -83,8 +83,9 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
         """Consolidate now (through the running mlx worker), then the mirrors and the briefing if due."""
         from services.memory.cycle import run_memory, summary
 
+        ask, wait = _model(settings)
         with _catalog(settings) as catalog:
-            report = run_memory(settings, catalog, _ask(settings), _now(now_text), consolidate_now=True)
+            report = run_memory(settings, catalog, ask, _now(now_text), consolidate_now=True, wait=wait)
         result = summary(report)
         click.echo(json.dumps(result, ensure_ascii=False, indent=2 if as_json else None))
 
@@ -178,14 +179,18 @@ def memory_status_now(settings: Settings):  # type: ignore[no-untyped-def]
         return memory_status(settings, catalog, _now(None))
 
 
-def _ask(settings: Settings):  # type: ignore[no-untyped-def]
-    """The running mlx worker as an ``AskFn``, or None when none runs (the deterministic parts go on)."""
+def _model(settings: Settings):  # type: ignore[no-untyped-def]
+    """The running mlx worker as an ``AskFn`` and why consolidation waits for it (its model cannot write),
+    or (None, None) when none runs (the deterministic parts go on)."""
+    from services.llm.capability import writer_wait
     from services.memory.llm import ask_through
     from services.system import SystemClient
 
     client = SystemClient(settings).generation
     try:
-        alive = client.state() is not None
+        state = client.state()
     except Exception:  # no Redis: no system
-        alive = False
-    return ask_through(client, settings.llm_temperature) if alive else None
+        state = None
+    if state is None:
+        return None, None
+    return ask_through(client, settings.llm_temperature), writer_wait(settings, state)

@@ -16,7 +16,6 @@ from services.config import Settings, load_settings
 from services.learner import schedule
 from services.learner.cycle import Learner, LearnerDeps
 from services.learner.pacing import LearnerModel
-from services.llm.limits import prompt_limits
 from services.memory.cycle import MemoryTicker
 from services.memory.llm import ask_through
 from services.system import SystemClient, build_chat_engine
@@ -45,7 +44,7 @@ def memory_ticker(settings: Settings, catalog: Catalog) -> MemoryTicker | None:
         return None
     generation = SystemClient(settings).generation
     ask = ask_through(generation, settings.llm_temperature) if schedule.learner_enabled(settings) else None
-    return MemoryTicker(settings, catalog, ask, limits=lambda: prompt_limits(settings, generation.state()))
+    return MemoryTicker(settings, catalog, ask, state=generation.state)
 
 
 def run_once(settings: Settings, note: str | None, now: datetime) -> dict[str, Any]:

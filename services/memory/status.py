@@ -1,5 +1,6 @@
-"""Where memory stands, for the dashboard and ``obsirag status``: the last consolidation, today's token use,
-reminders due, facts waiting, the next consolidation and briefing, and the managed files' broken markers."""
+"""Where memory stands, for the dashboard, /memory and ``obsirag status``: the last consolidation (and one in
+progress, or waiting for a model that writes), today's token use, reminders due, facts waiting, the next
+consolidation and briefing, and the managed files' broken markers."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from services.catalog.memory_models import FactStatus, ReminderStatus
 from services.catalog.models import IndexRun
 from services.config import Settings
 from services.language.moments import parse_clock
+from services.llm.capability import WriterWait
 from services.memory.briefing import LAST_DAY_KEY
 from services.memory.consolidate import day_start
-from services.memory.cycle import CONSOLIDATED_DAY_KEY
+from services.memory.cycle import CONSOLIDATED_DAY_KEY, waiting_since
 from services.memory.managed import ManagedFile, marker_problem
 from services.memory.profile import SECTIONS, profile_file
 from services.memory.reminders import reminders_file
@@ -29,7 +31,10 @@ MARKER_PROBLEMS = {
 
 
 class MemoryStatus(BaseModel):
-    last_consolidation: IndexRun | None = None
+    last_consolidation: IndexRun | None = None  # the last one finished
+    running: IndexRun | None = None  # a consolidation started and not finished yet
+    waiting: WriterWait | None = None  # consolidation is due and waits for a model that writes
+    waiting_since: datetime | None = None
     tokens_today: int = 0
     token_budget: int = 0
     facts_confirmed: int = 0
@@ -50,9 +55,12 @@ class MemoryStatus(BaseModel):
             else f"{run.started_at.astimezone():%Y-%m-%d %H:%M}"
             + (f" (error: {run.error})" if run.error else f", {run.counters.get('facts_added', 0)} added")
         )
+        if self.running is not None:
+            last += f"; one running since {self.running.started_at.astimezone():%H:%M}"
         return [
             f"memory: {self.facts_confirmed} facts, {self.facts_pending} pending; last consolidation {last}; "
             f"tokens today {self.tokens_today}/{self.token_budget}",
+            *([f"consolidation {self.waiting.text('en')}"] if self.waiting else []),
             f"reminders: {self.reminders_due} due"
             + (f", {self.reminders_flagged} snoozed 3 times" if self.reminders_flagged else ""),
             f"next consolidation {self.next_consolidation.astimezone():%Y-%m-%d %H:%M}, "
@@ -65,8 +73,13 @@ def memory_status(settings: Settings, catalog: Catalog, now: datetime) -> Memory
     active = catalog.reminders(ReminderStatus.ACTIVE)
     due = [r for r in active if r.is_due(now)]
     facts = catalog.active_facts()
+    last, running = consolidation_runs(catalog.last_runs(50), now, settings)
+    since, wait = waiting_since(catalog) or (None, None)
     return MemoryStatus(
-        last_consolidation=next((r for r in catalog.last_runs(50) if r.kind == "memory"), None),
+        last_consolidation=last,
+        running=running,
+        waiting=wait,
+        waiting_since=since,
         tokens_today=catalog.memory_tokens_since(day_start(now)),
         token_budget=settings.memory_daily_tokens,
         facts_confirmed=sum(f.status == FactStatus.CONFIRMED for f in facts),
@@ -78,6 +91,18 @@ def memory_status(settings: Settings, catalog: Catalog, now: datetime) -> Memory
         last_briefing=catalog.get_meta(LAST_DAY_KEY),
         marker_problems=marker_problems(settings.vault),
     )
+
+
+def consolidation_runs(
+    runs: list[IndexRun], now: datetime, settings: Settings
+) -> tuple[IndexRun | None, IndexRun | None]:
+    """(the last consolidation finished, the one in progress) of ``runs``. A run unfinished after twice the
+    model's timeout was cut short (its process killed): it is neither."""
+    memory = [r for r in runs if r.kind == "memory"]
+    last = next((r for r in memory if not r.running), None)
+    cut_short = now - timedelta(seconds=2 * settings.llm_timeout_seconds)
+    running = next((r for r in memory if r.running and r.started_at > cut_short), None)
+    return last, running
 
 
 def marker_problems(vault_root: Path) -> list[str]:

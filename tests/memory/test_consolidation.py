@@ -19,11 +19,12 @@ from services.catalog.memory_models import FactStatus
 from services.catalog.models import Provenance, Turn
 from services.config import Settings
 from services.memory.consolidate import WATERMARK_KEY, consolidate
-from services.memory.cycle import run_memory
+from services.memory.cycle import MemoryTicker, run_memory
 from services.memory.facts import confirm_fact
 from services.memory.llm import AskFn, ask_through
 from services.memory.profile import profile_file
 from services.memory.reminders import parse_reminder, save_reminder
+from services.memory.status import memory_status
 from services.system import SystemClient
 from tests.conftest import tree_hashes
 from tests.support.generation import running_worker, worker_settings
@@ -275,3 +276,43 @@ def test_a_failed_consolidation_is_retried_later_not_every_minute(
     _say(catalog, "Je vais au travail à vélo.", tomorrow - timedelta(hours=1))
     assert run_memory(over, catalog, ask, tomorrow).consolidation.error.startswith("budget")  # type: ignore[union-attr]
     assert run_memory(over, catalog, ask, tomorrow + timedelta(minutes=1)).consolidation is None
+
+
+def test_with_a_model_that_cannot_write_consolidation_waits_and_says_so_without_asking_it(
+    model: tuple[ScriptedOpenAI, AskFn], memory: tuple[Settings, Catalog]
+) -> None:
+    """#26: the bundled model waited 300 s and failed; now nothing is asked of it, the wait is said."""
+    server, ask = model
+    settings, catalog = memory  # the defaults: the bundled model, which cannot write
+    server.script()
+    result = MemoryTicker(settings, catalog, ask).tick(NOW)  # no worker state: the settings say it
+    assert server.requests == [] and result["consolidation"] is None
+    assert str(result["waiting"]).startswith("en attente d'un modèle capable de rédiger : le modèle intégré")
+    assert str(result["briefing"]).startswith("obsirag/briefings/")  # built from the data, no questions asked
+    status = memory_status(settings, catalog, NOW + timedelta(minutes=1))
+    assert status.waiting is not None and status.waiting.reason == "bundled" and status.waiting_since == NOW
+    assert status.last_consolidation is None and catalog.get_meta(WATERMARK_KEY) is None  # nothing read yet
+    assert "consolidation waiting for a model that can write" in "\n".join(status.lines())
+    MemoryTicker(settings, catalog, ask).tick(NOW + timedelta(minutes=1))
+    assert memory_status(settings, catalog, NOW).waiting_since == NOW  # since the first tick that waited
+
+    writer = settings.model_copy(update={"llm_can_write": "yes"})  # a model that writes: the wait ends
+    server.script(facts_reply(TEA))
+    later = MemoryTicker(writer, catalog, ask).tick(NOW + timedelta(minutes=2))
+    assert later["waiting"] is None and later["consolidation"]["facts_added"] == 1  # type: ignore[index]
+    status = memory_status(writer, catalog, NOW + timedelta(minutes=3))
+    assert status.waiting is None and status.last_consolidation is not None
+
+
+def test_a_consolidation_in_progress_is_not_the_last_one(memory: tuple[Settings, Catalog]) -> None:
+    settings, catalog = memory
+    done = catalog.start_run("memory", NOW - timedelta(hours=1))
+    catalog.finish_run(done, None, NOW - timedelta(hours=1))
+    running = catalog.start_run("memory", NOW)
+    status = memory_status(settings, catalog, NOW + timedelta(minutes=1))
+    assert status.running is not None and status.running.id == running
+    assert status.last_consolidation is not None and status.last_consolidation.id == done
+    assert "one running since" in status.lines()[0]
+    # Unfinished long after the model's timeout: its process was killed, it runs no more.
+    cut_short = memory_status(settings, catalog, NOW + timedelta(seconds=2 * settings.llm_timeout_seconds + 1))
+    assert cut_short.running is None and cut_short.last_consolidation.id == done  # type: ignore[union-attr]

@@ -13,6 +13,8 @@ from litestar.testing import TestClient
 from services.catalog.graph import GraphFilter, KnowledgeGraph
 from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatus
 from services.config import Settings
+from services.llm.capability import writer_wait
+from services.memory.cycle import record_wait
 from services.memory.facts import Policy, file_fact
 from services.memory.reminders import parse_reminder, save_reminder
 from tests.support.web_app import html
@@ -209,3 +211,34 @@ def test_a_managed_file_whose_markers_were_removed_is_reported_on_every_memory_p
     finally:
         mirror.unlink()
     assert "marker-problems" not in html(client, "/reminders")
+
+
+def test_a_consolidation_in_progress_or_waiting_for_a_model_is_said_so(
+    memory_site: tuple[WebServices, TestClient],
+) -> None:
+    """#26: /memory showed a « dernière consolidation » line while the first one was still running, and the
+    bundled model's timeout as an error."""
+    site, client = memory_site
+    run = site.catalog.start_run("memory", CREATED)
+    page = html(client, "/memory")
+    assert 'id="consolidation-running"' in page and "Consolidation en cours depuis" in page
+    assert "3 ajoutés" not in page
+    assert 'id="memory-running"' in html(client, "/admin")
+    site.catalog.add_run_stats(run, facts_added=3)
+    site.catalog.finish_run(run, None, CREATED)
+    page = html(client, "/memory")
+    assert "consolidation-running" not in page and "3 ajoutés" in page.split('id="last-consolidation"')[1]
+
+    wait = writer_wait(Settings(), None)  # the bundled model's stated capability
+    assert wait is not None
+    record_wait(site.catalog, wait, CREATED)
+    try:
+        page = html(client, "/memory")
+        waiting = page.split('id="consolidation-waiting"')[1].split("</p>")[0]
+        assert "en attente d&#39;un modèle capable de rédiger : le modèle intégré (SmolLM2-135M)" in waiting
+        assert "OBSIRAG_LLM_MODEL" in waiting and "OBSIRAG_LLM_CAN_WRITE=yes" in waiting
+        panel = html(client, "/admin").split('id="memory-panel"')[1].split("</section>")[0]
+        assert 'id="memory-waiting"' in panel and "dès qu&#39;un modèle capable de rédiger tourne" in panel
+    finally:
+        record_wait(site.catalog, None, CREATED)
+    assert "consolidation-waiting" not in html(client, "/memory")

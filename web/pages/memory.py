@@ -12,12 +12,12 @@ from litestar.params import Body, FromPath
 from litestar.response import Template
 from pydantic import BaseModel
 
-from services.catalog import MemoryTable, RunsTable
+from services.catalog import Catalog, MemoryTable
 from services.catalog.memory_models import ACTIVE, Fact, FactStatus
 from services.config import Settings
 from services.memory.facts import confirm_fact, forget_fact
 from services.memory.profile import PROFILE
-from services.memory.status import marker_problems
+from services.memory.status import memory_status
 from web.dependencies import Clock
 from web.page_route import page
 
@@ -35,11 +35,12 @@ class MemoryController(Controller):
     @page("/", sync_to_thread=True)
     def index(
         self,
-        memory: NamedDependency[MemoryTable],
-        runs: NamedDependency[RunsTable],
+        catalog: NamedDependency[Catalog],
         settings: NamedDependency[Settings],
+        clock: NamedDependency[Clock],
     ) -> Template:
-        facts = memory.facts()
+        facts = catalog.facts()
+        status = memory_status(settings, catalog, clock())
         context = {
             "active": "memory",
             "pending": [f for f in facts if f.status == FactStatus.PENDING],
@@ -48,8 +49,11 @@ class MemoryController(Controller):
             ),
             "history": [f for f in facts if f.status not in ACTIVE][:HISTORY],
             "profile": f"obsirag/{PROFILE}",
-            "last_run": next((r for r in runs.last_runs(20) if r.kind == "memory"), None),
-            "marker_problems": marker_problems(settings.vault),
+            "last_run": status.last_consolidation,  # finished: one in progress is said as such
+            "running": status.running,
+            "waiting": status.waiting,
+            "waiting_since": status.waiting_since,
+            "marker_problems": status.marker_problems,
         }
         return Template("memory.html", context=context)
 
