@@ -244,6 +244,8 @@ def learn(settings: Settings, once: bool, note_path: str | None, now_text: str |
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False, indent=2))
         return
+    if result["waiting"]:
+        click.echo(f"insights and synapses {result['waiting']}")
     for path, artifact in result["processed"].items():
         click.echo(f"{path} → {artifact}")
     for path, reason in {**result["skipped"], **result["failed"]}.items():

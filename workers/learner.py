@@ -59,6 +59,7 @@ def run_once(settings: Settings, note: str | None, now: datetime) -> dict[str, A
         learner.catalog.close()
     meter = learner.deps.model.meter
     return {
+        "waiting": report.waiting.text("en") if report.waiting else None,
         "processed": report.processed,
         "skipped": report.skipped,
         "failed": report.failed,
@@ -89,8 +90,11 @@ _STATE_KEYS = (schedule.LAST_RUN_KEY, schedule.NEXT_RUN_KEY, schedule.SYNTHESIS_
 
 
 def learner_details(learner: Learner) -> dict[str, Any]:
+    """The learner's heartbeat details, for the dashboard: its schedule, and why it waits for a model."""
     catalog = learner.catalog
+    wait = learner.waiting()
     return {
+        "waiting": wait.model_dump() if wait else None,
         "enabled": schedule.learner_enabled(learner.settings),
         "last_run": catalog.get_meta(schedule.LAST_RUN_KEY),
         "next_run": catalog.get_meta(schedule.NEXT_RUN_KEY),

@@ -3,6 +3,8 @@ synapses from a sample; and the weekly synthesis when its slot has passed (caugh
 
 Every decision is read from and written to the catalog, so a restart resumes where the learner stopped.
 A file lock in the data dir keeps two cycles (the learner process and ``obsirag learn --once``) apart.
+With a model that cannot write (``writer_wait``), a cycle asks it nothing and leaves every note unread
+(they wait for a model that writes), and the synthesis lists the week's notes without a summary.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from services.learner.insights import answer_question, prompt_chars, study_note
 from services.learner.pacing import GenerationMeter, LearnerModel, LearnerStopped
 from services.learner.synapses import SimilarFn, explain_connection, synapse_candidates, write_synapse
 from services.learner.synthesis import summarise_week, week_notes, write_synthesis
+from services.llm.capability import WriterWait, writer_wait
 from services.retrieval.embedding import calibration
 from services.vault.artifacts import is_generated
 from services.vault.models import NoteType, ParsedNote
@@ -55,6 +58,7 @@ class CycleReport:
     pairs_rejected: dict[str, str] = field(default_factory=dict)
     synthesis: str | None = None
     stopped: bool = False
+    waiting: WriterWait | None = None  # the model cannot write: insights and synapse texts wait for one
 
     def counters(self) -> dict[str, int]:
         return {
@@ -62,6 +66,7 @@ class CycleReport:
             "notes_skipped": len(self.skipped),
             "notes_failed": len(self.failed),
             "synapses_written": len(self.synapses),
+            "waiting_for_writer": int(self.waiting is not None),
         }
 
 
@@ -130,8 +135,9 @@ class Learner:
             return None
         with self._lock():
             notes = week_notes(self.catalog, week)
-            summary = summarise_week(self.deps.model, self.settings, notes) if notes else ""
-            path = write_synthesis(self.settings.vault, week, notes, summary, now)
+            wait = self.waiting()
+            summary = summarise_week(self.deps.model, self.settings, notes) if notes and wait is None else ""
+            path = write_synthesis(self.settings.vault, week, notes, summary, now, wait.text() if wait else None)
             self.catalog.record_artifact(path, "synthesis", None, [], now)
             self.catalog.set_meta(schedule.SYNTHESIS_WEEK_KEY, week.label)
         log.info("weekly synthesis %s: %d notes", week.label, len(notes))
@@ -139,7 +145,14 @@ class Learner:
 
     # --- the cycle -------------------------------------------------------------------------
 
+    def waiting(self) -> WriterWait | None:
+        """Why the model's writing waits (its worker's published capability, else the settings), or None."""
+        return writer_wait(self.settings, self.deps.model.state())
+
     def _cycle(self, report: CycleReport, now: datetime, only: str | None) -> None:
+        report.waiting = self.waiting()
+        if report.waiting is not None:  # nothing recorded: the notes stay due for a model that writes
+            return
         paths = [only] if only else self.pass_one(now) + self.pass_two()
         for path in dict.fromkeys(paths):
             self._learn_note(path, now, report)

@@ -15,6 +15,7 @@ from services.catalog import Catalog
 from services.catalog.models import NoteStatus
 from services.config import Settings
 from services.learner.schedule import learner_off_reason
+from services.llm.capability import WriterWait
 
 
 class LearnerProgress(BaseModel):
@@ -27,6 +28,7 @@ class LearnerProgress(BaseModel):
     eta_seconds: float  # until ``remaining`` are done, one cycle per interval; 0 when none remain
     next_run: datetime | None
     last_run: datetime | None
+    waiting: str | None = None  # why insights and synapse texts wait for a model that writes
 
 
 def learner_progress(settings: Settings, catalog: Catalog, details: Mapping[str, Any]) -> LearnerProgress:
@@ -44,6 +46,7 @@ def learner_progress(settings: Settings, catalog: Catalog, details: Mapping[str,
         eta_seconds=eta_seconds(settings, remaining),
         next_run=_moment(details.get("next_run")),
         last_run=_moment(details.get("last_run")),
+        waiting=WriterWait.model_validate(details["waiting"]).text() if details.get("waiting") else None,
     )
 
 

@@ -52,10 +52,13 @@ def summarise_week(model: LearnerModel, settings: Settings, notes: list[NoteReco
     return reply if answer_problem("", reply, Provenance.VAULT) is None else ""
 
 
-def write_synthesis(vault_root: Path, week: WeekSlot, notes: list[NoteRecord], summary: str, now: datetime) -> str:
-    """Create ``synthesis/<week>.md``, or append a dated section when it exists (never rewritten)."""
+def write_synthesis(
+    vault_root: Path, week: WeekSlot, notes: list[NoteRecord], summary: str, now: datetime, missing: str | None = None
+) -> str:
+    """Create ``synthesis/<week>.md``, or append a dated section when it exists (never rewritten);
+    ``missing``: why there is no summary, when known (the model cannot write)."""
     relative = f"{FOLDER}/{week.label}.md"
-    body = render_body(week, notes, summary)
+    body = render_body(week, notes, summary, missing)
     frontmatter = {
         "title": prompts.SYNTHESIS_TITLE.format(week=week.label),
         "type": "synthesis",
@@ -72,9 +75,9 @@ def write_synthesis(vault_root: Path, week: WeekSlot, notes: list[NoteRecord], s
     return f"obsirag/{relative}"
 
 
-def render_body(week: WeekSlot, notes: list[NoteRecord], summary: str) -> str:
+def render_body(week: WeekSlot, notes: list[NoteRecord], summary: str, missing: str | None = None) -> str:
     lines = [f"## {prompts.SUMMARY}", ""]
-    lines += [summary if summary else prompts.NO_SUMMARY.format(reason=_no_summary_reason(notes)), ""]
+    lines += [summary if summary else prompts.NO_SUMMARY.format(reason=missing or _no_summary_reason(notes)), ""]
     lines += [f"## {prompts.WEEK_NOTES}", ""]
     lines += [f"- {wikilink(r.path, r.title)}" for r in notes] or ["- —"]
     return "\n".join(lines).rstrip() + "\n"

@@ -174,7 +174,7 @@ def summary(report: CycleReport) -> dict[str, object]:
     consolidation = report.consolidation
     return {
         "consolidation": None if consolidation is None else {**consolidation.counters(), "error": consolidation.error},
-        "waiting": report.waiting.text() if report.waiting else None,
+        "waiting": report.waiting.text("en") if report.waiting else None,  # the CLI speaks English
         "expired": report.expired,
         "profile": {
             "imported": report.profile.imported,

@@ -50,6 +50,9 @@ BCE, INFLATION, ADA = (
 )
 ENV = {
     "OBSIRAG_LEARN_ENABLED": "false",  # the periodic learner stays quiet: `learn --once` drives every cycle
+    # The bundled model cannot write (the learner would wait for one): told it writes, it runs every model
+    # call of the learner end to end; what it writes is not judged here.
+    "OBSIRAG_LLM_CAN_WRITE": "yes",
     "OBSIRAG_WEB_SEARCH_BACKEND": "fake",
     "OBSIRAG_LEARN_WEB_SEARCH": "true",  # insights the vault cannot answer go to the (fake) web
     "OBSIRAG_WEB_READ_PAGES": "1",  # one page read and summarised per web answer: the path runs, at half the cost

@@ -17,13 +17,14 @@ from services.catalog import Catalog
 from services.catalog.models import LearnOutcome, Provenance, Source, SynapsePair
 from services.chat.engine import ChatAnswer, ChatEngine
 from services.chat.websearch import FakeWebSearch
-from services.config import Settings
+from services.config import BUNDLED_LLM_MODEL, Settings
 from services.indexing.pipeline import IndexPipeline
 from services.learner import schedule
 from services.learner.cycle import Learner, LearnerBusy, LearnerDeps
 from services.learner.insight_files import render_answers
 from services.learner.insights import InsightAnswer, answer_question
 from services.learner.pacing import LearnerModel
+from services.learner.progress import learner_progress
 from services.learner.synapses import synapse_candidates
 from services.retrieval.embedding import calibration
 from services.retrieval.search import SearchEngine
@@ -32,6 +33,7 @@ from services.retrieval.store import EdgeStore
 from services.system.generation_client import GenerationClient
 from services.vault.artifacts import is_generated
 from tests.conftest import SAMPLE_VAULT
+from workers.learner import learner_details
 
 NOW = datetime(2026, 11, 29, 10, 0).astimezone()
 FERMENTATION, PAIN, TATIN = "Cuisine/Fermentation des légumes.md", "Cuisine/Pain au levain.md", "Cuisine/Tarte tatin.md"
@@ -90,7 +92,8 @@ def test_passes_pick_recent_then_never_processed_notes(learner: Learner) -> None
 
 
 def test_the_first_cycle_waits_one_interval_and_recent_notes_are_skipped(learner: Learner) -> None:
-    settings = learner.settings.model_copy(update={"learn_enabled": True, "synapse_threshold": 0.99})
+    writer = {"llm_can_write": "yes"}  # a model that writes: the cycle gets to its notes (none asked here)
+    settings = learner.settings.model_copy(update={"learn_enabled": True, "synapse_threshold": 0.99, **writer})
     learner = Learner(LearnerDeps(**{**vars(learner.deps), "settings": settings}))
     assert learner.run_if_due(NOW) is None  # first look: only scheduled
     assert learner.catalog.get_meta(schedule.NEXT_RUN_KEY) == (NOW + timedelta(hours=1)).isoformat()
@@ -106,6 +109,31 @@ def test_the_first_cycle_waits_one_interval_and_recent_notes_are_skipped(learner
 
     with learner._lock(), pytest.raises(LearnerBusy):  # one cycle at a time (learner process vs CLI)
         learner.run_cycle(NOW)
+
+
+def test_with_a_model_that_cannot_write_no_insight_or_synapse_is_written_and_the_wait_is_said(
+    learner: Learner,
+) -> None:
+    """#26: ``learn --once`` with the bundled model wrote six insight files of its nonsense."""
+    assert learner.settings.llm_model == BUNDLED_LLM_MODEL and learner.deps.model.state() is None  # no worker
+    learned = learner.catalog.learned_notes()
+    report = learner.run_cycle(NOW + timedelta(days=30))
+    assert report.waiting is not None and report.waiting.reason == "bundled"
+    assert (report.processed, report.skipped, report.failed, report.synapses) == ({}, {}, {}, [])
+    assert learner.deps.model.meter.calls == 0 and learner.catalog.learned_notes() == learned  # left for later
+    assert not (learner.settings.vault / "obsirag" / "insights").exists()
+    assert not (learner.settings.vault / "obsirag" / "synapses").exists()
+    assert learner.catalog.last_runs(1)[0].counters["waiting_for_writer"] == 1
+
+    assert learner.synthesis_if_due(NOW - timedelta(days=8)) is None  # the first look only starts the count
+    synthesis = learner.synthesis_if_due(NOW)  # the notes of the week, listed without the model
+    assert synthesis is not None and learner.deps.model.meter.calls == 0
+    text = (learner.settings.vault / synthesis).read_text(encoding="utf-8")
+    assert "*Résumé indisponible : en attente d'un modèle capable de rédiger : le modèle intégré" in text
+
+    details = learner_details(learner)  # what its heartbeat tells the dashboard
+    progress = learner_progress(learner.settings, learner.catalog, details | {"enabled": True})
+    assert progress.waiting is not None and progress.waiting.startswith("en attente d'un modèle capable de rédiger")
 
 
 def test_web_references_say_which_pages_were_read() -> None:

@@ -287,7 +287,7 @@ def test_with_a_model_that_cannot_write_consolidation_waits_and_says_so_without_
     server.script()
     result = MemoryTicker(settings, catalog, ask).tick(NOW)  # no worker state: the settings say it
     assert server.requests == [] and result["consolidation"] is None
-    assert str(result["waiting"]).startswith("en attente d'un modèle capable de rédiger : le modèle intégré")
+    assert str(result["waiting"]).startswith("waiting for a model that can write: the bundled model")
     assert str(result["briefing"]).startswith("obsirag/briefings/")  # built from the data, no questions asked
     status = memory_status(settings, catalog, NOW + timedelta(minutes=1))
     assert status.waiting is not None and status.waiting.reason == "bundled" and status.waiting_since == NOW

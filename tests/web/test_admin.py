@@ -13,6 +13,7 @@ from litestar.testing import TestClient
 from services.catalog import Catalog
 from services.catalog.models import LearnOutcome
 from services.config import Settings
+from services.llm.capability import writer_wait
 from services.system.history import HISTORY_KEY, RETRIED_KEY, TaskRecord
 from services.system.processes import HEARTBEAT_KEY, publish_heartbeat
 from web.app import CSRF_COOKIE, create_app
@@ -101,6 +102,19 @@ def test_the_dashboard_says_why_the_learner_is_off_and_whether_it_uses_the_web(s
         page = browser.get("/admin/live").text
     learner_web = page[page.index('id="learner-web"') :]
     assert learner_web.startswith('id="learner-web">non, rien ne quitte la machine')
+    assert "learner-waiting" not in page
+
+
+def test_the_dashboard_says_the_learner_waits_for_a_model_that_writes(site: WebServices) -> None:
+    wait = writer_wait(Settings(), None)  # the bundled model's stated capability, as the learner publishes it
+    assert wait is not None
+    details = {"enabled": True, "waiting": wait.model_dump()}
+    publish_heartbeat(site.client.redis, "learner", time.time(), 5.0, details)
+    with TestClient(create_app(site.settings, site)) as browser:
+        page = browser.get("/admin/live").text
+    waiting = page[page.index('id="learner-waiting"') :].split("</p>")[0]
+    assert "Insights et synapses en attente d&#39;un modèle capable de rédiger : le modèle intégré" in waiting
+    assert "OBSIRAG_LLM_MODEL" in waiting and "OBSIRAG_LLM_CAN_WRITE=yes" in waiting
 
 
 def test_a_rebuild_under_way_is_said_in_one_line(client: TestClient, web_settings: Settings) -> None:
