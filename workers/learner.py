@@ -16,6 +16,8 @@ from services.config import Settings, load_settings
 from services.learner import schedule
 from services.learner.cycle import Learner, LearnerDeps
 from services.learner.pacing import LearnerModel
+from services.llm.capability import writer_wait
+from services.llm.models import WorkerState
 from services.memory.cycle import MemoryTicker
 from services.memory.llm import ask_through
 from services.system import SystemClient, build_chat_engine
@@ -83,7 +85,16 @@ def learner_state(settings: Settings) -> dict[str, Any]:
         meta = {key: catalog.get_meta(key) for key in _STATE_KEYS}
     finally:
         catalog.close()
-    return {"enabled": schedule.learner_enabled(settings), **meta, "notes": notes}
+    wait = writer_wait(settings, _worker_state(settings))
+    waiting = wait.text("en") if wait else None
+    return {"enabled": schedule.learner_enabled(settings), "waiting": waiting, **meta, "notes": notes}
+
+
+def _worker_state(settings: Settings) -> WorkerState | None:
+    try:
+        return SystemClient(settings).generation.state()
+    except Exception:  # no Redis: no worker, the settings say whether the model writes
+        return None
 
 
 _STATE_KEYS = (schedule.LAST_RUN_KEY, schedule.NEXT_RUN_KEY, schedule.SYNTHESIS_WEEK_KEY)

@@ -1,4 +1,4 @@
-"""``obsirag remind``, ``reminders``, ``memory export / forget / confirm / run`` (no system running)."""
+"""``obsirag remind``, ``reminders``, ``memory export / forget / confirm / run``, ``learn`` (no system running)."""
 
 from __future__ import annotations
 
@@ -56,6 +56,8 @@ def test_memory_export_forget_confirm_and_run(tmp_path: Path) -> None:
     assert "confirmed #1" in cli(tmp_path, "memory", "confirm", "1", "--value", "le thé blanc")
     assert json.loads(cli(tmp_path, "memory", "export"))[0]["value"] == "le thé blanc"
     assert (vault / "Note.md").read_text(encoding="utf-8") == "# Note\n\n- [ ] une tâche\n"
+    learner = json.loads(cli(tmp_path, "learn", "--json"))  # no worker: the settings say the model cannot write
+    assert learner["waiting"].startswith("waiting for a model that can write: the bundled model")
 
 
 def _now():  # type: ignore[no-untyped-def]
