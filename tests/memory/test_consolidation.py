@@ -279,7 +279,7 @@ def test_a_failed_consolidation_is_retried_later_not_every_minute(
 
 
 def test_with_a_model_that_cannot_write_consolidation_waits_and_says_so_without_asking_it(
-    model: tuple[ScriptedOpenAI, AskFn], memory: tuple[Settings, Catalog]
+    model: tuple[ScriptedOpenAI, AskFn], memory: tuple[Settings, Catalog], redis_url: str
 ) -> None:
     """#26: the bundled model waited 300 s and failed; now nothing is asked of it, the wait is said."""
     server, ask = model
@@ -296,11 +296,13 @@ def test_with_a_model_that_cannot_write_consolidation_waits_and_says_so_without_
     MemoryTicker(settings, catalog, ask).tick(NOW + timedelta(minutes=1))
     assert memory_status(settings, catalog, NOW).waiting_since == NOW  # since the first tick that waited
 
-    writer = settings.model_copy(update={"llm_can_write": "yes"})  # a model that writes: the wait ends
+    # The running worker publishes that its model writes (OBSIRAG_LLM_CAN_WRITE=yes there): that wins over
+    # these settings' bundled model, and the wait ends.
+    published = SystemClient(settings.model_copy(update={"redis_url": redis_url})).generation.state
     server.script(facts_reply(TEA))
-    later = MemoryTicker(writer, catalog, ask).tick(NOW + timedelta(minutes=2))
+    later = MemoryTicker(settings, catalog, ask, state=published).tick(NOW + timedelta(minutes=2))
     assert later["waiting"] is None and later["consolidation"]["facts_added"] == 1  # type: ignore[index]
-    status = memory_status(writer, catalog, NOW + timedelta(minutes=3))
+    status = memory_status(settings, catalog, NOW + timedelta(minutes=3))
     assert status.waiting is None and status.last_consolidation is not None
 
 
