@@ -52,6 +52,26 @@ def embedder():
     return load_embedder(Settings().embedding_model)
 
 
+@pytest.fixture(scope="session")
+def sample_embeddings(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
+    """The embedding cache of an index of the sample vault, built once per run. Systems and indexes on a
+    copy of the sample vault start from a copy of it (``tests.support.system.seed_embeddings``) and embed
+    only the texts that differ: the product's own cache, used as a reindex uses it. Each of them embedded
+    the sample vault's ~250 texts afresh before, the biggest part of their start on two cores."""
+    from services.catalog import Catalog
+    from services.indexing.pipeline import IndexPipeline, changed_paths
+    from services.retrieval.store import EdgeStore
+
+    root = tmp_path_factory.mktemp("sample-embeddings")
+    shutil.copytree(SAMPLE_VAULT, root / "vault", ignore=shutil.ignore_patterns("obsirag"))
+    settings = Settings(vault=root / "vault", data_dir=root / "data")
+    pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
+    pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
+    for part in (pipeline.cache, pipeline.store, pipeline.catalog):
+        part.close()  # the cache's last connection: SQLite folds its journal into the file copied
+    return settings.embedding_cache_path
+
+
 def tree_hashes(root: Path) -> dict[str, str]:
     """sha256 of every file under ``root``: proof that a run wrote nothing there."""
     return {

@@ -25,7 +25,6 @@ from services.catalog.models import LearnOutcome
 from services.config import Settings
 from services.learner.synapses import synapse_candidates
 from services.llm import streams
-from services.llm.bundled import FOLDER
 from services.llm.models import ChatMessage, GenerationRequest, Priority
 from services.retrieval.search import SearchRequest
 from services.system import SystemClient
@@ -33,8 +32,7 @@ from services.system.generation_client import GenerationClient
 from services.vault.links import LinkResolver
 from services.vault.models import NoteType
 from tests.conftest import SAMPLE_VAULT, tree_hashes
-from tests.support.generation import converted_model_cache
-from tests.support.system import System, system_env, wait_until
+from tests.support.system import System, seed_embeddings, share_converted_model, system_env, wait_until
 from workers.cli import run_search
 
 pytestmark = pytest.mark.e2e
@@ -96,7 +94,7 @@ class Enriched:
 
 
 @pytest.fixture(scope="module")
-def enriched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Enriched]:
+def enriched(tmp_path_factory: pytest.TempPathFactory, sample_embeddings: Path) -> Iterator[Enriched]:
     root = tmp_path_factory.mktemp("enrichment")
     shutil.copytree(SAMPLE_VAULT, root / "vault")
     for path in (root / "vault").rglob("*"):
@@ -110,8 +108,8 @@ def enriched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Enriched]:
         index_retry_delay=0.2,
         memory_enabled=False,
     )
-    settings.model_cache.mkdir(parents=True)
-    (settings.model_cache / FOLDER).symlink_to(converted_model_cache() / FOLDER)
+    share_converted_model(settings)
+    seed_embeddings(settings, sample_embeddings)  # the sample vault embedded once per run
     env = {**system_env(settings), **ENV}
     command = [sys.executable, "-m", "workers.cli", "up", "--vault", str(settings.vault)]
     process = subprocess.Popen([*command, "--data", str(settings.data_dir)], env=env, cwd=ROOT)

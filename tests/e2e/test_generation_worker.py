@@ -6,15 +6,14 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from services.config import Settings
-from services.llm.bundled import FOLDER
 from services.llm.models import ChatMessage, GenerationRequest
 from services.system import SystemClient
 from services.system.generation_client import GenerationClient
-from tests.support.generation import converted_model_cache
 from tests.support.system import System, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -26,13 +25,18 @@ QUESTION = [
 ]
 
 
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    """A one-note vault: the test is about generation, and indexing the sample vault would compete with it."""
+    (tmp_path / "vault").mkdir()
+    (tmp_path / "vault" / "Note.md").write_text("# Note\n\nUne ligne.", encoding="utf-8")
+    return tmp_path / "vault"
+
+
 def test_killed_worker_ends_the_stream_with_an_error_then_restarts_and_serves(
     launch: Callable[[], System], settings: Settings
 ) -> None:
-    # The bundled model, converted once for the whole test run, stands in this data dir's model cache.
-    settings.model_cache.mkdir(parents=True)
-    (settings.model_cache / FOLDER).symlink_to(converted_model_cache() / FOLDER)
-    system = launch()
+    system = launch()  # the bundled model converted once for the whole run (tests.support.system)
     system.wait_alive(("supervisor", "mlx_worker"))
     client = GenerationClient(settings.model_copy(update={"redis_url": system.settings.effective_redis_url}))
     victim = system.process_state("mlx_worker").pid

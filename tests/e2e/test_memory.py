@@ -22,6 +22,15 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    """A small vault: the briefing's lines are the test's own, and no indexing of the sample vault competes."""
+    root = tmp_path / "vault"
+    (root / "Jardin").mkdir(parents=True)
+    (root / "Jardin" / "Semis.md").write_text("# Semis\n\nLes tomates se sèment en mars.", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
 def memory_system(settings: Settings) -> Callable[[], System]:
     # No model (the learner off): the briefing's deterministic parts and the mirrors, without a model call.
     on = settings.model_copy(update={"memory_enabled": True, "learn_enabled": False})

@@ -10,6 +10,7 @@ import shutil
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -33,6 +34,7 @@ from services.retrieval.store import EdgeStore
 from services.system.generation_client import GenerationClient
 from services.vault.artifacts import is_generated
 from tests.conftest import SAMPLE_VAULT
+from tests.support.system import seed_embeddings
 from workers.learner import learner_details
 
 NOW = datetime(2026, 11, 29, 10, 0).astimezone()
@@ -43,13 +45,16 @@ NOTES = [FERMENTATION, PAIN, TATIN, "Cuisine/Ratatouille.md", BCE, INFLATION, PO
 
 
 @pytest.fixture(scope="module")
-def learner(tmp_path_factory: pytest.TempPathFactory, embedder, redis_url: str) -> Iterator[Learner]:
+def learner(
+    tmp_path_factory: pytest.TempPathFactory, embedder, redis_url: str, sample_embeddings: Path
+) -> Iterator[Learner]:
     """One index for the module (each test works on its own notes' state)."""
     root = tmp_path_factory.mktemp("learner")
     shutil.copytree(SAMPLE_VAULT, root / "vault")
     settings = Settings(
         vault=root / "vault", data_dir=root / "data", redis_url=redis_url, learn_fullscan_per_run=3, synapse_sample=2
     )
+    seed_embeddings(settings, sample_embeddings)  # the sample vault embedded once per run
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
     pipeline.sync_paths(NOTES)
     engine = SearchEngine(pipeline.store, embedder)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -145,6 +146,12 @@ def share_converted_model(settings: Settings) -> None:
         target.symlink_to(converted_model_cache() / FOLDER)
 
 
+def seed_embeddings(settings: Settings, cache: Path) -> None:
+    """Start ``settings``' data dir with a copy of ``cache`` (the ``sample_embeddings`` fixture)."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(cache, settings.embedding_cache_path)
+
+
 def start_system(settings: Settings) -> System:
     """``obsirag up``; its output (every process's log) goes to ``up-N.log`` beside the data dir."""
     share_converted_model(settings)
@@ -164,8 +171,10 @@ def start_system(settings: Settings) -> System:
 
 
 @pytest.fixture
-def launch(settings: Settings) -> Iterator[Callable[[], System]]:
-    """Start the system on the test's vault copy (call it again after a stop to restart it)."""
+def launch(settings: Settings, sample_embeddings: Path) -> Iterator[Callable[[], System]]:
+    """Start the system on the test's vault copy (call it again after a stop to restart it), its embedding
+    cache seeded with the sample vault's (``tests/conftest.py``)."""
+    seed_embeddings(settings, sample_embeddings)
     started: list[System] = []
 
     def _launch() -> System:
