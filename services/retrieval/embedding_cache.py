@@ -15,8 +15,12 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # the embedding module's types only: it needs nothing of this one
+    from services.retrieval.embedding import Embedder
 
 PRUNE_GRACE_SECONDS = 24 * 3600.0
 
@@ -126,3 +130,19 @@ class EmbeddingCache:
 
     def close(self) -> None:
         self._db.close()
+
+
+def encode_cached(embedder: Embedder, texts: list[str], cache: EmbeddingCache | None) -> np.ndarray:
+    """``texts``' vectors, those the cache holds for ``embedder``'s model read back, the others embedded and
+    kept (a cache of another model is not used): a restart embeds no sentence twice."""
+    usable = cache if cache is not None and cache.model == embedder.name else None
+    known = usable.lookup(texts) if usable else {}
+    vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    for i, vector in known.items():
+        vectors[i] = vector
+    todo = [i for i in range(len(texts)) if i not in known]
+    if todo:
+        vectors[todo] = embedder.encode([texts[i] for i in todo])
+        if usable:
+            usable.store([texts[i] for i in todo], vectors[todo])
+    return vectors

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from services.catalog import MemoryTable
 from services.retrieval.embedding import Embedder, calibration
-from services.retrieval.embedding_cache import EmbeddingCache
+from services.retrieval.embedding_cache import EmbeddingCache, encode_cached
 
 USES_PATH = "obsirag:memory"  # the embedding cache's "note" for the facts' sentences
 MATCHES = 8  # facts returned per query, best first (the chat's budget keeps fewer)
@@ -146,18 +146,7 @@ class FactVectors:
             return matrix
 
     def _encode(self, embedder: Embedder, sentences: list[str]) -> np.ndarray:
-        """Through the embedding cache when it holds this model's vectors: a restart embeds nothing again."""
-        cache = self.cache if self.cache is not None and self.cache.model == embedder.name else None
-        known = cache.lookup(sentences) if cache else {}
-        vectors = np.zeros((len(sentences), embedder.dim), dtype=np.float32)
-        for i, vector in known.items():
-            vectors[i] = vector
-        todo = [i for i in range(len(sentences)) if i not in known]
-        if todo:
-            vectors[todo] = embedder.encode([sentences[i] for i in todo])
-            if cache:
-                cache.store([sentences[i] for i in todo], vectors[todo])
-        return vectors
+        return encode_cached(embedder, sentences, self.cache)  # a restart embeds no fact again
 
     def _record(self, embedder: Embedder, sentences: list[str]) -> None:
         """The cache keeps the current facts' vectors through its pruning (only when the set changed)."""

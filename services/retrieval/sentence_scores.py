@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from services.retrieval.embedding import Embedder
-from services.retrieval.embedding_cache import EmbeddingCache
+from services.retrieval.embedding_cache import EmbeddingCache, encode_cached
 
 MAX_SENTENCES = 64  # what one request may score (the chat sends fewer: ``quoting.MAX_SCORED``)
 
@@ -29,16 +29,7 @@ def sentence_scores(
 
 
 def _vectors(embedder: Embedder, sentences: list[str], cache: EmbeddingCache | None) -> np.ndarray:
-    usable = cache if cache is not None and cache.model == embedder.name else None
-    known = usable.lookup(sentences) if usable else {}
-    vectors = np.zeros((len(sentences), embedder.dim), dtype=np.float32)
-    for i, vector in known.items():
-        vectors[i] = vector
-    todo = [i for i in range(len(sentences)) if i not in known]
-    if todo:
-        vectors[todo] = embedder.encode([sentences[i] for i in todo])
-        if usable:
-            usable.store([sentences[i] for i in todo], vectors[todo])
+    vectors = encode_cached(embedder, sentences, cache)
     norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     return vectors / norms
 
