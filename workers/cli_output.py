@@ -96,8 +96,10 @@ def print_sources(answer: Any) -> None:
 
 
 def search_json(response: SearchResponse) -> list[dict[str, Any]]:
+    """Each hit's fields; an attachment's hit also has its ``page`` (the existing fields never change)."""
     return [
         {"path": r.path, "title": r.title, "score": r.score, "heading": r.heading, "snippet": r.snippet}
+        | ({"page": r.page} if r.page is not None else {})
         for r in response.results
     ]
 
@@ -109,7 +111,8 @@ def print_results(response: SearchResponse, explain: bool) -> None:
         click.echo("no results")
     for rank, r in enumerate(response.results, start=1):
         heading = f" › {r.heading}" if r.heading else ""
-        click.echo(click.style(f"{rank}. {r.title}", bold=True) + f"  {r.path}{heading}  ({r.score:.4f})")
+        page = f", p. {r.page}" if r.page is not None else ""
+        click.echo(click.style(f"{rank}. {r.title}{page}", bold=True) + f"  {r.path}{heading}  ({r.score:.4f})")
         click.echo(f"   {r.snippet}")
         if explain:
             cosine = f"{r.title_similarity:.3f}" if r.title_similarity is not None else "-"

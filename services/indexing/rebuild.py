@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from services import vault
 from services.catalog import Catalog
 from services.config import Settings
+from services.indexing import attachments
 from services.indexing.chunking import Chunk
 from services.indexing.pipeline import IndexPipeline, IndexReport, _Prepared
 from services.retrieval.embedding import Embedder
@@ -74,8 +75,10 @@ class _NextPipeline(IndexPipeline):
         self.hashes: dict[str, str] = {}
 
     def _prepare(self, path: str, report: IndexReport) -> _Prepared | None:
-        if not vault.is_indexable(path, self.settings.exclude) or not self._exists(path):
+        if not vault.is_indexable(path, self.settings.exclude, self.settings.attachments) or not self._exists(path):
             return self._gone(path, report)
+        if attachments.kind_of(path, self.settings) is not None:
+            return self._document(path, report)
         try:
             note = vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)
         except (vault.NoteSkipped, FileNotFoundError):
@@ -83,6 +86,16 @@ class _NextPipeline(IndexPipeline):
         chunks: list[Chunk] = self._chunk(note)
         self.hashes[path] = note.content_hash
         return _Prepared(note, chunks, self._texts(note, chunks))
+
+    def _document(self, path: str, report: IndexReport) -> _Prepared | None:
+        """An attachment from the extraction cache (the live index read it); not there: left out for now."""
+        file = self.settings.vault / path
+        digest = attachments.content_hash(file)
+        extraction = self.extractions.get(digest)
+        if extraction is None or attachments.unusable(extraction):
+            return self._gone(path, report)
+        self.hashes[path] = digest
+        return self._pages(path, file, digest, extraction)
 
     def _gone(self, path: str, report: IndexReport) -> None:
         self.store.delete_note(path)
@@ -193,7 +206,9 @@ class Rebuild:
         log.info("the index now answers with %s (%d notes)", self.embedder.name, len(self.state.hashes))
 
     def _vault_paths(self) -> list[str]:
-        return list(vault.iter_vault_paths(self.settings.vault, self.settings.exclude))
+        return list(
+            vault.iter_vault_paths(self.settings.vault, self.settings.exclude, attachments=self.settings.attachments)
+        )
 
     def _save(self) -> None:
         target = self.folder / PROGRESS_FILE

@@ -53,21 +53,23 @@ def text_pdf(path: Path, pages: list[str] = PAGES) -> Path:
     return path
 
 
-def scanned_pdf(path: Path, pages: list[str] = PAGES, noisy: bool = False) -> Path:
-    """An image-only PDF: each page rendered at 200 dpi, as a scanner would make it (no text layer)."""
-    images = [page_image(text, noisy=noisy) for text in pages]
+def scanned_pdf(path: Path, pages: list[str] = PAGES, noisy: bool = False, crop: bool = False) -> Path:
+    """An image-only PDF: each page rendered at 200 dpi, as a scanner would make it (no text layer);
+    ``crop``: pages only as tall as their text (a strip: the tests' OCR stays quick)."""
+    images = [page_image(text, noisy=noisy, crop=crop) for text in pages]
     images[0].save(path, save_all=True, append_images=images[1:], resolution=200.0)
     return path
 
 
-def mixed_pdf(path: Path, pages: list[str] = PAGES, scanned: int = 1) -> Path:
-    """Text pages with one scanned page (index ``scanned``) among them."""
+def mixed_pdf(path: Path, pages: list[str] = PAGES, scanned: int = 1, crop: bool = False) -> Path:
+    """Text pages with one scanned page (index ``scanned``) among them (``crop``: a strip-sized page)."""
     pdf = _fpdf()
     for index, text in enumerate(pages):
-        pdf.add_page()
-        if index == scanned:
+        image = page_image(text, crop=crop) if index == scanned else None
+        pdf.add_page(format=(210, 210 * image.height / image.width) if crop and image else "A4")
+        if image is not None:
             buffer = io.BytesIO()
-            page_image(text).save(buffer, format="PNG")
+            image.save(buffer, format="PNG")
             pdf.image(buffer, x=0, y=0, w=pdf.w, h=pdf.h)
         else:
             pdf.multi_cell(0, 8, text)
@@ -206,8 +208,11 @@ def _wrap(text: str, font: ImageFont.FreeTypeFont, width: int) -> list[str]:
     return [*lines, line] if line else lines
 
 
-def page_image(text: str, noisy: bool = False, size: tuple[int, int] = (1654, 2339), font_px: int = 36) -> Image.Image:
-    """An A4 page at 200 dpi holding ``text`` (12 pt ≈ 33 px), black on white; ``noisy``: a skewed, speckled scan."""
+def page_image(
+    text: str, noisy: bool = False, size: tuple[int, int] = (1654, 2339), font_px: int = 36, crop: bool = False
+) -> Image.Image:
+    """An A4 page at 200 dpi holding ``text`` (12 pt ≈ 33 px), black on white; ``noisy``: a skewed, speckled
+    scan; ``crop``: only the strip the text fills."""
     image = Image.new("L", size, 255)
     draw = ImageDraw.Draw(image)
     font = _font(font_px, serif=noisy)
@@ -215,6 +220,8 @@ def page_image(text: str, noisy: bool = False, size: tuple[int, int] = (1654, 23
     for line in _wrap(text, font, size[0] - 300):
         draw.text((150, y), line, fill=0, font=font)
         y += int(font_px * 1.5)
+    if crop:
+        image = image.crop((0, 0, size[0], y + 120))
     if noisy:
         image = _scanned(image)
     return image
@@ -272,4 +279,40 @@ def photo_image(text: str) -> Image.Image:
 
 def save_png(image: Image.Image, path: Path) -> Path:
     image.save(path, format="PNG")
+    return path
+
+
+def huge_png(path: Path, side: int = 20_000) -> Path:
+    """A white 1-bit PNG of ``side`` × ``side`` pixels (~90 KB on disk, 400 megapixels decoded), written
+    row by row with zlib: Pillow would need seconds and 50 MB to make it."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    row = b"\x00" + b"\xff" * ((side + 7) // 8)  # filter byte "none", then the row's bits
+    packer = zlib.compressobj(9)
+    data = b"".join(packer.compress(row * 1000) for _ in range(side // 1000)) + packer.flush()
+    header = struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0)  # 1 bit, greyscale
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b""))
+    return path
+
+
+def zip_bomb_docx(path: Path, megabytes: int = 40) -> Path:
+    """A DOCX whose document.xml unpacks to ``megabytes`` MB of zeros (~40 KB on disk)."""
+    source = docx(path)
+    with zipfile.ZipFile(source, "a", zipfile.ZIP_DEFLATED) as archive, archive.open("word/bomb.xml", "w") as member:
+        block = b"\x00" * (1 << 20)
+        for _ in range(megabytes):
+            member.write(block)
+    return path
+
+
+def encrypted_pdf(path: Path, source: Path) -> Path:
+    import pypdf
+
+    writer = pypdf.PdfWriter(clone_from=source)
+    writer.encrypt(user_password="secret", owner_password="secret", algorithm="RC4-128")
+    writer.write(path)
     return path

@@ -1,0 +1,95 @@
+"""Documents read as rendered pages: PDFs (the text layer where it is usable, else OCR) and images (OCR).
+
+A scanned page inside an otherwise digital PDF is read by OCR too: the decision is per page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PIL import ImageOps
+
+from services.attachments import guards, ocr
+from services.attachments.models import PageText
+from services.config import Settings
+
+Progress = Callable[[int, int], None]  # (pages done, pages in all)
+OCR_DPI = 200  # the bench's pages: Tesseract reads 12 pt text exactly at this resolution
+MIN_TEXT_CHARS = 16  # fewer letters or digits than this on a page: a scan (or a blank page), read by OCR
+
+
+class Unread(list[int]):
+    """Page numbers left unread because no OCR engine is available, and why (with the install command)."""
+
+    reason: str = ocr.NO_ENGINE
+
+
+def read_pdf(file: Path, settings: Settings, progress: Progress) -> tuple[list[PageText], Unread, int]:
+    """Every page's text, the pages left without OCR, and the page count."""
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(file)
+    except pdfium.PdfiumError as exc:
+        raise _pdf_error(exc) from exc
+    try:
+        count = len(document)
+        guards.check_pages(count, settings.attachment_max_pages)
+        pages, unread = [], Unread()
+        for index in range(count):
+            page = document[index]
+            text = page.get_textpage().get_text_bounded()
+            if _usable(text):
+                pages.append(PageText(number=index + 1, text=_clean(text)))
+            else:
+                read = _ocr_pdf_page(page, index + 1, settings)
+                if isinstance(read, ocr.OcrUnavailable):
+                    unread.append(index + 1)
+                    unread.reason = str(read)
+                else:
+                    pages.append(read)
+            progress(index + 1, count)
+        return pages, unread, count
+    finally:
+        document.close()
+
+
+def _ocr_pdf_page(page, number: int, settings: Settings) -> PageText | ocr.OcrUnavailable:
+    try:
+        ocr.check_engine(settings.ocr_languages)
+    except ocr.OcrUnavailable as exc:
+        return exc
+    image = page.render(scale=OCR_DPI / 72, grayscale=True).to_pil()
+    return _ocr_page(image, number, settings)
+
+
+def read_image(file: Path, settings: Settings) -> list[PageText]:
+    """An image is one page read by OCR (raises ``OcrUnavailable`` without an engine: the file is skipped)."""
+    ocr.check_engine(settings.ocr_languages)
+    with guards.open_image(file) as image:
+        image.seek(0)  # a multi-page TIFF: its first frame
+        upright = ImageOps.exif_transpose(image)  # a phone photo's rotation flag
+        return [_ocr_page(upright, 1, settings)]
+
+
+def _ocr_page(image, number: int, settings: Settings) -> PageText:
+    read = ocr.read_image(image, settings.ocr_languages, settings.ocr_page_seconds)
+    low = read.confidence is None or read.confidence < settings.ocr_min_confidence
+    return PageText(number=number, text=read.text, ocr=True, confidence=read.confidence, low_confidence=low)
+
+
+def _usable(text: str) -> bool:
+    return sum(ch.isalnum() for ch in text) >= MIN_TEXT_CHARS
+
+
+def _clean(text: str) -> str:
+    """PDFium ends lines with CRLF and may keep soft hyphens: plain newlines, no invisible characters."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00ad", "").replace("\x00", "")
+
+
+def _pdf_error(exc: Exception) -> guards.DocumentRefused:
+    message = str(exc)
+    if "password" in message.lower():
+        return guards.unreadable("encrypted document: protected by a password, not read")
+    return guards.unreadable(f"unreadable document: damaged or truncated PDF ({message})")
