@@ -42,6 +42,22 @@ class ExtractionProgress(BaseModel):
             return None
         return (self.updated - self.started) / self.done * (self.total - self.done)
 
+    def line(self) -> str:
+        """``obsirag status``'s line for it."""
+        eta = f", ETA {self.eta_seconds:.0f}s" if self.eta_seconds is not None else ""
+        return f"reading {self.path}: {self.done}/{self.total or '?'} pages{eta}"
+
+
+def read_progress(path: Path) -> list[ExtractionProgress]:
+    """The files being read, for ``obsirag status`` and the dashboard (none when nothing was ever read)."""
+    if not path.exists():
+        return []
+    cache = ExtractionCache(path)
+    try:
+        return cache.under_way()
+    finally:
+        cache.close()
+
 
 class ExtractionCache:
     """Safe from several threads and processes (SQLite in WAL mode)."""
@@ -90,6 +106,10 @@ class ExtractionCache:
     def finish(self, path: str) -> None:
         with self._lock:
             self._db.execute("DELETE FROM progress WHERE path = ?", (path,))
+
+    def clear_progress(self) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM progress")
 
     def in_progress(self, path: str, content_hash: str) -> bool:
         with self._lock:

@@ -249,6 +249,7 @@ def open_pipeline(
     embedder: Embedder | None = None,
     reset: bool = False,
     on_indexed: Callable[[list[str]], None] | None = None,
+    extract_later: attachments.ExtractLater | None = None,
 ) -> IndexPipeline:
     """The one assembly of an index pipeline: the configured store, catalog and model (unless given).
 
@@ -263,16 +264,20 @@ def open_pipeline(
     )
     if reset:
         store.reset()
-    return IndexPipeline(settings, store, Catalog(settings.catalog_path), embedder, on_indexed=on_indexed)
+    catalog = Catalog(settings.catalog_path)
+    return IndexPipeline(settings, store, catalog, embedder, on_indexed=on_indexed, extract_later=extract_later)
 
 
 def open_index(
-    settings: Settings, on_indexed: Callable[[list[str]], None] | None = None
+    settings: Settings,
+    on_indexed: Callable[[list[str]], None] | None = None,
+    extract_later: attachments.ExtractLater | None = None,
 ) -> tuple[IndexPipeline, SearchEngine, Embedder, Rebuild | None]:
     """The live pipeline and search, the configured model, and the rebuild to run (if any).
 
     An index built with another model keeps answering with that model while a rebuild with the configured
-    one runs beside it; a rebuild left by a killed indexer goes on. ``on_indexed``: see ``IndexPipeline``."""
+    one runs beside it; a rebuild left by a killed indexer goes on. ``on_indexed``, ``extract_later``: see
+    ``IndexPipeline``."""
     from services.retrieval.embedding import load_embedder
     from services.retrieval.store import open_store
 
@@ -286,7 +291,7 @@ def open_index(
             "the index was built with %s: it answers until its rebuild with %s is done", recorded.name, configured.name
         )
     live = load_embedder(recorded.name, batch, threads) if stale else configured
-    pipeline = open_pipeline(settings, store, live, on_indexed=on_indexed)
+    pipeline = open_pipeline(settings, store, live, on_indexed=on_indexed, extract_later=extract_later)
     engine = SearchEngine(store, pipeline.embedder, FactVectors(pipeline.catalog, pipeline.cache))
     if stale:
         rebuild: Rebuild | None = Rebuild.start(settings, pipeline, configured, engine)
