@@ -62,6 +62,7 @@ def ask_json(answer: Any) -> dict[str, Any]:
         "answer": answer.answer,
         "sources": [
             {"path": s.path or s.url, "title": s.title, "heading": s.heading, "primary": s.primary}
+            | ({"page": s.page} if s.page is not None else {})
             for s in answer.sources
         ],
         "provenance": answer.provenance.value,
@@ -85,7 +86,7 @@ def print_sources(answer: Any) -> None:
         star = " ★" if source.primary else ""
         where = source.url or source.path
         heading = f" › {source.heading}" if source.heading else ""
-        click.echo(f"[{source.n}] {source.title}{star}  {where}{heading}")
+        click.echo(f"[{source.n}] {source.label}{star}  {where}{heading}")
     for used in answer.memory:
         click.echo(click.style(f"mémoire utilisée : {used.text} (fait #{used.id})", dim=True))
     uncited = answer.provenance == Provenance.VAULT and not answer.cited

@@ -1,0 +1,84 @@
+"""A document's page of extracted text, its backlinks, and where a cited page opens."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from litestar.testing import TestClient
+
+from services import vault
+from services.attachments.cache import ExtractionCache
+from services.attachments.extract import extract_document
+from services.catalog import Catalog
+from services.catalog.models import NoteRecord, NoteStatus, Source
+from services.config import Settings
+from services.vault.models import NoteType
+from tests.support.web_app import html
+from web.app import create_app
+from web.urls import source_url
+
+
+@pytest.fixture(scope="module")
+def document_client(tmp_path_factory: pytest.TempPathFactory, documents: dict[str, Path]) -> Iterator[TestClient]:
+    """A vault with slides, a PDF and a note linking both; the catalog as the indexer leaves it."""
+    root = tmp_path_factory.mktemp("documents-web")
+    settings = Settings(vault=root / "vault", data_dir=root / "data", redis_url=f"unix://{root}/none.sock")
+    (settings.vault / "Docs").mkdir(parents=True)
+    for name in ("Diapos.pptx", "Manuel.pdf"):
+        shutil.copy(documents[name], settings.vault / "Docs" / name)
+    (settings.vault / "Lecture.md").write_text(
+        "# Lecture\n\nVoir [[Diapos.pptx]] et ![[Manuel.pdf#page=3]].\n", encoding="utf-8"
+    )
+    catalog, cache = Catalog(settings.catalog_path), ExtractionCache(settings.extraction_cache_path)
+    now = datetime.now(UTC)
+    for path, kind in (("Docs/Diapos.pptx", "pptx"), ("Docs/Manuel.pdf", "pdf")):
+        digest = vault.file_hash((settings.vault / path).read_bytes())
+        cache.put(digest, extract_document(settings.vault / path, kind, settings))
+        catalog.upsert_note(
+            NoteRecord(
+                path=path,
+                title=path.rsplit("/", 1)[-1],
+                note_type=NoteType.ATTACHMENT,
+                content_hash=digest,
+                status=NoteStatus.INDEXED,
+                mtime=0,
+                size=1,
+                chunk_count=3,
+                indexed_at=now,
+            )
+        )
+    note = vault.read_note(settings.vault, "Lecture.md", settings.max_file_bytes)
+    catalog.upsert_note(
+        NoteRecord(
+            **note.model_dump(include={"path", "title", "content_hash", "mtime", "size"}),
+            status=NoteStatus.INDEXED,
+            chunk_count=1,
+            indexed_at=now,
+        )
+    )
+    catalog.replace_links("Lecture.md", note.links)
+    catalog.resolve_links()
+    with TestClient(create_app(settings)) as client:
+        yield client
+    catalog.close()
+
+
+def test_slides_are_shown_page_by_page_with_their_backlinks(document_client: TestClient) -> None:
+    page = html(document_client, "/documents/Docs/Diapos.pptx")
+    assert 'id="page-2"' in page and "Élevage des abeilles" in page and "Diapositive 3" in page
+    assert 'href="/notes/Lecture.md"' in page  # [[Diapos.pptx]] in a note is a backlink of the document
+    pdf = html(document_client, "/documents/Docs/Manuel.pdf")
+    assert 'href="/notes/Lecture.md"' in pdf and 'href="/vault-files/Docs/Manuel.pdf"' in pdf
+    html(document_client, "/documents/Lecture.md", status=404)  # a note is not a document
+    html(document_client, "/documents/Docs/Absent.pdf", status=404)
+
+
+def test_a_cited_page_opens_where_it_is() -> None:
+    assert source_url("Docs/Manuel.pdf", None, 12) == "/vault-files/Docs/Manuel.pdf#page=12"
+    assert source_url("Docs/Diapos.pptx", None, 3) == "/documents/Docs/Diapos.pptx#page-3"
+    assert source_url("Projets/Atlas.md", "Objectifs", None) == "/notes/Projets/Atlas.md#objectifs"
+    assert Source(n=1, title="Manuel.pdf", path="Docs/Manuel.pdf", page=12).label == "Manuel.pdf, p. 12"
