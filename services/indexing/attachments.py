@@ -74,7 +74,11 @@ def attachment_note(path: str, file: Path, digest: str, extraction: Extraction) 
 
 
 def unusable(extraction: Extraction) -> bool:
-    return extraction.status != ExtractionStatus.OK or not any(p.text.strip() for p in extraction.pages)
+    """Not indexed: refused, or a document without any text. An image without text (a diagram, a photo) is
+    indexed without chunks: nothing to search in it, and nothing wrong with it either."""
+    if extraction.status != ExtractionStatus.OK:
+        return True
+    return extraction.kind != "image" and not any(p.text.strip() for p in extraction.pages)
 
 
 def page_texts(extraction: Extraction) -> list[tuple[int, str]]:

@@ -9,21 +9,30 @@ from pathlib import Path
 
 import pytest
 
+from services.attachments.cache import read_progress
 from services.catalog import Catalog
 from services.catalog.models import NoteStatus
-from services.config import Settings
+from services.config import DEFAULT_ATTACHMENTS, Settings
 from services.indexing.pipeline import IndexPipeline, changed_paths
 from services.retrieval.embedding import load_embedder
 from services.retrieval.store import EdgeStore
 from services.vault import iter_vault_paths
 from tests.conftest import tree_hashes
+from tests.support import documents as docs
 from tests.support.system import System, wait_until
 
 pytestmark = pytest.mark.e2e
 
 
 def note_count(vault: Path) -> int:
-    return len(list(iter_vault_paths(vault, [])))
+    """The files the system indexes: notes and documents (the sample vault's PNG diagram)."""
+    return len(list(iter_vault_paths(vault, [], attachments=DEFAULT_ATTACHMENTS)))
+
+
+def long_scan(path: Path, pages: int = 10) -> Path:
+    """An image-only PDF of ``pages`` one-line strips, read by OCR (~0.5-1 s a page here); the last one unique."""
+    texts = [f"Page {n + 1} : relevé des oiseaux du marais, sans observation notable." for n in range(pages - 1)]
+    return docs.scanned_pdf(path, [*texts, "Le héron cendré guette les grenouilles au bord de l'étang."], crop=True)
 
 
 def test_live_vault_changes_reach_search_without_restart(launch: Callable[[], System], vault: Path) -> None:
@@ -40,10 +49,15 @@ def test_live_vault_changes_reach_search_without_restart(launch: Callable[[], Sy
     assert status["running"] and all(p["alive"] for p in status["processes"])
     assert status["notes"]["indexed"] == total
 
+    # A long scan is read by the extract worker meanwhile: a note saved then is searchable at once.
+    long_scan(vault / "Attachments" / "Relevé scanné.pdf")
+    wait_until(lambda: read_progress(system.settings.extraction_cache_path), "the scan's reading under way")
     note = vault / "Inbox" / "Ornithologie.md"
     note.parent.mkdir()
     note.write_text("# Ornithologie\n\nLe martin-pêcheur plonge dans la rivière glacée.", encoding="utf-8")
     wait_until(lambda: "Inbox/Ornithologie.md" in system.search("martin-pêcheur rivière"), "created note found")
+    reading = system.cli_json("status")["extractions"]
+    assert [r["path"] for r in reading] == ["Attachments/Relevé scanné.pdf"] and reading[0]["done"] < 10
 
     note.write_text("# Ornithologie\n\nLa huppe fasciée niche dans les vieux murs.", encoding="utf-8")
     wait_until(lambda: system.search("huppe fasciée")[:1] == ["Inbox/Ornithologie.md"], "edited note found")
@@ -62,6 +76,11 @@ def test_live_vault_changes_reach_search_without_restart(launch: Callable[[], Sy
     catalog = Catalog(system.settings.catalog_path)
     assert catalog.get_note("Inbox/Oiseaux des murs.md") is None and catalog.get_note("Inbox/Ornithologie.md") is None
     catalog.close()
+
+    scan = "Attachments/Relevé scanné.pdf"
+    wait_until(lambda: scan in system.search("héron cendré au bord de l'étang"), "the scan indexed")
+    hit = next(h for h in system.cli_json("search", "héron cendré au bord de l'étang") if h["path"] == scan)
+    assert hit["page"] == 10
     system.stop()
 
 
