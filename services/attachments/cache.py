@@ -48,6 +48,17 @@ class ExtractionProgress(BaseModel):
         return f"reading {self.path}: {self.done}/{self.total or '?'} pages{eta}"
 
 
+def read_extraction(path: Path, content_hash: str) -> Extraction | None:
+    """One cached extraction, for the readers of the running system (MCP ``read_note``, the web)."""
+    if not path.exists():
+        return None
+    cache = ExtractionCache(path)
+    try:
+        return cache.get(content_hash)
+    finally:
+        cache.close()
+
+
 def read_progress(path: Path) -> list[ExtractionProgress]:
     """The files being read, for ``obsirag status`` and the dashboard (none when nothing was ever read)."""
     if not path.exists():

@@ -1,4 +1,4 @@
-"""A document's page of extracted text, its backlinks, and where a cited page opens."""
+"""A document's page of extracted text, its backlinks, where a cited page opens, and MCP's read_note of it."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from services.attachments.extract import extract_document
 from services.catalog import Catalog
 from services.catalog.models import NoteRecord, NoteStatus, Source
 from services.config import Settings
+from services.mcp.notes import NoteReader
 from services.vault.models import NoteType
 from tests.support.web_app import html
 from web.app import create_app
@@ -23,7 +24,7 @@ from web.urls import source_url
 
 
 @pytest.fixture(scope="module")
-def document_client(tmp_path_factory: pytest.TempPathFactory, documents: dict[str, Path]) -> Iterator[TestClient]:
+def document_vault(tmp_path_factory: pytest.TempPathFactory, documents: dict[str, Path]) -> Iterator[tuple]:
     """A vault with slides, a PDF and a note linking both; the catalog as the indexer leaves it."""
     root = tmp_path_factory.mktemp("documents-web")
     settings = Settings(vault=root / "vault", data_dir=root / "data", redis_url=f"unix://{root}/none.sock")
@@ -62,9 +63,14 @@ def document_client(tmp_path_factory: pytest.TempPathFactory, documents: dict[st
     )
     catalog.replace_links("Lecture.md", note.links)
     catalog.resolve_links()
-    with TestClient(create_app(settings)) as client:
-        yield client
+    yield settings, catalog
     catalog.close()
+
+
+@pytest.fixture(scope="module")
+def document_client(document_vault: tuple[Settings, Catalog]) -> Iterator[TestClient]:
+    with TestClient(create_app(document_vault[0])) as client:
+        yield client
 
 
 def test_slides_are_shown_page_by_page_with_their_backlinks(document_client: TestClient) -> None:
@@ -82,3 +88,12 @@ def test_a_cited_page_opens_where_it_is() -> None:
     assert source_url("Docs/Diapos.pptx", None, 3) == "/documents/Docs/Diapos.pptx#page-3"
     assert source_url("Projets/Atlas.md", "Objectifs", None) == "/notes/Projets/Atlas.md#objectifs"
     assert Source(n=1, title="Manuel.pdf", path="Docs/Manuel.pdf", page=12).label == "Manuel.pdf, p. 12"
+
+
+def test_mcp_read_note_gives_a_document_page_by_page(document_vault: tuple[Settings, Catalog]) -> None:
+    reader = NoteReader(*document_vault)
+    slides = reader.read("Docs/Diapos.pptx")
+    assert slides.type == "attachment" and slides.headings == ["Page 1", "Page 2", "Page 3"]
+    assert [b.path for b in slides.backlinks] == ["Lecture.md"]
+    page = reader.read("Manuel.pdf", heading="Page 3")  # by its title, one page
+    assert page.path == "Docs/Manuel.pdf" and "Budget prévisionnel" in page.body and "abeilles" not in page.body

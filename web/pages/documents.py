@@ -14,8 +14,7 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 from litestar.response import Template
 
-from services.attachments.cache import ExtractionCache
-from services.attachments.models import Extraction
+from services.attachments.cache import read_extraction
 from services.catalog import LinksTable, NotesTable
 from services.config import Settings
 from services.vault.models import NoteType
@@ -42,18 +41,8 @@ class DocumentsController(Controller):
         context: dict[str, Any] = {
             "active": "notes",
             "record": record,
-            "extraction": _extraction(settings, record.content_hash),
+            "extraction": read_extraction(settings.extraction_cache_path, record.content_hash or ""),
             "served": rel.lower().endswith(ATTACHMENT_TYPES),
             "backlinks": [b for b in backlinks if b is not None],
         }
         return Template("document.html", context=context)
-
-
-def _extraction(settings: Settings, content_hash: str | None) -> Extraction | None:
-    if not content_hash or not settings.extraction_cache_path.exists():
-        return None
-    cache = ExtractionCache(settings.extraction_cache_path)
-    try:
-        return cache.get(content_hash)
-    finally:
-        cache.close()
