@@ -5,6 +5,7 @@ A scanned page inside an otherwise digital PDF is read by OCR too: the decision 
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -83,9 +84,14 @@ def _usable(text: str) -> bool:
     return sum(ch.isalnum() for ch in text) >= MIN_TEXT_CHARS
 
 
+_LIGATURES = str.maketrans({chr(c): unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xFB07)})
+
+
 def _clean(text: str) -> str:
-    """PDFium ends lines with CRLF and may keep soft hyphens: plain newlines, no invisible characters."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00ad", "").replace("\x00", "")
+    """PDFium ends lines with CRLF and may keep soft hyphens: plain newlines, no invisible characters, and
+    typographic ligatures (« ﬁ », « ﬂ ») as their letters, so that « ﬁnance » is found by « finance »."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00ad", "").replace("\x00", "")
+    return text.translate(_LIGATURES)
 
 
 def _pdf_error(exc: Exception) -> guards.DocumentRefused:

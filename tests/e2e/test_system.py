@@ -30,8 +30,8 @@ def note_count(vault: Path) -> int:
 
 
 def long_scan(path: Path, pages: int = 10) -> Path:
-    """An image-only PDF of ``pages`` one-line strips, read by OCR (~0.5-1 s a page here); the last one unique."""
-    texts = [f"Page {n + 1} : relevé des oiseaux du marais, sans observation notable." for n in range(pages - 1)]
+    """An image-only PDF of ``pages`` paragraph strips, read by OCR (~1.5-3 s a page here); the last one unique."""
+    texts = [f"Page {n + 1}. {docs.PAGES[n % 3]}" for n in range(pages - 1)]
     return docs.scanned_pdf(path, [*texts, "Le héron cendré guette les grenouilles au bord de l'étang."], crop=True)
 
 
@@ -47,7 +47,7 @@ def test_live_vault_changes_reach_search_without_restart(launch: Callable[[], Sy
 
     status = system.cli_json("status")
     assert status["running"] and all(p["alive"] for p in status["processes"])
-    assert status["notes"]["indexed"] == total
+    assert status["notes"]["indexed"] == total and status["extractions"] == []
 
     # A long scan is read by the extract worker meanwhile: a note saved then is searchable at once.
     long_scan(vault / "Attachments" / "Relevé scanné.pdf")
@@ -56,8 +56,8 @@ def test_live_vault_changes_reach_search_without_restart(launch: Callable[[], Sy
     note.parent.mkdir()
     note.write_text("# Ornithologie\n\nLe martin-pêcheur plonge dans la rivière glacée.", encoding="utf-8")
     wait_until(lambda: "Inbox/Ornithologie.md" in system.search("martin-pêcheur rivière"), "created note found")
-    reading = system.cli_json("status")["extractions"]
-    assert [r["path"] for r in reading] == ["Attachments/Relevé scanné.pdf"] and reading[0]["done"] < 10
+    reading = read_progress(system.settings.extraction_cache_path)  # the scan is still being read
+    assert [r.path for r in reading] == ["Attachments/Relevé scanné.pdf"] and reading[0].done < 10
 
     note.write_text("# Ornithologie\n\nLa huppe fasciée niche dans les vieux murs.", encoding="utf-8")
     wait_until(lambda: system.search("huppe fasciée")[:1] == ["Inbox/Ornithologie.md"], "edited note found")
