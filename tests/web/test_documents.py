@@ -14,7 +14,7 @@ from services import vault
 from services.attachments.cache import ExtractionCache
 from services.attachments.extract import extract_document
 from services.catalog import Catalog
-from services.catalog.models import NoteRecord, NoteStatus, Source
+from services.catalog.models import NoteRecord, NoteStatus, Provenance, Source, Turn
 from services.config import Settings
 from services.mcp.notes import NoteReader
 from services.vault.models import NoteType
@@ -97,3 +97,21 @@ def test_mcp_read_note_gives_a_document_page_by_page(document_vault: tuple[Setti
     assert [b.path for b in slides.backlinks] == ["Lecture.md"]
     page = reader.read("Manuel.pdf", heading="Page 3")  # by its title, one page
     assert page.path == "Docs/Manuel.pdf" and "Budget prévisionnel" in page.body and "abeilles" not in page.body
+
+
+def test_a_chat_answer_cites_the_page_and_its_link_opens_it(
+    document_vault: tuple[Settings, Catalog], document_client: TestClient
+) -> None:
+    _, catalog = document_vault
+    thread = catalog.create_thread("Miel")
+    sources = [
+        Source(n=1, title="Manuel.pdf", path="Docs/Manuel.pdf", page=2, primary=True),
+        Source(n=2, title="Diapos.pptx", path="Docs/Diapos.pptx", page=2),
+    ]
+    answer = "Une ruche produit environ quinze kilogrammes de miel par saison [1] [2]."
+    turn = Turn(thread_id=thread, question="Combien de miel ?", answer=answer, sources=sources,
+                provenance=Provenance.VAULT, created_at=datetime.now(UTC))  # fmt: skip
+    catalog.add_turn(turn)
+    page = html(document_client, f"/?thread={thread}")
+    assert 'href="/vault-files/Docs/Manuel.pdf#page=2"' in page and "[1] Manuel.pdf, p. 2" in page
+    assert 'href="/documents/Docs/Diapos.pptx#page-2"' in page and "[2] Diapos.pptx, p. 2" in page
