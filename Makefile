@@ -55,6 +55,7 @@ bench: setup
 	$(BIN)/python bench/generation_overhead.py
 	$(BIN)/python bench/learner_throughput.py
 	$(BIN)/python bench/redis_aof.py
+	$(BIN)/python bench/attachments.py
 	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/cnil-fr
 	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/spf-fr
 	$(BIN)/python bench/cross_lingual.py

@@ -115,3 +115,22 @@ def test_a_chat_answer_cites_the_page_and_its_link_opens_it(
     page = html(document_client, f"/?thread={thread}")
     assert 'href="/vault-files/Docs/Manuel.pdf#page=2"' in page and "[1] Manuel.pdf, p. 2" in page
     assert 'href="/documents/Docs/Diapos.pptx#page-2"' in page and "[2] Diapos.pptx, p. 2" in page
+
+
+def test_the_dashboard_shows_a_document_being_read_and_a_low_confidence_one(
+    document_vault: tuple[Settings, Catalog], document_client: TestClient
+) -> None:
+    settings, catalog = document_vault
+    cache = ExtractionCache(settings.extraction_cache_path)
+    cache.start("Docs/Archives scannées.pdf", "abc")
+    cache.advance("Docs/Archives scannées.pdf", 12, 300)
+    record = catalog.get_note("Docs/Manuel.pdf")
+    catalog.upsert_note(record.model_copy(update={"message": "low-confidence OCR: pages 3"}))
+    try:
+        live = html(document_client, "/admin/live")
+        assert "Lecture de Docs/Archives scannées.pdf : 12/300 pages" in live
+        files = html(document_client, "/admin")
+        assert "low-confidence OCR: pages 3" in files and "rescannez" in files
+    finally:
+        cache.finish("Docs/Archives scannées.pdf")
+        catalog.upsert_note(record)
