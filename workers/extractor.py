@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from services.attachments import ocr
 from services.attachments.cache import ExtractionCache
 from services.config import load_settings
 from services.system.handlers.extractor import ExtractorHandlers
@@ -23,6 +24,10 @@ def main() -> None:
     queues.serve(handlers, "extract")
     consumers = [start_consumer(queues.hueys["extract"], 1)]  # one document at a time: OCR takes a core
     log.info("extractor ready: %d documents read so far", handlers.cache.count())
+    try:
+        ocr.check_engine(settings.ocr_languages)
+    except ocr.OcrUnavailable as exc:  # optional: scans and images are then recorded skipped, with this reason
+        log.warning("%s: scanned pages and images will be skipped", exc)
     run_until_stopped(settings, "extractor", stop, consumers, details=lambda: _details(handlers.cache))
 
 

@@ -17,6 +17,7 @@ from services.config import Settings
 
 Progress = Callable[[int, int], None]  # (pages done, pages in all)
 OCR_DPI = 200  # the bench's pages: Tesseract reads 12 pt text exactly at this resolution
+OCR_MAX_SIDE = 4000  # a 48-MP photo read whole takes Tesseract minutes; text stays legible at this size
 MIN_TEXT_CHARS = 16  # fewer letters or digits than this on a page: a scan (or a blank page), read by OCR
 
 
@@ -71,6 +72,7 @@ def read_image(file: Path, settings: Settings) -> list[PageText]:
     with guards.open_image(file) as image:
         image.seek(0)  # a multi-page TIFF: its first frame
         upright = ImageOps.exif_transpose(image)  # a phone photo's rotation flag
+        upright.thumbnail((OCR_MAX_SIDE, OCR_MAX_SIDE))  # in place, only ever smaller
         return [_ocr_page(upright, 1, settings)]
 
 
