@@ -56,6 +56,7 @@ bench: setup
 	$(BIN)/python bench/learner_throughput.py
 	$(BIN)/python bench/redis_aof.py
 	$(BIN)/python bench/attachments.py
+	$(BIN)/python bench/attachments_heldout.py --make bench/results/heldout
 	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/cnil-fr
 	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/spf-fr
 	$(BIN)/python bench/cross_lingual.py
