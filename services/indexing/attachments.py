@@ -15,6 +15,7 @@ from pathlib import Path
 
 from services.attachments.cache import ExtractionCache
 from services.attachments.extract import extract_document
+from services.attachments.isolated import extract_isolated
 from services.attachments.kinds import attachment_kind, max_bytes
 from services.attachments.models import Extraction, ExtractionStatus
 from services.config import Settings
@@ -40,9 +41,15 @@ def too_big(file: Path, kind: str, settings: Settings) -> str | None:
 
 
 def cached_or_extracted(
-    cache: ExtractionCache, settings: Settings, path: str, digest: str, extract_later: ExtractLater | None
+    cache: ExtractionCache,
+    settings: Settings,
+    path: str,
+    digest: str,
+    extract_later: ExtractLater | None,
+    isolated: bool = False,
 ) -> Extraction | None:
-    """The document's extraction from the cache, else read now (no ``extract_later``), else None (queued)."""
+    """The document's extraction from the cache, else read now (no ``extract_later``; ``isolated``: in a
+    child process, as the extract worker reads), else None (queued)."""
     found = cache.get(digest)
     if found is not None:
         return found
@@ -50,7 +57,10 @@ def cached_or_extracted(
         extract_later(path)
         return None
     file, kind = settings.vault / path, kind_of(path, settings) or ""
-    extraction = extract_document(file, kind, settings)
+    if isolated:
+        extraction = extract_isolated(file, kind, settings, path, digest)
+    else:
+        extraction = extract_document(file, kind, settings)
     cache.put(digest, extraction)
     return extraction
 

@@ -72,6 +72,7 @@ class IndexPipeline:
         self.run_id: int | None = None
         self.on_indexed = on_indexed
         self.extract_later = extract_later
+        self.isolate_extraction = False  # documents read at once in a child process (``open_pipeline``)
         self.extractions = ExtractionCache(settings.extraction_cache_path)
         try:
             store.ensure_collection(embedder.dim, embedder.name)
@@ -176,7 +177,9 @@ class IndexPipeline:
             self.catalog.upsert_note(record.model_copy(update={"mtime": stat[0], "size": stat[1]}))
             report.unchanged.append(path)
             return None
-        extraction = attachments.cached_or_extracted(self.extractions, self.settings, path, digest, self.extract_later)
+        extraction = attachments.cached_or_extracted(
+            self.extractions, self.settings, path, digest, self.extract_later, self.isolate_extraction
+        )
         if extraction is None:
             report.extracting.append(path)
             return None

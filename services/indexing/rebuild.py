@@ -265,7 +265,9 @@ def open_pipeline(
     if reset:
         store.reset()
     catalog = Catalog(settings.catalog_path)
-    return IndexPipeline(settings, store, catalog, embedder, on_indexed=on_indexed, extract_later=extract_later)
+    pipeline = IndexPipeline(settings, store, catalog, embedder, on_indexed=on_indexed, extract_later=extract_later)
+    pipeline.isolate_extraction = True  # `obsirag index`: a bad document fails alone, the command goes on
+    return pipeline
 
 
 def open_index(

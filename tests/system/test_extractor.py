@@ -46,8 +46,8 @@ def test_a_page_that_never_ends_is_given_up_within_the_stall_time(extractor: Ext
     settings = extractor.settings
     file = settings.vault / "Docs/Scan.pdf"
     start = time.perf_counter()
-    # Half a second without a page done: the child is still starting (spawn) or reading its first page.
-    extraction = extract_isolated(file, "pdf", settings, "Docs/Scan.pdf", "abc", stall_seconds=0.5)
+    # A twentieth of a second without a page done: the child is still reading its first page (OCR: ≥ 0.3 s).
+    extraction = extract_isolated(file, "pdf", settings, "Docs/Scan.pdf", "abc", stall_seconds=0.05)
     assert extraction.status == ExtractionStatus.FAILED and "no page read" in extraction.reason
     assert time.perf_counter() - start < 5
     assert ExtractionCache(settings.extraction_cache_path).under_way() == []
