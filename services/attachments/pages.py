@@ -78,7 +78,8 @@ def read_image(file: Path, settings: Settings) -> list[PageText]:
 
 def _ocr_page(image, number: int, settings: Settings) -> PageText:
     read = ocr.read_image(image, settings.ocr_languages, settings.ocr_page_seconds)
-    low = read.confidence is None or read.confidence < settings.ocr_min_confidence
+    # No word at all is a blank page, not a doubtful one: only words read with little confidence are marked.
+    low = read.confidence is not None and read.confidence < settings.ocr_min_confidence
     return PageText(number=number, text=read.text, ocr=True, confidence=read.confidence, low_confidence=low)
 
 

@@ -66,11 +66,16 @@ def test_image_is_one_ocr_page(extracted: dict[str, Extraction]) -> None:
     assert cer(image.pages[0].text, docs.PAGES[2]) < 0.03
 
 
-def test_a_blank_scan_is_marked_low_confidence(tmp_path: Path, reader_settings: Settings) -> None:
-    noise = docs.save_png(docs.page_image("~ ~ ~ . , ; ' ~", noisy=True, crop=True), tmp_path / "bruit.png")
-    extraction = extract_document(noise, "image", reader_settings)
+def test_a_page_read_poorly_is_marked_low_confidence_and_a_blank_one_is_not(
+    tmp_path: Path, reader_settings: Settings
+) -> None:
+    page = docs.page_image(docs.PAGES[0], crop=True)
+    blurred = page.resize((page.width // 5, page.height // 5))  # a page scanned at 40 dpi: words half guessed
+    extraction = extract_document(docs.save_png(blurred, tmp_path / "flou.png"), "image", reader_settings)
     assert extraction.status == ExtractionStatus.OK and extraction.low_confidence_pages == [1]
-    assert extraction.reason.startswith("low-confidence OCR")
+    assert extraction.reason.startswith("low-confidence OCR") and extraction.pages[0].confidence < 70
+    blank = docs.save_png(docs.page_image("", crop=True), tmp_path / "blanc.png")
+    assert extract_document(blank, "image", reader_settings).low_confidence_pages == []
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ def note_count(vault: Path) -> int:
     return len(list(iter_vault_paths(vault, [], attachments=DEFAULT_ATTACHMENTS)))
 
 
-def long_scan(path: Path, pages: int = 10) -> Path:
+def long_scan(path: Path, pages: int = 6) -> Path:
     """An image-only PDF of ``pages`` paragraph strips, read by OCR (~1.5-3 s a page here); the last one unique."""
     texts = [f"Page {n + 1}. {docs.PAGES[n % 3]}" for n in range(pages - 1)]
     return docs.scanned_pdf(path, [*texts, "Le héron cendré guette les grenouilles au bord de l'étang."], crop=True)
@@ -57,7 +57,7 @@ def test_live_vault_changes_reach_search_without_restart(launch: Callable[[], Sy
     note.write_text("# Ornithologie\n\nLe martin-pêcheur plonge dans la rivière glacée.", encoding="utf-8")
     wait_until(lambda: "Inbox/Ornithologie.md" in system.search("martin-pêcheur rivière"), "created note found")
     reading = read_progress(system.settings.extraction_cache_path)  # the scan is still being read
-    assert [r.path for r in reading] == ["Attachments/Relevé scanné.pdf"] and reading[0].done < 10
+    assert [r.path for r in reading] == ["Attachments/Relevé scanné.pdf"] and reading[0].done < 6
 
     note.write_text("# Ornithologie\n\nLa huppe fasciée niche dans les vieux murs.", encoding="utf-8")
     wait_until(lambda: system.search("huppe fasciée")[:1] == ["Inbox/Ornithologie.md"], "edited note found")
@@ -80,7 +80,7 @@ def test_live_vault_changes_reach_search_without_restart(launch: Callable[[], Sy
     scan = "Attachments/Relevé scanné.pdf"
     wait_until(lambda: scan in system.search("héron cendré au bord de l'étang"), "the scan indexed")
     hit = next(h for h in system.cli_json("search", "héron cendré au bord de l'étang") if h["path"] == scan)
-    assert hit["page"] == 10
+    assert hit["page"] == 6
     system.stop()
 
 
