@@ -37,6 +37,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory, documents: dict[str, Path]
     docs.encrypted_pdf(vault / "Docs/Coffre.pdf", documents["Manuel.pdf"])
     docs.zip_bomb_docx(vault / "Docs/Bombe.docx")
     (vault / "Docs/Abîmé.pdf").write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 8)
+    docs.huge_png(vault / "Docs/Immense.png")
     for hidden in (".obsidian/plugins/guide.pdf", "Privé/relevé.pdf"):
         (vault / hidden).parent.mkdir(parents=True)
         shutil.copy(documents["Manuel.pdf"], vault / hidden)
@@ -59,6 +60,8 @@ def test_every_document_is_indexed_as_an_attachment_and_bad_ones_alone_fail(inde
                         ("Docs/Abîmé.pdf", "unreadable document")]:  # fmt: skip
         record = pipeline.catalog.get_note(path)
         assert record.status == NoteStatus.ERROR and record.message.startswith(start), (path, record.message)
+    huge = pipeline.catalog.get_note("Docs/Immense.png")
+    assert huge.status == NoteStatus.SKIPPED and huge.message.startswith("image too large")
     assert pipeline.catalog.get_note(".obsidian/plugins/guide.pdf") is None
     assert pipeline.catalog.get_note("Privé/relevé.pdf") is None
     assert tree_hashes(pipeline.settings.vault) == before  # read-only
