@@ -19,6 +19,7 @@ Progress = Callable[[int, int], None]  # (pages done, pages in all)
 OCR_DPI = 200  # the bench's pages: Tesseract reads 12 pt text exactly at this resolution
 OCR_MAX_SIDE = 4000  # a 48-MP photo read whole takes Tesseract minutes; text stays legible at this size
 MIN_TEXT_CHARS = 16  # fewer letters or digits than this on a page: a scan (or a blank page), read by OCR
+BROKEN_SHARE = 0.1  # more unmappable glyphs than this: a text layer without a usable font map, read by OCR
 
 
 class Unread(list[int]):
@@ -42,7 +43,7 @@ def read_pdf(file: Path, settings: Settings, progress: Progress) -> tuple[list[P
         for index in range(count):
             page = document[index]
             text = page.get_textpage().get_text_bounded()
-            if _usable(text):
+            if usable(text):
                 pages.append(PageText(number=index + 1, text=_clean(text)))
             else:
                 read = _ocr_pdf_page(page, index + 1, settings)
@@ -83,8 +84,12 @@ def _ocr_page(image, number: int, settings: Settings) -> PageText:
     return PageText(number=number, text=read.text, ocr=True, confidence=read.confidence, low_confidence=low)
 
 
-def _usable(text: str) -> bool:
-    return sum(ch.isalnum() for ch in text) >= MIN_TEXT_CHARS
+def usable(text: str) -> bool:
+    """Whether a page's text layer can be trusted: enough letters, and few characters a broken font map
+    leaves (U+FFFD, private-use glyph codes, control characters); else the page is read by OCR."""
+    visible = [ch for ch in text if not ch.isspace()]
+    broken = sum(ch == "\ufffd" or "\ue000" <= ch <= "\uf8ff" or unicodedata.category(ch) == "Cc" for ch in visible)
+    return sum(ch.isalnum() for ch in visible) >= MIN_TEXT_CHARS and broken <= BROKEN_SHARE * len(visible)
 
 
 _LIGATURES = str.maketrans({chr(c): unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xFB07)})

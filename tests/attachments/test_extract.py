@@ -137,3 +137,11 @@ def test_no_ocr_engine_skips_with_the_install_command(documents: dict[str, Path]
     mixed = extract_document(documents["Mixte.pdf"], "pdf", missing)  # its text pages are still read
     assert mixed.status == ExtractionStatus.OK and [p.number for p in mixed.pages] == [1, 3]
     assert mixed.reason.startswith("no OCR engine") and "pages 2 not read" in mixed.reason
+
+
+def test_a_text_layer_is_trusted_only_when_it_reads_as_text() -> None:
+    from services.attachments.pages import usable
+
+    assert usable("Le cœur du manuel : la taille des arbres fruitiers.")
+    assert not usable("  12  \n")  # a scan's page number: the page itself is an image
+    assert not usable("\ue012\ue044\ue0a1 " * 10 + "Th\ufffdo pr\ufffdlev\ufffde")  # glyph codes, no font map
