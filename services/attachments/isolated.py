@@ -8,11 +8,13 @@ the file ``failed`` with the reason. A crash inside PDFium or an image decoder i
 from __future__ import annotations
 
 import multiprocessing
+import os
 import resource
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from services.attachments import ocr
 from services.attachments.cache import ExtractionCache
 from services.attachments.extract import extract_document
 from services.attachments.models import Extraction, ExtractionStatus
@@ -76,6 +78,7 @@ def _wait(child, receiver: Connection, cache: ExtractionCache, path: str, kind: 
 
 def _child(sender: Connection, file: Path, kind: str, settings: Settings, path: str) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    os.environ.update(ocr.ONE_THREAD)  # this process only reads documents: Tesseract on one core
     cache = ExtractionCache(settings.extraction_cache_path)
     extraction = extract_document(file, kind, settings, lambda done, total: cache.advance(path, done, total))
     sender.send(extraction.model_dump_json())

@@ -5,7 +5,6 @@ One page at a time, with the mean confidence of its words so that a page read po
 
 from __future__ import annotations
 
-import os
 import shutil
 from functools import cache
 
@@ -14,8 +13,9 @@ from pydantic import BaseModel
 
 INSTALL = "apt-get install tesseract-ocr tesseract-ocr-fra"
 # One OpenMP thread per page: on a shared 2-core machine Tesseract's own threads made a page 1.4× slower
-# (2.4 s against 3.4 s at load 5), and the indexer and the model need the other core.
-os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+# (2.4 s against 3.4 s at load 5), and the indexer and the model need the other core. Set only in the
+# extraction's child process (``isolated``): OMP_THREAD_LIMIT would cap every OpenMP library of a process.
+ONE_THREAD = {"OMP_THREAD_LIMIT": "1"}
 NO_ENGINE = f"no OCR engine: Tesseract is not installed ({INSTALL})"
 
 
