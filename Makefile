@@ -23,8 +23,10 @@ run: setup
 	$(BIN)/obsirag up --vault "$(VAULT)" $(if $(DATA),--data "$(DATA)")
 
 # Debian packages the tests need, installed when missing and root: Chromium for the browser tests (no
-# Playwright download) and OpenBLAS, which MLX binds when present (~10x faster prompt reading on a CPU).
-TEST_PACKAGES := chromium libopenblas0-pthread
+# Playwright download), OpenBLAS, which MLX binds when present (~10x faster prompt reading on a CPU),
+# Tesseract with its French model (OCR of scans and images; optional for `make run`) and the DejaVu fonts
+# the test documents are written in.
+TEST_PACKAGES := chromium libopenblas0-pthread tesseract-ocr tesseract-ocr-fra fonts-dejavu-core
 test-packages:
 	@missing=$$(for p in $(TEST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -53,6 +55,8 @@ bench: setup
 	$(BIN)/python bench/generation_overhead.py
 	$(BIN)/python bench/learner_throughput.py
 	$(BIN)/python bench/redis_aof.py
+	$(BIN)/python bench/attachments.py
+	$(BIN)/python bench/attachments_heldout.py --make bench/results/heldout
 	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/cnil-fr
 	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/spf-fr
 	$(BIN)/python bench/cross_lingual.py

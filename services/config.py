@@ -26,6 +26,8 @@ DEFAULT_TRUSTED_DOMAINS = (
     "python.org",
 )
 _MAX_SOCKET_PATH = 100
+DEFAULT_ATTACHMENTS = ("pdf", "docx", "pptx", "odt", "odp", "epub", "png", "jpg", "jpeg", "webp", "tif", "tiff")
+DEFAULT_ATTACHMENT_MB = {"pdf": 200.0, "office": 50.0, "epub": 50.0, "image": 30.0}
 
 
 class Settings(BaseSettings):
@@ -79,6 +81,28 @@ class Settings(BaseSettings):
         description="Comma-separated gitignore lines (vault-relative) to skip, e.g. `Templates/,*.excalidraw.md`.",
     )
     max_file_mb: float = Field(5.0, description="Notes larger than this are recorded as skipped.")
+    attachments: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_ATTACHMENTS),
+        description="Comma-separated extensions of the documents indexed beside the notes (their text extracted, "
+        "scans and images read by OCR); empty: notes only.",
+    )
+    attachment_max_mb: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_ATTACHMENT_MB),
+        description="Largest document indexed, per kind (`pdf`, `office`, `epub`, `image`), as JSON, e.g. "
+        '`{"pdf": 300}`; larger ones are recorded as skipped.',
+    )
+    attachment_max_pages: int = Field(
+        2000, ge=1, description="Documents with more pages or slides than this are recorded as skipped."
+    )
+    ocr_languages: str = Field(
+        "fra",
+        description="Tesseract languages for scanned pages and images, e.g. `fra+eng` for mixed documents "
+        "(each one costs time; `tesseract --list-langs` lists those installed).",
+    )
+    ocr_min_confidence: float = Field(
+        70.0, description="A page OCR read with a mean word confidence below this (0–100) is marked low-confidence."
+    )
+    ocr_page_seconds: float = Field(60.0, description="Longest Tesseract may read one page before it is given up.")
     debounce_seconds: float = Field(1.0, description="Quiet time before the watcher emits a file event.")
     reconcile_minutes: float = Field(10.0, description="Period of the full vault/catalog reconcile.")
     index_batch_notes: int = Field(16, description="Notes per indexing task during a reconcile.")
@@ -281,6 +305,17 @@ class Settings(BaseSettings):
         21, ge=1, description="An unchecked `- [ ]` task older than this many days is listed in the briefing."
     )
 
+    @field_validator("attachments", mode="before")
+    @classmethod
+    def _extensions(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = value.split(",")
+        return (
+            [str(v).strip().lower().lstrip(".") for v in value if str(v).strip()]
+            if isinstance(value, list | tuple)
+            else value
+        )
+
     @field_validator("exclude", "trusted_domains", "mcp_allowed_origins", "memory_review_folders", mode="before")
     @classmethod
     def _split_globs(cls, value: object) -> object:
@@ -304,6 +339,10 @@ class Settings(BaseSettings):
     @cached_property
     def embedding_cache_path(self) -> Path:
         return self.data_dir / "embeddings.sqlite3"
+
+    @cached_property
+    def extraction_cache_path(self) -> Path:
+        return self.data_dir / "extractions.sqlite3"
 
     @cached_property
     def redis_dir(self) -> Path:

@@ -13,8 +13,14 @@ from services.config import Settings
 
 # Fixtures of their own modules, shared by every folder: the one running system of the browser, MCP and
 # end-to-end tests (live), systems started by a test (system), the generation worker (generation), the web
-# app on a fixture catalog (web_app).
-pytest_plugins = ["tests.support.live", "tests.support.system", "tests.support.generation", "tests.support.web_app"]
+# app on a fixture catalog (web_app), French documents of every kind (document_fixtures).
+pytest_plugins = [
+    "tests.support.live",
+    "tests.support.system",
+    "tests.support.generation",
+    "tests.support.web_app",
+    "tests.support.document_fixtures",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_VAULT = ROOT / "examples" / "vault"
@@ -54,10 +60,11 @@ def embedder():
 
 @pytest.fixture(scope="session")
 def sample_embeddings(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
-    """The embedding cache of an index of the sample vault, built once per run. Systems and indexes on a
-    copy of the sample vault start from a copy of it (``tests.support.system.seed_embeddings``) and embed
-    only the texts that differ: the product's own cache, used as a reindex uses it. Each of them embedded
-    the sample vault's ~250 texts afresh before, the biggest part of their start on two cores."""
+    """The data dir of an index of the sample vault, built once per run. Systems and indexes on a copy of
+    the sample vault start with copies of its embedding and extraction caches
+    (``tests.support.system.seed_embeddings``), so they embed and read only what differs: the product's
+    own caches, used as a reindex uses them. Each of them embedded the sample vault's ~250 texts afresh
+    before, the biggest part of their start on two cores."""
     from services.catalog import Catalog
     from services.indexing.pipeline import IndexPipeline, changed_paths
     from services.retrieval.store import EdgeStore
@@ -67,9 +74,9 @@ def sample_embeddings(tmp_path_factory: pytest.TempPathFactory, embedder) -> Pat
     settings = Settings(vault=root / "vault", data_dir=root / "data")
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
     pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
-    for part in (pipeline.cache, pipeline.store, pipeline.catalog):
-        part.close()  # the cache's last connection: SQLite folds its journal into the file copied
-    return settings.embedding_cache_path
+    for part in (pipeline.cache, pipeline.extractions, pipeline.store, pipeline.catalog):
+        part.close()  # the caches' last connections: SQLite folds their journals into the files copied
+    return settings.data_dir
 
 
 def tree_hashes(root: Path) -> dict[str, str]:

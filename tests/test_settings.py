@@ -40,3 +40,15 @@ def test_each_vault_gets_its_own_data_folder_unless_one_is_given(tmp_path: Path)
     assert theirs != mine and theirs.name.startswith("Mon-coffre-")  # the same name, told apart by the hash
     assert Settings(vault=first, data_root=tmp_path / "data").data_dir == mine  # stable
     assert Settings(vault=first, data_dir=tmp_path / "d").data_dir == (tmp_path / "d").resolve()
+
+
+def test_attachment_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("OBSIRAG_ATTACHMENTS", ".PDF, docx")
+    monkeypatch.setenv("OBSIRAG_ATTACHMENT_MAX_MB", '{"pdf": 300}')
+    settings = load_settings(data_dir=tmp_path / "d", vault=None)
+    assert settings.attachments == ["pdf", "docx"] and settings.attachment_max_mb == {"pdf": 300.0}
+    from services.attachments.kinds import max_bytes
+
+    assert max_bytes("pdf", settings) == 300 * 1024 * 1024 and max_bytes("image", settings) == 30 * 1024 * 1024
+    monkeypatch.setenv("OBSIRAG_ATTACHMENTS", "")
+    assert load_settings(data_dir=tmp_path / "d", vault=None).attachments == []  # notes only

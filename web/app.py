@@ -33,12 +33,13 @@ from web.pages.artifacts import ArtifactsController
 from web.pages.auth import LoginController
 from web.pages.chat import ChatController
 from web.pages.conversations import ConversationsController
+from web.pages.documents import DocumentsController
 from web.pages.graph import GraphController
 from web.pages.memory import MemoryController
 from web.pages.notes import NotesController, VaultFilesController
 from web.pages.reminders import RemindersController
 from web.security import TokenAuthMiddleware, add_security_headers, check_bind, web_secret
-from web.urls import file_url, note_url
+from web.urls import file_url, note_url, source_url
 
 WEB = Path(__file__).resolve().parent
 ROUTES = [
@@ -46,6 +47,7 @@ ROUTES = [
     ConversationsController,  # /conversations…
     NotesController,  # /notes…
     VaultFilesController,  # /vault-files/…
+    DocumentsController,  # /documents/… (an attachment's extracted pages)
     GraphController,  # /graph
     ArtifactsController,  # /artifacts
     MemoryController,  # /memory…
@@ -100,6 +102,7 @@ def _configure_jinja(engine: JinjaTemplateEngine) -> None:
         duration=filters.duration,
         localtime=filters.localtime,
         note_url=note_url,
+        source_url=source_url,
         file_url=file_url,
         slug=heading_slug,
         provenance=filters.provenance_label,

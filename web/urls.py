@@ -8,6 +8,7 @@ from services.vault.addresses import heading_slug
 
 NOTES_PREFIX = "/notes/"
 FILES_PREFIX = "/vault-files/"
+DOCUMENTS_PREFIX = "/documents/"
 
 
 def note_url(path: str, heading: str | None = None) -> str:
@@ -17,6 +18,16 @@ def note_url(path: str, heading: str | None = None) -> str:
 
 def file_url(path: str) -> str:
     return f"{FILES_PREFIX}{quote(path)}"
+
+
+def source_url(path: str, heading: str | None = None, page: int | None = None) -> str:
+    """Where a cited source opens: a note at its heading, a PDF in the browser's own viewer at its page
+    (``#page=12``), any other document on its page of extracted text (``/documents/…#page-3``)."""
+    if path.lower().endswith(".md"):
+        return note_url(path, heading)
+    if path.lower().endswith(".pdf"):
+        return file_url(path) + (f"#page={page}" if page is not None else "")
+    return f"{DOCUMENTS_PREFIX}{quote(path)}" + (f"#page-{page}" if page is not None else "")
 
 
 class WebUrls:

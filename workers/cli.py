@@ -274,6 +274,8 @@ def status(settings: Settings, as_json: bool) -> None:
         click.echo(line)
     if state.rebuild is not None:
         click.echo(state.rebuild.line())
+    for reading in state.extractions:
+        click.echo(reading.line())
     for problem in state.problems:
         label = {"error": "failed", "skipped": "skipped"}.get(problem.status.value, "warning")
         click.echo(f"  {label}: {problem.path}: {problem.reason} → {problem.fix}")

@@ -62,6 +62,7 @@ def ask_json(answer: Any) -> dict[str, Any]:
         "answer": answer.answer,
         "sources": [
             {"path": s.path or s.url, "title": s.title, "heading": s.heading, "primary": s.primary}
+            | ({"page": s.page} if s.page is not None else {})
             for s in answer.sources
         ],
         "provenance": answer.provenance.value,
@@ -106,7 +107,7 @@ def print_sources(answer: Any, streamed: str = "") -> None:
         star = " ★" if source.primary else ""
         where = source.url or source.path
         heading = f" › {source.heading}" if source.heading else ""
-        click.echo(f"[{source.n}] {source.title}{star}  {where}{heading}")
+        click.echo(f"[{source.n}] {source.label}{star}  {where}{heading}")
     for used in answer.memory:
         click.echo(click.style(f"mémoire utilisée : {used.text} (fait #{used.id})", dim=True))
     uncited = answer.provenance == Provenance.VAULT and not answer.cited
@@ -117,8 +118,10 @@ def print_sources(answer: Any, streamed: str = "") -> None:
 
 
 def search_json(response: SearchResponse) -> list[dict[str, Any]]:
+    """Each hit's fields; an attachment's hit also has its ``page`` (the existing fields never change)."""
     return [
         {"path": r.path, "title": r.title, "score": r.score, "heading": r.heading, "snippet": r.snippet}
+        | ({"page": r.page} if r.page is not None else {})
         for r in response.results
     ]
 
@@ -130,7 +133,8 @@ def print_results(response: SearchResponse, explain: bool) -> None:
         click.echo("no results")
     for rank, r in enumerate(response.results, start=1):
         heading = f" › {r.heading}" if r.heading else ""
-        click.echo(click.style(f"{rank}. {r.title}", bold=True) + f"  {r.path}{heading}  ({r.score:.4f})")
+        page = f", p. {r.page}" if r.page is not None else ""
+        click.echo(click.style(f"{rank}. {r.title}{page}", bold=True) + f"  {r.path}{heading}  ({r.score:.4f})")
         click.echo(f"   {r.snippet}")
         if explain:
             cosine = f"{r.title_similarity:.3f}" if r.title_similarity is not None else "-"

@@ -26,7 +26,9 @@ def main() -> None:
     setup_logging(settings, "indexer")
     stop = stop_on_signals()
     queues = Queues(settings)
-    pipeline, engine, configured, rebuild = open_index(settings, on_indexed=queues.enqueue_entities)
+    pipeline, engine, configured, rebuild = open_index(
+        settings, on_indexed=queues.enqueue_entities, extract_later=queues.enqueue_extraction
+    )
     if engine.memory is not None:
         engine.memory.warm(engine.embedder)  # the first chat question pays no fact's embedding
     # Candidates' fields from memory once read (searches meanwhile read them from the store, as before).

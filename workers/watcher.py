@@ -50,7 +50,7 @@ class Debouncer(FileSystemEventHandler):
             rel = Path(str(raw)).relative_to(self.settings.vault).as_posix()
         except ValueError:
             return None
-        return rel if vault.is_indexable(rel, self.settings.exclude) else None
+        return rel if vault.is_indexable(rel, self.settings.exclude, self.settings.attachments) else None
 
     def due(self) -> list[str]:
         """Paths quiet for long enough, removed from the pending set."""

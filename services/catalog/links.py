@@ -92,12 +92,13 @@ def _link_row(source: str, position: int, link: WikiLink, known: dict[str, str |
 
 def _resolver(conn: sqlite3.Connection, attachments: Iterable[str]) -> LinkResolver:
     paths: list[str] = []
+    documents: list[str] = []  # indexed attachments (PDFs, Office files, images): ``[[doc.pdf]]`` finds them
     aliases: dict[str, list[str]] = {}
     for path, raw in conn.execute("SELECT path, aliases FROM notes"):
-        paths.append(path)
+        (paths if path.lower().endswith(".md") else documents).append(path)
         if raw != "[]":
             aliases[path] = json.loads(raw)
-    return LinkResolver(paths, aliases, attachments)
+    return LinkResolver(paths, aliases, [*attachments, *documents])
 
 
 def _resolved_link(row: sqlite3.Row) -> ResolvedLink:

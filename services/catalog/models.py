@@ -116,10 +116,16 @@ class Source(BaseModel):
     heading: str = ""
     primary: bool = False
     passage: str = ""  # listing questions: the passage that makes the note relevant
+    page: int | None = None  # an attachment's page (PDF page, slide, chapter) the excerpt came from
 
     @property
     def kind(self) -> str:
         return "web" if self.url else "vault"
+
+    @property
+    def label(self) -> str:
+        """The citation's name: « Manuel.pdf, p. 12 » for a document's page, else the title."""
+        return f"{self.title}, p. {self.page}" if self.page is not None else self.title
 
 
 class MemoryUse(BaseModel):

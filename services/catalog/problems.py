@@ -27,6 +27,48 @@ _FIXES: tuple[tuple[str, str, str], ...] = (
         "copiez la note dans le coffre, ou supprimez le lien symbolique",
         "copy the note into the vault, or remove the symlink",
     ),
+    # Documents (services.attachments): what the reader refused, and why.
+    (
+        "no ocr engine",
+        "installez Tesseract et son modèle français : apt-get install tesseract-ocr tesseract-ocr-fra",
+        "install Tesseract and its French model: apt-get install tesseract-ocr tesseract-ocr-fra",
+    ),
+    (
+        "low-confidence ocr",
+        "ces pages ont été lues avec peu d'assurance : rescannez-les nettement (300 dpi, à plat)",
+        "those pages were read with little confidence: scan them again, sharper (300 dpi, flat)",
+    ),
+    (
+        "encrypted document",
+        "enregistrez une copie sans mot de passe dans le coffre",
+        "save a copy without its password in the vault",
+    ),
+    (
+        "unreadable document",
+        "le fichier est abîmé ou tronqué : réenregistrez-le depuis son application, ou excluez-le",
+        "the file is damaged or truncated: save it again from its application, or exclude it",
+    ),
+    (
+        "suspicious archive",
+        "ce fichier se décompresse en un volume anormal (bombe ZIP ?) : vérifiez-le, ou excluez-le",
+        "this file unpacks to an abnormal size (zip bomb?): check it, or exclude it",
+    ),
+    (
+        "too many pages",
+        "scindez le document, ou relevez OBSIRAG_ATTACHMENT_MAX_PAGES",
+        "split the document, or raise OBSIRAG_ATTACHMENT_MAX_PAGES",
+    ),
+    (
+        "oversized document",
+        "relevez OBSIRAG_ATTACHMENT_MAX_MB pour ce type, ou excluez-le",
+        "raise OBSIRAG_ATTACHMENT_MAX_MB for its kind, or exclude it",
+    ),
+    (
+        "image too large",
+        "réduisez l'image, ou excluez-la (OBSIRAG_EXCLUDE)",
+        "shrink the image, or exclude it (OBSIRAG_EXCLUDE)",
+    ),
+    ("no text found", "ce document ne contient aucun texte lisible", "this document holds no readable text"),
     (
         "oversized",
         "scindez la note, ou relevez OBSIRAG_MAX_FILE_MB",

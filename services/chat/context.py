@@ -21,6 +21,12 @@ class ContextBlock:
     heading: str
     text: str
     primary: bool = False
+    page: int | None = None  # an attachment's page holding the excerpt
+
+    @property
+    def label(self) -> str:
+        """How the excerpt is named to the model and in citations: « Manuel.pdf, p. 12 »."""
+        return f"{self.title}, p. {self.page}" if self.page is not None else self.title
 
 
 def pack_context(
@@ -39,7 +45,7 @@ def pack_context(
         share = max(int(budget_tokens * MAIN_NOTE_SHARE), min(count(main.text), budget_tokens))
         text = main_note_text(settings, main, share, count)
         if text:
-            blocks.append(ContextBlock(1, main.path, main.title, main.heading, text, primary=True))
+            blocks.append(ContextBlock(1, main.path, main.title, main.heading, text, primary=True, page=main.page))
             remaining -= count(text)
     for result in results:
         if main is not None and result.path == main.path:
@@ -47,7 +53,8 @@ def pack_context(
         cost = count(result.text)
         if cost > remaining:
             continue
-        blocks.append(ContextBlock(len(blocks) + 1, result.path, result.title, result.heading, result.text))
+        n = len(blocks) + 1
+        blocks.append(ContextBlock(n, result.path, result.title, result.heading, result.text, page=result.page))
         remaining -= cost
     return blocks
 

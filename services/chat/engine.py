@@ -339,4 +339,6 @@ def _refuse(prepared: Prepared, use_web: bool) -> None:
 
 
 def _vault_sources(blocks: list[ContextBlock]) -> list[Source]:
-    return [Source(n=b.n, title=b.title, path=b.path, heading=b.heading, primary=b.primary) for b in blocks]
+    return [
+        Source(n=b.n, title=b.title, path=b.path, heading=b.heading, primary=b.primary, page=b.page) for b in blocks
+    ]

@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from services import vault
+from services.attachments.kinds import KINDS, extension
 from services.catalog.models import Provenance, Source, Thread, Turn
 from services.indexing.conversations import NOT_EVIDENCE
 from services.vault.artifacts import generated_path, slugify
@@ -95,6 +96,8 @@ def _source_link(source: Source) -> str:
         return f"[{source.n}] [{source.title}]({source.url})"
     target = (source.path or "").removesuffix(".md")
     heading = f"#{source.heading.split(' > ')[-1]}" if source.heading else ""
+    if source.page is not None:  # Obsidian opens a PDF at ``[[doc.pdf#page=12]]``
+        heading = f"#page={source.page}"
     primary = " (note principale)" if source.primary else ""
     return f"[{source.n}] [[{target}{heading}|{source.title}]]{primary}"
 
@@ -150,7 +153,12 @@ def _read_source(line: str) -> Source | None:
         return Source(n=int(web[1]), title=web[2], url=web[3])
     if note := _NOTE_SOURCE.match(line):
         target, _, heading = note[2].partition("#")
-        return Source(n=int(note[1]), title=note[3], path=f"{target}.md", heading=heading, primary=bool(note[4]))
+        page = int(heading[5:]) if heading.startswith("page=") and heading[5:].isdigit() else None
+        path = target if page is not None or extension(target) in KINDS else f"{target}.md"
+        primary = bool(note[4])
+        return Source(
+            n=int(note[1]), title=note[3], path=path, heading="" if page else heading, primary=primary, page=page
+        )
     return None
 
 

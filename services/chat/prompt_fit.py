@@ -8,7 +8,7 @@ context window allows, so the model's prompt cache covers them, and reads anew a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from services.catalog.models import Source, Turn
 from services.chat import prompts
@@ -36,7 +36,7 @@ class PromptFit:
     cached_tokens: int = 0  # of the prompt, the earlier exchange the model has already read (verbatim history)
 
     def messages(self, blocks: list[ContextBlock], label: str) -> list[ChatMessage]:
-        excerpts = "\n\n".join(f"[{b.n}] {b.title}{' — ' + b.heading if b.heading else ''}\n{b.text}" for b in blocks)
+        excerpts = "\n\n".join(f"[{b.n}] {b.label}{' — ' + b.heading if b.heading else ''}\n{b.text}" for b in blocks)
         intro = f"{prompts.EXCERPTS[self.language]}\n{excerpts}\n\n" if blocks or not self.cached_tokens else ""
         return [
             ChatMessage(role="system", content=prompts.SYSTEM[self.language]),
@@ -75,7 +75,7 @@ class PromptFit:
             else:
                 fresh.append(block)
         n = max((s.n for t in turns for s in t.sources), default=0)
-        fresh = [ContextBlock(n + i + 1, b.path, b.title, b.heading, b.text, b.primary) for i, b in enumerate(fresh)]
+        fresh = [replace(b, n=n + i + 1) for i, b in enumerate(fresh)]
         return list(reused.values()), fresh
 
     def within_limits(self, blocks: list[ContextBlock], label: str) -> list[ContextBlock]:
@@ -86,9 +86,7 @@ class PromptFit:
             last = blocks[-1]
             if len(blocks) == 1 or last.primary:
                 text = clip_tokens(last.text, max(0, count(last.text) - over), count)
-                blocks = blocks[:-1] + (
-                    [ContextBlock(last.n, last.path, last.title, last.heading, text, last.primary)] if text else []
-                )
+                blocks = blocks[:-1] + ([replace(last, text=text)] if text else [])
             else:
                 blocks = blocks[:-1]
         return blocks

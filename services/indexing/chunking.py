@@ -116,6 +116,7 @@ class _Packer:
         self.title, self.context, self.counter = title, context, counter
         self.max_tokens, self.overlap = max_tokens, overlap
         self.chunks: list[Chunk] = []
+        self.page: int | None = None  # set per page by ``chunk_pages``: every chunk of it carries the number
 
     def add_section(self, section: Section) -> None:
         paragraphs = split_paragraphs(section.lines, section.code)
@@ -143,7 +144,7 @@ class _Packer:
 
     def _chunk(self, text: str, heading_path: list[str]) -> Chunk:
         count = self.counter.count(embedding_prefix(self.title, heading_path, self.context) + text)
-        return Chunk(index=len(self.chunks), text=text, heading_path=heading_path, token_count=count)
+        return Chunk(index=len(self.chunks), text=text, heading_path=heading_path, token_count=count, page=self.page)
 
     def _emit(self, parts: list[str], heading_path: list[str], budget: int) -> None:
         """Emit joined paragraphs as one chunk after a real count; split again if joins cost tokens."""
@@ -201,8 +202,24 @@ def chunk_note(note: ParsedNote, counter: TokenCounter, max_tokens: int, overlap
     return packer.chunks
 
 
+def chunk_pages(
+    title: str, pages: list[tuple[int, str]], counter: TokenCounter, max_tokens: int, overlap: int, context: str = ""
+) -> list[Chunk]:
+    """Chunks of an attachment's pages, never across two pages, each carrying its page number.
+
+    The text is not Markdown (a ``#`` in a PDF is text): each page is one section without headings,
+    packed by paragraphs and windows like a note's section; ``context`` as ``chunk_note`` gives it.
+    """
+    packer = _Packer(title, counter, max_tokens, overlap, context)
+    for number, text in pages:
+        packer.page = number
+        packer.add_section(Section(heading_path=[], lines=text.split("\n"), code=[False] * len(text.split("\n"))))
+    return packer.chunks
+
+
 class Chunk(BaseModel):
     index: int
     text: str
     heading_path: list[str] = Field(default_factory=list)
     token_count: int
+    page: int | None = None  # an attachment's page (PDF page, slide, chapter), 1-based; None for a note

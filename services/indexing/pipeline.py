@@ -12,19 +12,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
 from services import vault
+from services.attachments.cache import ExtractionCache
+from services.attachments.models import Extraction, ExtractionStatus
 from services.catalog import Catalog
 from services.catalog.models import NoteRecord, NoteStatus
 from services.catalog.problems import OUTSIDE_VAULT
 from services.config import Settings
+from services.indexing import attachments
 from services.indexing.batching import embed_texts
-from services.indexing.chunking import Chunk, chunk_note, embedding_text, fitted_context
+from services.indexing.chunking import Chunk, chunk_note, chunk_pages, embedding_text, fitted_context
 from services.indexing.context import note_summary
 from services.indexing.conversations import evidence_body
 from services.indexing.entities import payload_names
 from services.indexing.points import note_points
+from services.indexing.report import IndexReport
 from services.retrieval.embedding import Embedder
 from services.retrieval.embedding_cache import EmbeddingCache
 from services.retrieval.models import StorePoint
@@ -34,27 +36,6 @@ from services.vault.models import NoteType, ParsedNote
 log = logging.getLogger(__name__)
 
 
-class IndexReport(BaseModel):
-    """What one call of the pipeline did, note by note."""
-
-    indexed: list[str] = Field(default_factory=list)
-    unchanged: list[str] = Field(default_factory=list)
-    skipped: dict[str, str] = Field(default_factory=dict)
-    failed: dict[str, str] = Field(default_factory=dict)
-    deleted: list[str] = Field(default_factory=list)
-    chunks_embedded: int = 0  # chunks the model encoded (a text it met before comes from the cache)
-    chunks_cached: int = 0  # chunks whose vector came from the embedding cache
-
-    def merge(self, other: IndexReport) -> None:
-        self.indexed += other.indexed
-        self.unchanged += other.unchanged
-        self.skipped |= other.skipped
-        self.failed |= other.failed
-        self.deleted += other.deleted
-        self.chunks_embedded += other.chunks_embedded
-        self.chunks_cached += other.chunks_cached
-
-
 @dataclass
 class _Prepared:
     """A parsed note and its chunks, waiting for their embeddings."""
@@ -62,6 +43,7 @@ class _Prepared:
     note: ParsedNote
     chunks: list[Chunk]
     texts: list[str] = field(default_factory=list)
+    warning: str | None = None  # recorded with the indexed note (an attachment's low-confidence pages)
 
 
 class IndexPipeline:
@@ -75,8 +57,11 @@ class IndexPipeline:
         embedder: Embedder,
         cache: EmbeddingCache | None = None,
         on_indexed: Callable[[list[str]], None] | None = None,
+        extract_later: attachments.ExtractLater | None = None,
     ) -> None:
-        """``on_indexed``: called with the paths each sync indexed (the indexer enqueues their enrichment)."""
+        """``on_indexed``: called with the paths each sync indexed (the indexer enqueues their enrichment);
+        ``extract_later``: called with an attachment whose text is not in the extraction cache (the indexer
+        queues it on ``extract``); without it the document is read at once."""
         self.settings = settings
         self.store = store
         self.catalog = catalog
@@ -88,6 +73,9 @@ class IndexPipeline:
         self.max_tokens = min(settings.chunk_tokens, embedder.max_tokens)
         self.run_id: int | None = None
         self.on_indexed = on_indexed
+        self.extract_later = extract_later
+        self.isolate_extraction = False  # documents read at once in a child process (``open_pipeline``)
+        self.extractions = ExtractionCache(settings.extraction_cache_path)
         try:
             store.ensure_collection(embedder.dim, embedder.name)
         except ModelMismatchError as exc:
@@ -123,8 +111,9 @@ class IndexPipeline:
             self.catalog.resolve_links()
             self.cache.prune()
         self._record_run(report)
-        if report.indexed and self.on_indexed is not None:
-            self.on_indexed(list(report.indexed))
+        notes = [p for p in report.indexed if attachments.kind_of(p, self.settings) is None]
+        if notes and self.on_indexed is not None:  # NER and the learner read notes, not documents
+            self.on_indexed(notes)
 
     def rebuild(self) -> None:
         """Forget everything (store and catalog) so that the next sync re-embeds the vault."""
@@ -140,7 +129,7 @@ class IndexPipeline:
     # --- steps --------------------------------------------------------------------------
 
     def _prepare(self, path: str, report: IndexReport) -> _Prepared | None:
-        if not vault.is_indexable(path, self.settings.exclude) or not self._exists(path):
+        if not vault.is_indexable(path, self.settings.exclude, self.settings.attachments) or not self._exists(path):
             self._delete(path, report)
             return None
         record = self.catalog.get_note(path)
@@ -151,6 +140,9 @@ class IndexPipeline:
         ):
             report.unchanged.append(path)
             return None
+        kind = attachments.kind_of(path, self.settings)
+        if kind is not None:
+            return self._prepare_attachment(path, kind, record, report)
         try:
             note = vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)
         except vault.NoteSkipped as exc:
@@ -168,6 +160,46 @@ class IndexPipeline:
             return None
         chunks = self._chunk(note)
         return _Prepared(note, chunks, self._texts(note, chunks))
+
+    def _prepare_attachment(
+        self, path: str, kind: str, record: NoteRecord | None, report: IndexReport
+    ) -> _Prepared | None:
+        """A document: its pages from the extraction cache (else queued for extraction, or read now)."""
+        try:
+            file = vault.resolve_in_vault(self.settings.vault, path)
+        except vault.PathOutsideVault:
+            self._skip(path, OUTSIDE_VAULT, report)
+            return None
+        if reason := attachments.too_big(file, kind, self.settings):
+            self._skip(path, reason, report)
+            return None
+        digest = attachments.content_hash(file)
+        if record is not None and record.status == NoteStatus.INDEXED and record.content_hash == digest:
+            stat = self._stat(path) or (record.mtime, record.size)
+            self.catalog.upsert_note(record.model_copy(update={"mtime": stat[0], "size": stat[1]}))
+            report.unchanged.append(path)
+            return None
+        extraction = attachments.cached_or_extracted(
+            self.extractions, self.settings, path, digest, self.extract_later, self.isolate_extraction
+        )
+        if extraction is None:
+            report.extracting.append(path)
+            return None
+        if attachments.unusable(extraction):  # recorded with its reason, never retried: the file is the problem
+            failed = extraction.status == ExtractionStatus.FAILED
+            reason = extraction.reason or "no text found in the document"
+            self._skip(path, reason, report, NoteStatus.ERROR if failed else NoteStatus.SKIPPED)
+            return None
+        return self._pages(path, file, digest, extraction)
+
+    def _pages(self, path: str, file: Path, digest: str, extraction: Extraction) -> _Prepared:
+        note = attachments.attachment_note(path, file, digest, extraction)
+        pages = attachments.page_texts(extraction)
+        context = fitted_context(note, self.counter, self.max_tokens)  # the same line ``_texts`` embeds
+        chunks = chunk_pages(
+            note.title, pages, self.counter, self.max_tokens, self.settings.chunk_overlap_tokens, context
+        )
+        return _Prepared(note, chunks, self._texts(note, chunks), warning=extraction.reason or None)
 
     def _chunk(self, note: ParsedNote) -> list[Chunk]:
         if note.note_type == NoteType.CONVERSATION:  # the assistant's own replies are no evidence
@@ -210,7 +242,8 @@ class IndexPipeline:
         self.store.upsert(points)
         self.store.delete_note(note.path, keep_ids={p.id for p in points})
         self.cache.record_uses(note.path, [*item.texts, note_summary(note)])
-        self.catalog.upsert_note(_record(note, NoteStatus.INDEXED, note.frontmatter_error, len(points)))
+        message = item.warning or note.frontmatter_error
+        self.catalog.upsert_note(_record(note, NoteStatus.INDEXED, message, len(points)))
         self.catalog.replace_links(note.path, note.links)
 
     def _points(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> list[StorePoint]:
@@ -218,13 +251,13 @@ class IndexPipeline:
         entities = payload_names(self.catalog.note_entities(note.path))  # known until NER runs again
         return note_points(note, item.chunks, vectors, title_vector, entities)
 
-    def _skip(self, path: str, reason: str, report: IndexReport) -> None:
+    def _skip(self, path: str, reason: str, report: IndexReport, status: NoteStatus = NoteStatus.SKIPPED) -> None:
         self.store.delete_note(path)
         self.cache.forget_uses(path)
         stat = self._stat(path)
         record = NoteRecord(
             path=path,
-            status=NoteStatus.SKIPPED,
+            status=status,
             message=reason,
             mtime=stat[0] if stat else 0.0,
             size=stat[1] if stat else 0,
@@ -280,7 +313,9 @@ def changed_paths(settings: Settings, catalog: Catalog) -> list[str]:
     known = catalog.note_states()
     changed: list[str] = []
     on_disk: set[str] = set()
-    for path in vault.iter_vault_paths(settings.vault, settings.exclude, outside_links=True):
+    for path in vault.iter_vault_paths(
+        settings.vault, settings.exclude, outside_links=True, attachments=settings.attachments
+    ):
         on_disk.add(path)
         state = known.get(path)
         if state is None or not _stat_matches(settings.vault / path, state[1], state[2]):

@@ -51,6 +51,7 @@ def chunk_payload(note: ParsedNote, chunk: Chunk, entities: list[str] | None = N
         "content_hash": note.content_hash,
         "text": chunk.text,
         "entities": entities or [],
+        **({"page": chunk.page} if chunk.page is not None else {}),
     }
 
 

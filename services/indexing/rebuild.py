@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from services import vault
 from services.catalog import Catalog
 from services.config import Settings
+from services.indexing import attachments
 from services.indexing.chunking import Chunk
 from services.indexing.context import note_summary
 from services.indexing.pipeline import IndexPipeline, IndexReport, _Prepared
@@ -75,8 +76,10 @@ class _NextPipeline(IndexPipeline):
         self.hashes: dict[str, str] = {}
 
     def _prepare(self, path: str, report: IndexReport) -> _Prepared | None:
-        if not vault.is_indexable(path, self.settings.exclude) or not self._exists(path):
+        if not vault.is_indexable(path, self.settings.exclude, self.settings.attachments) or not self._exists(path):
             return self._gone(path, report)
+        if attachments.kind_of(path, self.settings) is not None:
+            return self._document(path, report)
         try:
             note = vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)
         except (vault.NoteSkipped, FileNotFoundError):
@@ -84,6 +87,16 @@ class _NextPipeline(IndexPipeline):
         chunks: list[Chunk] = self._chunk(note)
         self.hashes[path] = note.content_hash
         return _Prepared(note, chunks, self._texts(note, chunks))
+
+    def _document(self, path: str, report: IndexReport) -> _Prepared | None:
+        """An attachment from the extraction cache (the live index read it); not there: left out for now."""
+        file = self.settings.vault / path
+        digest = attachments.content_hash(file)
+        extraction = self.extractions.get(digest)
+        if extraction is None or attachments.unusable(extraction):
+            return self._gone(path, report)
+        self.hashes[path] = digest
+        return self._pages(path, file, digest, extraction)
 
     def _gone(self, path: str, report: IndexReport) -> None:
         self.store.delete_note(path)
@@ -194,7 +207,9 @@ class Rebuild:
         log.info("the index now answers with %s (%d notes)", self.embedder.name, len(self.state.hashes))
 
     def _vault_paths(self) -> list[str]:
-        return list(vault.iter_vault_paths(self.settings.vault, self.settings.exclude))
+        return list(
+            vault.iter_vault_paths(self.settings.vault, self.settings.exclude, attachments=self.settings.attachments)
+        )
 
     def _save(self) -> None:
         target = self.folder / PROGRESS_FILE
@@ -235,6 +250,7 @@ def open_pipeline(
     embedder: Embedder | None = None,
     reset: bool = False,
     on_indexed: Callable[[list[str]], None] | None = None,
+    extract_later: attachments.ExtractLater | None = None,
 ) -> IndexPipeline:
     """The one assembly of an index pipeline: the configured store, catalog and model (unless given).
 
@@ -249,16 +265,22 @@ def open_pipeline(
     )
     if reset:
         store.reset()
-    return IndexPipeline(settings, store, Catalog(settings.catalog_path), embedder, on_indexed=on_indexed)
+    catalog = Catalog(settings.catalog_path)
+    pipeline = IndexPipeline(settings, store, catalog, embedder, on_indexed=on_indexed, extract_later=extract_later)
+    pipeline.isolate_extraction = True  # `obsirag index`: a bad document fails alone, the command goes on
+    return pipeline
 
 
 def open_index(
-    settings: Settings, on_indexed: Callable[[list[str]], None] | None = None
+    settings: Settings,
+    on_indexed: Callable[[list[str]], None] | None = None,
+    extract_later: attachments.ExtractLater | None = None,
 ) -> tuple[IndexPipeline, SearchEngine, Embedder, Rebuild | None]:
     """The live pipeline and search, the configured model, and the rebuild to run (if any).
 
     An index built with another model keeps answering with that model while a rebuild with the configured
-    one runs beside it; a rebuild left by a killed indexer goes on. ``on_indexed``: see ``IndexPipeline``."""
+    one runs beside it; a rebuild left by a killed indexer goes on. ``on_indexed``, ``extract_later``: see
+    ``IndexPipeline``."""
     from services.retrieval.embedding import load_embedder
     from services.retrieval.store import open_store
 
@@ -272,7 +294,7 @@ def open_index(
             "the index was built with %s: it answers until its rebuild with %s is done", recorded.name, configured.name
         )
     live = load_embedder(recorded.name, batch, threads) if stale else configured
-    pipeline = open_pipeline(settings, store, live, on_indexed=on_indexed)
+    pipeline = open_pipeline(settings, store, live, on_indexed=on_indexed, extract_later=extract_later)
     engine = SearchEngine(store, pipeline.embedder, FactVectors(pipeline.catalog, pipeline.cache))
     if stale:
         rebuild: Rebuild | None = Rebuild.start(settings, pipeline, configured, engine)

@@ -9,10 +9,12 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import Literal
 
 from services import vault
+from services.attachments.cache import read_extraction
 from services.catalog import Catalog
 from services.catalog.graph import GraphCache
 from services.catalog.models import EntityKind, NoteRecord, NoteStatus
 from services.config import Settings
+from services.indexing.attachments import attachment_note
 from services.indexing.mentions import normalize_name
 from services.mcp.schemas import (
     Change,
@@ -54,6 +56,8 @@ class NoteReader:
         name = name.strip()
         if _leaves(name):
             raise NoteError(f"refused: {name!r} leads outside the vault (absolute path or '..')")
+        if (record := self.catalog.get_note(name)) is not None and record.note_type == NoteType.ATTACHMENT:
+            return name  # a document by its path: ``Docs/Manuel.pdf``
         for candidate in dict.fromkeys([name, f"{name}.md"]):
             if candidate.endswith(".md") and (
                 self.catalog.get_note(candidate) is not None or os.path.lexists(self.settings.vault / candidate)
@@ -100,6 +104,9 @@ class NoteReader:
         return path, self._parse(path).body
 
     def _parse(self, path: str) -> ParsedNote:
+        record = self.catalog.get_note(path)
+        if record is not None and record.note_type == NoteType.ATTACHMENT:
+            return self._document(path, record)
         # The note viewer's rules: an indexable Markdown path, read through services.vault.
         if not vault.is_indexable(path, []):
             raise NoteError(f"refused: {path!r} is not a Markdown note of the vault")
@@ -111,6 +118,15 @@ class NoteReader:
             raise NoteError(f"no note at {path!r}") from None
         except vault.NoteSkipped as exc:
             raise NoteError(f"{path!r} cannot be read: {exc}") from None
+
+    def _document(self, path: str, record: NoteRecord) -> ParsedNote:
+        """An indexed document as a note whose sections are its pages (``## Page 3``: ``heading="Page 3"``)."""
+        extraction = read_extraction(self.settings.extraction_cache_path, record.content_hash or "")
+        if extraction is None:
+            raise NoteError(f"{path!r} has not been read yet (the extract worker reads documents in turn)")
+        body = "\n\n".join(f"## Page {p.number}{' (OCR)' if p.ocr else ''}\n\n{p.text}" for p in extraction.pages)
+        note = attachment_note(path, self.settings.vault / path, record.content_hash or "", extraction)
+        return note.model_copy(update={"body": body, "headings": vault.extract_headings(body)})
 
     def _links(self, path: str) -> list[Link]:
         seen = {}

@@ -20,6 +20,7 @@ class SearchHit(NoteRef):
     heading: str = Field("", description="heading path of the best chunk (`A > B`), empty at the top")
     score: float
     snippet: str
+    page: int | None = Field(None, description="a document's page (PDF page, slide, chapter) holding the passage")
 
 
 class SearchResults(BaseModel):
@@ -91,6 +92,7 @@ class Source(NoteRef):
     heading: str = ""
     primary: bool = Field(False, description="the main note of the answer")
     url: str | None = Field(None, description="a web page's address (web answers only)")
+    page: int | None = Field(None, description="a document's page the excerpt came from (attachments only)")
 
 
 class Answer(BaseModel):

@@ -81,6 +81,7 @@ class VaultTools:
                 heading=r.heading,
                 score=round(r.score, 4),
                 snippet=r.snippet,
+                page=r.page,
             )
             for r in response.results
         ]
@@ -113,6 +114,7 @@ class VaultTools:
                 heading=s.heading,
                 primary=s.primary,
                 url=s.url,
+                page=s.page,
             )
             for s in final.sources
         ]

@@ -81,6 +81,7 @@ class SearchResult(BaseModel):
     title_similarity: float | None = None  # cosine between the query and the note's title embedding
     matched_terms: list[str] = Field(default_factory=list)
     rank_score: float | None = None  # what orders the results (``score`` with the order's title weight)
+    page: int | None = None  # an attachment's page (PDF page, slide, chapter) holding the best chunk
 
 
 class SearchResponse(BaseModel):
@@ -281,6 +282,7 @@ def _result(note: NoteHit, query: str) -> SearchResult:
         title_match=item.title_match,
         title_similarity=round(note.title_similarity, 4) if note.title_similarity is not None else None,
         matched_terms=lexical.matched_terms(query, payload.get("text", "")),
+        page=payload.get("page"),
     )
 
 

@@ -14,6 +14,8 @@ import redis
 from huey.exceptions import ResultTimeout
 from pydantic import BaseModel, Field
 
+from services.attachments.cache import ExtractionProgress
+from services.attachments.cache import read_progress as read_extractions
 from services.catalog import Catalog
 from services.catalog.models import NoteStatus
 from services.catalog.problems import Lang, NoteProblem, note_problems
@@ -47,6 +49,7 @@ class SystemStatus(BaseModel):
     web_url: str | None = None  # where the web UI listens (a free port when the configured one was busy)
     queue_tasks: list[QueueState] = Field(default_factory=list)  # the first tasks of each queue, when asked
     redis: RedisState = RedisState.READY  # "restarting": the supervisor runs, its Redis is coming back
+    extractions: list[ExtractionProgress] = Field(default_factory=list)  # documents being read (pages done)
 
     def redis_message(self, lang: Lang = "en") -> str | None:
         """The line every surface shows while Redis does not answer (None when it does or nothing runs)."""
@@ -157,7 +160,15 @@ class SystemClient:
         ``preview`` tasks), the generation worker: gathered once for every surface."""
         notes, troubled = _catalog_state(self.settings, lang, problems)
         rebuild = read_progress(self.settings.store_path)
-        down = SystemStatus(running=False, notes=notes, queues={}, processes=[], problems=troubled, rebuild=rebuild)
+        down = SystemStatus(
+            running=False,
+            notes=notes,
+            queues={},
+            processes=[],
+            problems=troubled,
+            rebuild=rebuild,
+            extractions=read_extractions(self.settings.extraction_cache_path),
+        )
         try:
             processes = read_processes(self.redis, list(PROCESSES))
             depths = self.queues.depths()

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 HEARTBEAT_KEY = "obsirag:process:{name}"
 # The supervisor's children in start order (``python -m workers.<name>``); they stop in reverse order so
 # that producers go quiet before consumers.
-WORKERS = ("indexer", "watcher", "mlx_worker", "ner", "learner", "web")
+WORKERS = ("indexer", "watcher", "mlx_worker", "ner", "learner", "extractor", "web")
 PROCESSES = ("supervisor", *WORKERS)
 
 

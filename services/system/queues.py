@@ -46,13 +46,21 @@ class LearnerTasks(Protocol):
     def learn_tick(self) -> dict[str, Any]: ...
 
 
+class ExtractorTasks(Protocol):
+    """What the extract worker serves (``services.system.handlers.extractor``)."""
+
+    kind: Literal["extractor"]
+
+    def extract_document(self, path: str) -> str: ...
+
+
 class GenerationTasks(Protocol):
     kind: Literal["generation"]
 
     def generate(self, request: dict[str, Any]) -> None: ...
 
 
-QUEUE_NAMES = ("index", "search", "enrich", "learn", "generate")
+QUEUE_NAMES = ("index", "search", "enrich", "learn", "generate", "extract")
 EVENT_PRIORITY = 10  # a user's edit goes before the bulk of a reconcile
 RECONCILE_PRIORITY = 0
 
@@ -65,6 +73,7 @@ class Bindings:
     ner: NerTasks | None = None
     learner: LearnerTasks | None = None
     generation: GenerationTasks | None = None
+    extractor: ExtractorTasks | None = None
 
 
 class Queues:
@@ -105,6 +114,10 @@ class Queues:
         self.generate = self.hueys["generate"].task(name="generate", retries=0)(
             lambda request: self._generation().generate(request)
         )
+        # Its own queue and process: a 300-page scan never holds up the indexing of a note saved meanwhile.
+        self.extract_document = self.hueys["extract"].task(name="extract_document", **retry)(
+            lambda path: self._extractor().extract_document(path)
+        )
 
     @property
     def index(self) -> PriorityRedisHuey:
@@ -114,7 +127,9 @@ class Queues:
     def search(self) -> PriorityRedisHuey:
         return self.hueys["search"]
 
-    def serve(self, handlers: IndexerTasks | NerTasks | LearnerTasks | GenerationTasks, *queues: str) -> None:
+    def serve(
+        self, handlers: IndexerTasks | NerTasks | LearnerTasks | GenerationTasks | ExtractorTasks, *queues: str
+    ) -> None:
         """Bind ``handlers`` to their tasks in this process; ``queues``: record their outcomes in the history."""
         setattr(self.bound, handlers.kind, handlers)
         for name in queues:
@@ -132,6 +147,9 @@ class Queues:
     def _generation(self) -> GenerationTasks:
         return _required(self.bound.generation, "generate tasks run only in the mlx worker process")
 
+    def _extractor(self) -> ExtractorTasks:
+        return _required(self.bound.extractor, "extract tasks run only in the extractor process")
+
     def enqueue_paths(self, paths: list[str], batch: int, priority: int) -> int:
         """Enqueue ``paths`` in batches; returns how many tasks were enqueued."""
         chunks = [paths[i : i + batch] for i in range(0, len(paths), batch)]
@@ -143,6 +161,10 @@ class Queues:
         """Queue NER for notes just indexed (generated notes are ignored by the task itself)."""
         for path in paths:
             self.extract_entities(path)
+
+    def enqueue_extraction(self, path: str) -> None:
+        """Queue a document whose text is not in the extraction cache (the indexer's ``extract_later``)."""
+        self.extract_document(path)
 
     def depths(self) -> dict[str, dict[str, int]]:
         return {

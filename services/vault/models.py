@@ -20,6 +20,7 @@ class NoteType(StrEnum):
     CONVERSATION = "conversation"
     BRIEFING = "briefing"  # obsirag/briefings/YYYY-MM-DD.md
     PROFILE = "profile"  # obsirag/assistant/Profil.md and Rappels.md, the memory's mirrors
+    ATTACHMENT = "attachment"  # a PDF, an Office file, an EPUB or an image: its extracted pages
 
 
 class ParsedNote(BaseModel):

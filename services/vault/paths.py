@@ -18,7 +18,9 @@ class PathOutsideVault(ValueError):
     """A path that leads out of the vault: absolute, ``..`` escape, or a symlink pointing outside."""
 
 
-def walk_vault(vault: Path, exclude: list[str], outside_links: bool = False, suffix: str = "") -> Iterator[str]:
+def walk_vault(
+    vault: Path, exclude: list[str], outside_links: bool = False, suffix: str | tuple[str, ...] = ""
+) -> Iterator[str]:
     """Vault-relative POSIX paths of every file the exclusion globs keep (notes and attachments), sorted.
 
     Dot-folders and dot-files are skipped, symlinked folders are not entered (they lead out of the vault or
@@ -38,19 +40,26 @@ def walk_vault(vault: Path, exclude: list[str], outside_links: bool = False, suf
     yield from sorted(found)
 
 
-def iter_vault_paths(vault: Path, exclude: list[str], outside_links: bool = False) -> Iterator[str]:
-    """The notes (``.md`` files) among ``walk_vault``'s paths."""
-    return walk_vault(vault, exclude, outside_links, suffix=NOTE_SUFFIX)
+def iter_vault_paths(
+    vault: Path, exclude: list[str], outside_links: bool = False, attachments: list[str] | tuple[str, ...] = ()
+) -> Iterator[str]:
+    """The notes (``.md`` files) among ``walk_vault``'s paths, and the documents whose extensions
+    ``attachments`` names (``OBSIRAG_ATTACHMENTS``: indexed beside the notes)."""
+    return walk_vault(vault, exclude, outside_links, suffix=_suffixes(attachments))
 
 
-def is_indexable(rel_path: str, exclude: list[str]) -> bool:
+def is_indexable(rel_path: str, exclude: list[str], attachments: list[str] | tuple[str, ...] = ()) -> bool:
     """Whether ``iter_vault_paths`` would list ``rel_path`` (the file itself is not looked at)."""
-    return _is_note_path(rel_path.replace("\\", "/"), _exclusion_spec(tuple(exclude)))
+    return _is_note_path(rel_path.replace("\\", "/"), _exclusion_spec(tuple(exclude)), _suffixes(attachments))
 
 
-def _is_note_path(rel_path: str, spec: pathspec.PathSpec) -> bool:
+def _suffixes(attachments: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    return (NOTE_SUFFIX, *(f".{ext.lower().lstrip('.')}" for ext in attachments))
+
+
+def _is_note_path(rel_path: str, spec: pathspec.PathSpec, suffixes: tuple[str, ...] = (NOTE_SUFFIX,)) -> bool:
     parts = rel_path.split("/")
-    if not rel_path.lower().endswith(NOTE_SUFFIX) or any(p in ("", "..") or p.startswith(".") for p in parts):
+    if not rel_path.lower().endswith(suffixes) or any(p in ("", "..") or p.startswith(".") for p in parts):
         return False
     folders = ["/".join(parts[:i]) for i in range(1, len(parts))]
     return not spec.match_file(rel_path) and all(_keeps_folder(f, spec) for f in folders)

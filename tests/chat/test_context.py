@@ -60,3 +60,17 @@ def test_without_a_worker_the_limits_are_this_process_s_settings(tmp_path: Path)
     limits = prompt_limits(settings)
     assert (limits.prompt_tokens, limits.answer_tokens, limits.window_tokens) == (900, 100, 900)
     assert limits.count("é" * 23) == safe_tokens("é" * 23) > estimate_tokens("é" * 23)  # no tokenizer here
+
+
+def test_a_document_excerpt_is_named_with_its_page_for_the_model_and_the_citation(tmp_path: Path) -> None:
+    from services.chat.engine import _vault_sources
+    from services.chat.prompt_fit import PromptFit
+
+    settings = Settings(vault=tmp_path, data_dir=tmp_path / "data")
+    manual = hit("Docs/Manuel.pdf", "Manuel.pdf", "Une ruche produit quinze kilogrammes de miel.", 0.7, 0.05)
+    manual.page, manual.note_type = 12, "attachment"
+    blocks = pack_context(settings, [manual, TARTE], manual, 400, estimate_tokens)
+    assert [(b.label, b.page) for b in blocks] == [("Manuel.pdf, p. 12", 12), ("Tarte tatin", None)]
+    fit = PromptFit(prompt_limits(settings), "fr", "Combien de miel ?")
+    assert "[1] Manuel.pdf, p. 12\nUne ruche" in fit.messages(blocks, "Question :")[-1].content
+    assert [s.label for s in _vault_sources(blocks)] == ["Manuel.pdf, p. 12", "Tarte tatin"]

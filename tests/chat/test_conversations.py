@@ -81,6 +81,7 @@ def test_an_export_reads_back_as_the_thread_it_was_written_from() -> None:
         Source(n=1, title="Projet Atlas", path="Projets/Projet Atlas.md", heading="Durée", primary=True),
         Source(n=2, title="Carnet", path="Journal/Carnet.md"),
         Source(n=3, title="Îlots de chaleur", url="https://example.org/ilots"),
+        Source(n=4, title="Manuel.pdf", path="Docs/Manuel.pdf", page=12),  # [[Docs/Manuel.pdf#page=12|…]]
     ]
     first = Turn(
         thread_id="t1",

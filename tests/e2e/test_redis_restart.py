@@ -32,7 +32,7 @@ EDITS = {  # each one its own watcher event, hence its own index task
     "Phares/Ar-Men.md": "# Ar-Men\n\nLe phare d'Ar-Men se dresse sur une roche de la chaussée de Sein.",
 }
 
-PROCESSES = ("supervisor", "indexer", "watcher", "mlx_worker", "ner", "learner", "web")
+PROCESSES = ("supervisor", "indexer", "watcher", "mlx_worker", "ner", "learner", "extractor", "web")
 
 
 @pytest.fixture

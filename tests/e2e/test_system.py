@@ -9,22 +9,31 @@ from pathlib import Path
 
 import pytest
 
+from services.attachments.cache import read_progress
 from services.catalog import Catalog
 from services.catalog.models import NoteStatus
-from services.config import Settings
+from services.config import DEFAULT_ATTACHMENTS, Settings
 from services.indexing.pipeline import IndexPipeline, changed_paths
 from services.retrieval.embedding import load_embedder
 from services.retrieval.store import EdgeStore
 from services.system.processes import PROCESSES
 from services.vault import iter_vault_paths
 from tests.conftest import tree_hashes
+from tests.support import documents as docs
 from tests.support.system import System, wait_until
 
 pytestmark = pytest.mark.e2e
 
 
 def note_count(vault: Path) -> int:
-    return len(list(iter_vault_paths(vault, [])))
+    """The files the system indexes: notes and documents (the sample vault's PNG diagram)."""
+    return len(list(iter_vault_paths(vault, [], attachments=DEFAULT_ATTACHMENTS)))
+
+
+def long_scan(path: Path, pages: int = 6) -> Path:
+    """An image-only PDF of ``pages`` paragraph strips, read by OCR (~1.5-3 s a page here); the last one unique."""
+    texts = [f"Page {n + 1}. {docs.PAGES[n % 3]}" for n in range(pages - 1)]
+    return docs.scanned_pdf(path, [*texts, "Le héron cendré guette les grenouilles au bord de l'étang."], crop=True)
 
 
 def test_a_restart_embeds_nothing_and_live_changes_reach_search(launch: Callable[[], System], vault: Path) -> None:
@@ -50,18 +59,23 @@ def test_a_restart_embeds_nothing_and_live_changes_reach_search(launch: Callable
     system.wait_alive(PROCESSES)  # NER and the web may still be loading: the indexer answers first
     status = system.cli_json("status")
     assert status["running"] and all(p["alive"] for p in status["processes"])
-    assert status["notes"]["indexed"] == total
+    assert status["notes"]["indexed"] == total and status["extractions"] == []
 
     assert_live_changes_reach_search(system, vault)
     system.stop()
 
 
 def assert_live_changes_reach_search(system: System, vault: Path) -> None:
-    """A note created, edited, renamed and deleted while the system runs: search follows each step."""
+    """A note created, edited, renamed and deleted while the system runs: search follows each step. A long
+    scan is read by the extract worker meanwhile: the note saved then is searchable at once."""
+    long_scan(vault / "Attachments" / "Relevé scanné.pdf")
+    wait_until(lambda: read_progress(system.settings.extraction_cache_path), "the scan's reading under way")
     note = vault / "Inbox" / "Ornithologie.md"
     note.parent.mkdir()
     note.write_text("# Ornithologie\n\nLe martin-pêcheur plonge dans la rivière glacée.", encoding="utf-8")
     wait_until(lambda: "Inbox/Ornithologie.md" in system.search("martin-pêcheur rivière"), "created note found")
+    reading = read_progress(system.settings.extraction_cache_path)  # the scan is still being read
+    assert [r.path for r in reading] == ["Attachments/Relevé scanné.pdf"] and reading[0].done < 6
 
     note.write_text("# Ornithologie\n\nLa huppe fasciée niche dans les vieux murs.", encoding="utf-8")
     wait_until(lambda: system.search("huppe fasciée")[:1] == ["Inbox/Ornithologie.md"], "edited note found")
@@ -80,6 +94,11 @@ def assert_live_changes_reach_search(system: System, vault: Path) -> None:
     with Catalog(system.settings.catalog_path) as catalog:
         assert catalog.get_note("Inbox/Oiseaux des murs.md") is None
         assert catalog.get_note("Inbox/Ornithologie.md") is None
+
+    scan = "Attachments/Relevé scanné.pdf"
+    wait_until(lambda: scan in system.search("héron cendré au bord de l'étang"), "the scan indexed")
+    hit = next(h for h in system.cli_json("search", "héron cendré au bord de l'étang") if h["path"] == scan)
+    assert hit["page"] == 6
 
 
 def test_kill_9_mid_index_converges_to_a_clean_index(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,20 @@ def test_a_qdrant_server_rebuild_fills_a_second_collection_then_moves_the_alias(
     finally:
         client.close()
         catalog.close()
+
+
+def test_a_reindex_takes_documents_from_the_extraction_cache(small: Settings, embedder, documents) -> None:
+    shutil.copy(documents["Manuel.pdf"], small.vault / "Manuel.pdf")
+    pipeline, engine, configured, _ = open_index(small)
+    try:
+        pipeline.sync_paths(changed_paths(small, pipeline.catalog))
+        before = pipeline.store.count()
+        reindex = Rebuild.start(small, pipeline, configured)
+        while not reindex.step(10):
+            pass
+        assert reindex.state.embedded == 0 and pipeline.store.count() == before  # nothing read nor embedded again
+        hit = engine.search(SearchRequest(query="combien de miel par ruche ?", k=3)).results[0]
+        assert (hit.path, hit.page) == ("Manuel.pdf", 2)
+    finally:
+        pipeline.store.close()
+        pipeline.catalog.close()

@@ -146,10 +146,12 @@ def share_converted_model(settings: Settings) -> None:
         target.symlink_to(converted_model_cache() / FOLDER)
 
 
-def seed_embeddings(settings: Settings, cache: Path) -> None:
-    """Start ``settings``' data dir with a copy of ``cache`` (the ``sample_embeddings`` fixture)."""
+def seed_embeddings(settings: Settings, sample: Path) -> None:
+    """Start ``settings``' data dir with copies of the embedding and extraction caches of ``sample`` (the
+    ``sample_embeddings`` fixture's data dir): the sample vault's texts embedded and its diagram read once."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(cache, settings.embedding_cache_path)
+    for name in (settings.embedding_cache_path.name, settings.extraction_cache_path.name):
+        shutil.copyfile(sample / name, settings.data_dir / name)
 
 
 def start_system(settings: Settings) -> System:

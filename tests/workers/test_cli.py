@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -236,3 +237,14 @@ def test_the_provenance_line_says_a_web_search_failed(capsys: pytest.CaptureFixt
     line = capsys.readouterr().out
     assert "la recherche web a échoué" in line and "Error" not in line and "thread t1" in line
     assert ask_json(answer)["web"] == "failed"
+
+
+def test_search_json_gives_a_document_hit_its_page(small_vault: Path, tmp_path: Path, documents) -> None:
+    where = ["--vault", str(small_vault), "--data", str(tmp_path / "data")]
+    shutil.copy(documents["Manuel.pdf"], small_vault / "Manuel.pdf")
+    assert "3 indexed, 0 skipped, 0 failed" in run("index", *where)  # read at once: no worker needed
+    hits = json.loads(run("search", "combien de miel récolte-t-on par ruche ?", "--json", *where))
+    manual = next(h for h in hits if h["path"] == "Manuel.pdf")
+    assert manual["page"] == 2 and manual["title"] == "Manuel.pdf" and "ruche" in manual["snippet"]
+    assert all(set(h) == {"path", "title", "score", "heading", "snippet"} for h in hits if h["path"].endswith(".md"))
+    assert "Manuel.pdf, p. 2" in run("search", "miel des abeilles", *where)

@@ -94,6 +94,7 @@ def live_state(settings: Settings, catalog: Catalog, client: SystemClient, now: 
         "mlx": status.generation,
         "learner": progress.model_dump() if progress is not None else None,
         "rebuild": status.rebuild,
+        "extractions": status.extractions,
         "memory": memory_status(settings, catalog, now),
     }
 

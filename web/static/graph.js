@@ -81,7 +81,9 @@
   }
 
   function noteUrl(path) {
-    return "/notes/" + path.split("/").map(encodeURIComponent).join("/");
+    // A document (PDF, slides, image…) opens on its page of extracted text, a note in the viewer.
+    var prefix = /\.md$/i.test(path) ? "/notes/" : "/documents/";
+    return prefix + path.split("/").map(encodeURIComponent).join("/");
   }
 
   function draw(container, data) {

@@ -1,0 +1,39 @@
+"""The extract worker: consumes the ``extract`` queue (documents' text, scans through OCR), one file at a time."""
+
+from __future__ import annotations
+
+import logging
+
+from services.attachments import ocr
+from services.attachments.cache import ExtractionCache
+from services.config import load_settings
+from services.system.handlers.extractor import ExtractorHandlers
+from services.system.queues import Queues
+from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
+
+log = logging.getLogger(__name__)
+
+
+def main() -> None:
+    settings = load_settings()
+    setup_logging(settings, "extractor")
+    stop = stop_on_signals()
+    queues = Queues(settings)
+    handlers = ExtractorHandlers(settings, queues)
+    handlers.cache.clear_progress()  # a killed worker's files: its tasks are queued again by the reconcile
+    queues.serve(handlers, "extract")
+    consumers = [start_consumer(queues.hueys["extract"], 1)]  # one document at a time: OCR takes a core
+    log.info("extractor ready: %d documents read so far", handlers.cache.count())
+    try:
+        ocr.check_engine(settings.ocr_languages)
+    except ocr.OcrUnavailable as exc:  # optional: scans and images are then recorded skipped, with this reason
+        log.warning("%s: scanned pages and images will be skipped", exc)
+    run_until_stopped(settings, "extractor", stop, consumers, details=lambda: _details(handlers.cache))
+
+
+def _details(cache: ExtractionCache) -> dict[str, object]:
+    return {"reading": [p.model_dump() for p in cache.under_way()]}
+
+
+if __name__ == "__main__":
+    main()
