@@ -68,8 +68,8 @@ def make(folder: Path) -> None:
 
 def score(folder: Path, k: int) -> dict[str, object]:
     from services.config import Settings
-    from services.indexing.pipeline import changed_paths
     from services.indexing.rebuild import open_pipeline
+    from services.indexing.reconcile import changed_paths
     from services.retrieval.search import SearchEngine, SearchRequest
     from workers.cli_output import search_json
 

@@ -63,7 +63,8 @@ def _first_index(model: str, embedder, vault: Path = SAMPLE_VAULT) -> tuple[floa
 
     from services.catalog import Catalog
     from services.config import Settings
-    from services.indexing.pipeline import IndexPipeline, changed_paths
+    from services.indexing.pipeline import IndexPipeline
+    from services.indexing.reconcile import changed_paths
     from services.retrieval.store import EdgeStore
 
     folder = Path(tempfile.mkdtemp(prefix="obsirag-bench-"))

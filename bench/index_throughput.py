@@ -143,7 +143,8 @@ def warm_up(settings: Any, embedder: Any, work: Path, texts: list[str]) -> None:
 def run_pipeline(settings: Any, embedder: Any, data_dir: Path, limit: int | None = None) -> PipelineRun:
     """Index the whole vault into a fresh store and catalog with ``sync_paths``, batch by batch."""
     from services.catalog import Catalog
-    from services.indexing.pipeline import IndexPipeline, changed_paths
+    from services.indexing.pipeline import IndexPipeline
+    from services.indexing.reconcile import changed_paths
     from services.retrieval.store import EdgeStore
 
     settings = settings.model_copy(update={"data_dir": data_dir})

@@ -66,7 +66,8 @@ def sample_embeddings(tmp_path_factory: pytest.TempPathFactory, embedder) -> Pat
     own caches, used as a reindex uses them. Each of them embedded the sample vault's ~250 texts afresh
     before, the biggest part of their start on two cores."""
     from services.catalog import Catalog
-    from services.indexing.pipeline import IndexPipeline, changed_paths
+    from services.indexing.pipeline import IndexPipeline
+    from services.indexing.reconcile import changed_paths
     from services.retrieval.store import EdgeStore
 
     root = tmp_path_factory.mktemp("sample-embeddings")

@@ -68,7 +68,7 @@ def index(settings: Settings) -> None:
 def index_in_foreground(settings: Settings, pipeline: IndexPipeline) -> None:
     from tqdm import tqdm
 
-    from services.indexing.pipeline import changed_paths
+    from services.indexing.reconcile import changed_paths
 
     paths = changed_paths(settings, pipeline.catalog)
     run_id = pipeline.run_id = pipeline.catalog.start_run("cli-index")

@@ -10,8 +10,8 @@ import threading
 from huey.signals import SIGNAL_ERROR
 
 from services.config import load_settings
-from services.indexing.pipeline import changed_paths
 from services.indexing.rebuild import open_index
+from services.indexing.reconcile import changed_paths
 from services.retrieval.search import CANDIDATE_FIELDS
 from services.retrieval.store import StoreClosedError, VectorStore
 from services.system.handlers.indexer import IndexerHandlers

@@ -14,7 +14,7 @@ from watchdog.observers import Observer
 from services import vault
 from services.catalog import Catalog
 from services.config import Settings, load_settings
-from services.indexing.pipeline import changed_paths
+from services.indexing.reconcile import changed_paths
 from services.system.queues import EVENT_PRIORITY, RECONCILE_PRIORITY, Queues
 from workers.process import LINK, run_until_stopped, setup_logging, stop_on_signals
 

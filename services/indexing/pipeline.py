@@ -26,6 +26,7 @@ from services.indexing.context import note_summary
 from services.indexing.conversations import evidence_body
 from services.indexing.entities import payload_names
 from services.indexing.points import note_points
+from services.indexing.reconcile import stat_matches
 from services.indexing.report import IndexReport
 from services.retrieval.embedding import Embedder
 from services.retrieval.embedding_cache import EmbeddingCache
@@ -301,34 +302,7 @@ class IndexPipeline:
         return (self.settings.vault / path).is_file()
 
     def _stat_matches(self, path: str, mtime: float, size: int) -> bool:
-        return _stat_matches(self.settings.vault / path, mtime, size)
-
-
-def changed_paths(settings: Settings, catalog: Catalog) -> list[str]:
-    """The reconcile: paths whose disk state differs from the catalog (new, changed or deleted notes).
-
-    Only stats are compared (mtime, size); the pipeline then compares content hashes, so a touched
-    but identical note costs a read and never an embedding.
-    """
-    known = catalog.note_states()
-    changed: list[str] = []
-    on_disk: set[str] = set()
-    for path in vault.iter_vault_paths(
-        settings.vault, settings.exclude, outside_links=True, attachments=settings.attachments
-    ):
-        on_disk.add(path)
-        state = known.get(path)
-        if state is None or not _stat_matches(settings.vault / path, state[1], state[2]):
-            changed.append(path)
-    return changed + sorted(set(known) - on_disk)
-
-
-def _stat_matches(file: Path, mtime: float, size: int) -> bool:
-    try:
-        st = file.stat()
-    except OSError:
-        return False
-    return (st.st_mtime, st.st_size) == (mtime, size)
+        return stat_matches(self.settings.vault / path, mtime, size)
 
 
 def _record(note: ParsedNote, status: NoteStatus, message: str | None, chunk_count: int) -> NoteRecord:

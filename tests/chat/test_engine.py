@@ -19,7 +19,8 @@ from services.chat.prompt_fit import FOLLOWUP_SHARE
 from services.chat.prompts import NOT_IN_VAULT, WEB_STATUS
 from services.chat.websearch import FakeWebSearch
 from services.config import BUNDLED_LLM_MODEL, Settings
-from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.indexing.pipeline import IndexPipeline
+from services.indexing.reconcile import changed_paths
 from services.llm.client import StreamGenerator
 from services.llm.mlx_backend import MLXBackend
 from services.llm.models import GenerationRequest, StreamEvent, WorkerState

@@ -25,7 +25,8 @@ from services.chat.grounding_check import ASK
 from services.chat.prompts import NOT_IN_VAULT, SYSTEM
 from services.chat.websearch import FakeWebSearch
 from services.config import BUNDLED_LLM_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.indexing.pipeline import IndexPipeline
+from services.indexing.reconcile import changed_paths
 from services.llm.client import StreamGenerator
 from services.llm.models import GenerationRequest, StreamEvent
 from services.retrieval import lexical

@@ -10,8 +10,9 @@ import pytest
 
 from services.catalog import Catalog
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.indexing.pipeline import IndexPipeline
 from services.indexing.rebuild import read_progress
+from services.indexing.reconcile import changed_paths
 from services.retrieval.embedding import load_embedder
 from services.retrieval.store import EdgeStore
 from services.retrieval.store.edge_folder import recorded_model_at

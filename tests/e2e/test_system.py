@@ -13,7 +13,8 @@ from services.attachments.cache import read_progress
 from services.catalog import Catalog
 from services.catalog.models import NoteStatus
 from services.config import DEFAULT_ATTACHMENTS, Settings
-from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.indexing.pipeline import IndexPipeline
+from services.indexing.reconcile import changed_paths
 from services.retrieval.embedding import load_embedder
 from services.retrieval.store import EdgeStore
 from services.system.processes import PROCESSES

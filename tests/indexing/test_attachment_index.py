@@ -11,7 +11,8 @@ from services.attachments.cache import ExtractionCache
 from services.catalog import Catalog
 from services.catalog.models import NoteStatus
 from services.config import Settings
-from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.indexing.pipeline import IndexPipeline
+from services.indexing.reconcile import changed_paths
 from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.store import EdgeStore
 from services.vault.models import NoteType

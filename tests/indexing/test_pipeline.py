@@ -13,7 +13,8 @@ from services.catalog import Catalog
 from services.catalog.models import NoteStatus
 from services.config import Settings
 from services.indexing.context import note_summary
-from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.indexing.pipeline import IndexPipeline
+from services.indexing.reconcile import changed_paths
 from services.retrieval.embedding_cache import EmbeddingCache
 from services.retrieval.models import StoreFilter
 from services.retrieval.search import SearchEngine, SearchRequest

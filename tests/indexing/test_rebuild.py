@@ -11,8 +11,9 @@ from qdrant_client import QdrantClient
 
 from services.catalog import Catalog
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.indexing.pipeline import IndexPipeline
 from services.indexing.rebuild import Rebuild, open_index, read_progress
+from services.indexing.reconcile import changed_paths
 from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.store import EdgeStore, ModelRecord
 from services.retrieval.store.edge_folder import NEXT_DIR, SWITCH_FILE, recorded_model_at

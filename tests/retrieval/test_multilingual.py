@@ -10,7 +10,8 @@ import pytest
 
 from services.catalog import Catalog
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.indexing.pipeline import IndexPipeline
+from services.indexing.reconcile import changed_paths
 from services.retrieval.embedding import E5Embedder, HFTokenCounter, calibration, load_embedder
 from services.retrieval.fusion import DENSE_WEIGHT
 from services.retrieval.search import SearchEngine, SearchRequest

@@ -17,7 +17,8 @@ import pytest
 from services.catalog import Catalog
 from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.indexing import chunking, pipeline
-from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.indexing.pipeline import IndexPipeline
+from services.indexing.reconcile import changed_paths
 from services.retrieval.embedding import Embedder
 from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.store import EdgeStore

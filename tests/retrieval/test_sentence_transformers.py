@@ -9,7 +9,8 @@ import pytest
 
 from services.catalog import Catalog
 from services.config import BUNDLED_EMBEDDING_MODEL, Settings
-from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.indexing.pipeline import IndexPipeline
+from services.indexing.reconcile import changed_paths
 from services.retrieval.embedding import DEFAULT_CALIBRATION, SentenceTransformerEmbedder, calibration, load_embedder
 from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.store import EdgeStore, ModelRecord

@@ -19,7 +19,8 @@ from services.catalog import Catalog
 from services.catalog.models import NoteStatus, Provenance, Turn
 from services.catalog.problems import OUTSIDE_VAULT
 from services.config import BUNDLED_EMBEDDING_MODEL, Settings, load_settings
-from services.indexing.pipeline import IndexPipeline, changed_paths
+from services.indexing.pipeline import IndexPipeline
+from services.indexing.reconcile import changed_paths
 from services.memory.assistant import ChatMemory
 from services.retrieval.store import EdgeStore, ModelMismatchError
 from tests.conftest import ROOT
