@@ -418,7 +418,7 @@ def test_listings_summaries_and_refusals_need_no_model_either(quoting: ChatEngin
 def test_a_quoted_answer_shows_the_remembered_fact_that_bears_on_it(quoting: ChatEngine) -> None:
     noted, _ = ask(quoting, "retiens que je suis végétarien")
     assert noted.kind == AnswerKind.MEMORY
-    fact = "moi — suis : végétarien"
+    fact = "Tu es végétarien"  # as the page shows it (services/memory/wording.py)
     for question in ("que cuisiner ce soir, sans viande ?", "que pourrais-je cuisiner ce soir ?"):
         answer, _ = ask(quoting, question)  # the second shares no word with the fact: its topic, cooking, does
         assert answer.kind == AnswerKind.QUOTED and answer.main_note and answer.main_note.startswith("Cuisine/")

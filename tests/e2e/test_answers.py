@@ -19,7 +19,7 @@ from tests.support.system import System, wait_until
 from workers.cli import main
 
 pytestmark = pytest.mark.e2e
-VEGETARIAN = "moi — suis : végétarien"
+VEGETARIAN = "Tu es végétarien"  # the fact as /memory and the answer show it (services/memory/wording.py)
 
 
 def obsirag(live: System, *args: str) -> Any:
@@ -52,7 +52,7 @@ def test_a_saved_conversation_s_confirmations_never_answer_and_the_fact_they_not
     """« retiens que je suis végétarien », a reminder confirmed, the thread saved into the vault and indexed:
     the cooking questions are then answered from the cooking notes, the fact shown as « mémoire utilisée »."""
     noted = obsirag(live, "ask", "retiens que je suis végétarien")
-    assert noted["kind"] == "memory" and VEGETARIAN in noted["answer"]
+    assert noted["kind"] == "memory" and "C'est noté : tu es végétarien" in noted["answer"]
     facts = obsirag(live, "memory", "export")
     assert any(f["status"] == "confirmed" and f["value"] == "végétarien" for f in facts)  # as /memory shows it
     thread = ["--thread", noted["thread_id"]]

@@ -238,7 +238,9 @@ def test_every_call_is_in_the_task_history_and_on_the_dashboard(mcp: McpSession,
     searched = next(r for r in records if r.name == "search" and r.status == "complete")
     assert searched.duration_ms is not None and searched.duration_ms > 0 and "query" in searched.kwargs
     dashboard = httpx.get(live_url.rstrip("/") + "/admin/live", headers={"accept": "text/html"}).text
-    assert "<td>mcp</td><td>read_note</td><td>path=Nulle part.md</td>" in dashboard
+    # In French, the tool's own name behind « détails » (web/templates/_details.html).
+    assert "<td>clients MCP</td><td>outil MCP <details" in dashboard
+    assert "<code>read_note</code></details></td><td>path=Nulle part.md</td>" in dashboard
 
 
 def mcp_records(system: System) -> list[TaskRecord]:
