@@ -48,6 +48,7 @@ class Passage:
     heading: str  # "Projet Atlas > Objectifs", as the search names a chunk's section
     units: list[Unit] = field(default_factory=list)
     primary: bool = False
+    page: int | None = None  # a document's page (the search hit's): the quote cites it
 
 
 def units_of(text: str) -> list[Unit]:
@@ -114,6 +115,8 @@ def note_passages(settings: Settings, result: SearchResult, limit: int, asked: s
     """The section of ``result``'s best chunk first, then the note's other sections, those holding the most of
     the ``asked`` terms first (then the most terms of the first), within ``limit`` units (the chunk alone when
     the note is gone)."""
+    if result.page is not None:  # a document's page: its hit's text is what was extracted, the file no Markdown
+        return _within([chunk_passage(result)], limit)
     note = vault.read_note_if_readable(settings.vault, result.path, settings.max_file_bytes)
     sections = note.markdown.sections() if note is not None else []
     passages = [
@@ -121,7 +124,7 @@ def note_passages(settings: Settings, result: SearchResult, limit: int, asked: s
     ]
     best = next((p for p in passages if p.heading == result.heading and p.units), None)
     if best is None:
-        best = Passage(result.path, result.title, result.heading, units_of(result.text))
+        best = chunk_passage(result)  # a document's page, or a note read before it changed
     others = [p for p in passages if p is not best and p.units]
     words, asked = _terms(best), asked or set()
     others.sort(key=lambda p: (-len(asked & _terms(p)), -len(words & _terms(p))))
@@ -139,7 +142,7 @@ def _terms(passage: Passage) -> set[str]:
 
 
 def chunk_passage(result: SearchResult) -> Passage:
-    return Passage(result.path, result.title, result.heading, units_of(result.text))
+    return Passage(result.path, result.title, result.heading, units_of(result.text), page=result.page)
 
 
 def _within(passages: list[Passage], limit: int) -> list[Passage]:
@@ -147,6 +150,8 @@ def _within(passages: list[Passage], limit: int) -> list[Passage]:
     for passage in passages:
         if left <= 0:
             break
-        kept.append(Passage(passage.path, passage.title, passage.heading, passage.units[:left], passage.primary))
+        kept.append(
+            Passage(passage.path, passage.title, passage.heading, passage.units[:left], passage.primary, passage.page)
+        )
         left -= len(kept[-1].units)
     return kept

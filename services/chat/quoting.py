@@ -66,7 +66,14 @@ def quote_answer(
     sources, quotes = [], []
     for n, (passage, units) in enumerate(chosen, start=1):
         sources.append(
-            Source(n=n, title=passage.title, path=passage.path, heading=passage.heading, primary=passage.primary)
+            Source(
+                n=n,
+                title=passage.title,
+                path=passage.path,
+                heading=passage.heading,
+                primary=passage.primary,
+                page=passage.page,
+            )
         )
         quotes.append(_render(passage, units, n))
     lines = [prompts.QUOTED_INTRO[language], *quotes]
@@ -199,6 +206,7 @@ def _render(passage: Passage, units: list[Unit], n: int) -> str:
         previous = unit
     heading = passage.heading.split(" > ")[-1] if passage.heading else ""
     where = f"{passage.title} › {heading}" if heading and heading != passage.title else passage.title
+    where += f", p. {passage.page}" if passage.page is not None else ""  # « Manuel.pdf, p. 12 »
     quoted = "\n".join(f"> {line}" for line in lines)
     return f"{quoted}\n\n— {where} [{n}]"
 

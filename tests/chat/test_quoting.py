@@ -115,6 +115,16 @@ def test_a_gone_note_is_quoted_from_its_indexed_chunk(settings: Settings) -> Non
     assert "> Une phrase indexée avant la suppression." in quote.text and quote.sources[0].path == "Vieux.md"
 
 
+def test_a_document_s_page_is_quoted_from_its_text_and_cited_with_its_number(settings: Settings) -> None:
+    (settings.vault / "Manuel.pdf").write_text("%PDF-1.4 text that is no Markdown", encoding="utf-8")
+    hit = result("", "La vanne se ferme en tournant la molette vers la droite.", path="Manuel.pdf", title="Manuel.pdf")
+    hit.page = 12
+    quote = quote_answer(settings, "comment fermer la vanne ?", "fr", grounding(hit), by_words({}))
+    assert "> La vanne se ferme en tournant la molette vers la droite." in quote.text
+    assert "— Manuel.pdf, p. 12 [1]" in quote.text and "PDF-1.4" not in quote.text
+    assert (quote.sources[0].path, quote.sources[0].page) == ("Manuel.pdf", 12)
+
+
 def test_a_period_is_quoted_by_each_note_s_opening_sentences() -> None:
     blocks = [
         ContextBlock(1, "Journal/a.md", "Lundi", "", "Réunion Atlas. Puis courses. Puis sport."),

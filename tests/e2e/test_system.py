@@ -100,6 +100,9 @@ def assert_live_changes_reach_search(system: System, vault: Path) -> None:
     wait_until(lambda: scan in system.search("héron cendré au bord de l'étang"), "the scan indexed")
     hit = next(h for h in system.cli_json("search", "héron cendré au bord de l'étang") if h["path"] == scan)
     assert hit["page"] == 6
+    asked = system.cli_json("ask", "Que guette le héron cendré au bord de l'étang ?", "--no-web")
+    assert [s["page"] for s in asked["sources"] if s["path"] == scan] == [6]  # quoted from the page, cited at it
+    assert "p. 6 [" in asked["answer"], asked["answer"]
 
 
 def test_kill_9_mid_index_converges_to_a_clean_index(
