@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -27,9 +28,12 @@ NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 
 
 @pytest.fixture(scope="module")
-def shared_cache(tmp_path_factory: pytest.TempPathFactory, embedder) -> EmbeddingCache:
-    """One embedding cache for the module's pipelines: the sample vault goes through the model once."""
-    return EmbeddingCache(tmp_path_factory.mktemp("cache") / "embeddings.sqlite3", embedder.name, embedder.dim)
+def shared_cache(tmp_path_factory: pytest.TempPathFactory, embedder, sample_embeddings: Path) -> EmbeddingCache:
+    """One embedding cache for the module's pipelines, a copy of the run's sample-vault cache: the sample vault
+    went through the model once for the whole run (``sample_embeddings``)."""
+    path = tmp_path_factory.mktemp("cache") / "embeddings.sqlite3"
+    shutil.copyfile(sample_embeddings / path.name, path)
+    return EmbeddingCache(path, embedder.name, embedder.dim)
 
 
 @pytest.fixture

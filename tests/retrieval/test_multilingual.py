@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from services.retrieval.embedding import E5Embedder, HFTokenCounter, calibration
 from services.retrieval.fusion import DENSE_WEIGHT
 from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.store import EdgeStore, ModelMismatchError, ModelRecord
+from tests.support.system import seed_embeddings
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 
@@ -73,7 +75,10 @@ def test_concurrent_queries_get_the_serial_vectors(e5: E5Embedder) -> None:
     assert np.asarray(parallel) == pytest.approx(np.asarray(serial), abs=1e-6)
 
 
-def test_the_pipeline_indexes_and_searches_with_it(settings: Settings, e5: E5Embedder, minilm) -> None:
+def test_the_pipeline_indexes_and_searches_with_it(
+    settings: Settings, e5: E5Embedder, minilm, sample_embeddings: Path
+) -> None:
+    seed_embeddings(settings, sample_embeddings)  # the sample vault's passages embedded once per run
     store, catalog = EdgeStore(settings.store_path), Catalog(settings.catalog_path)
     try:
         pipeline = IndexPipeline(settings, store, catalog, e5)
