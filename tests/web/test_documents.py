@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -75,6 +76,7 @@ def document_client(document_vault: tuple[Settings, Catalog]) -> Iterator[TestCl
 
 def test_slides_are_shown_page_by_page_with_their_backlinks(document_client: TestClient) -> None:
     page = html(document_client, "/documents/Docs/Diapos.pptx")
+    assert "indexée" in page and not re.search(r">\s*indexed\s*<", page)  # the badge in French
     assert 'id="page-2"' in page and "Élevage des abeilles" in page and "Diapositive 3" in page
     assert 'href="/notes/Lecture.md"' in page  # [[Diapos.pptx]] in a note is a backlink of the document
     pdf = html(document_client, "/documents/Docs/Manuel.pdf")
