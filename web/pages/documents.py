@@ -19,7 +19,7 @@ from services.catalog import LinksTable, NotesTable
 from services.config import Settings
 from services.vault.models import NoteType
 from web.page_route import page
-from web.pages.notes import ATTACHMENT_TYPES
+from web.pages.notes import ATTACHMENT_TYPES, backlinks
 
 
 class DocumentsController(Controller):
@@ -37,12 +37,11 @@ class DocumentsController(Controller):
         record = notes.get_note(rel)
         if record is None or record.note_type != NoteType.ATTACHMENT:
             raise NotFoundException()
-        backlinks = [notes.get_note(link.source) for link in links.backlinks(rel)]
         context: dict[str, Any] = {
             "active": "notes",
             "record": record,
             "extraction": read_extraction(settings.extraction_cache_path, record.content_hash or ""),
             "served": rel.lower().endswith(ATTACHMENT_TYPES),
-            "backlinks": [b for b in backlinks if b is not None],
+            "backlinks": backlinks(notes, links, rel),
         }
         return Template("document.html", context=context)

@@ -66,7 +66,7 @@ class NotesController(Controller):
             "note": note,
             "html": renderer.render_note(note.markdown, note.path),
             "record": notes.get_note(note.path),
-            "backlinks": _backlinks(notes, links, note.path),
+            "backlinks": backlinks(notes, links, note.path),
             "obsidian_uri": obsidian_uri(settings.vault.name, note.path),
             "frontmatter": [(k, _show(v)) for k, v in note.frontmatter.items()],
         }
@@ -104,7 +104,8 @@ def _read(settings: Settings, rel: str) -> ParsedNote:
         raise NotFoundException() from None
 
 
-def _backlinks(notes: NotesTable, links: LinksTable, path: str) -> list[NoteRecord]:
+def backlinks(notes: NotesTable, links: LinksTable, path: str) -> list[NoteRecord]:
+    """The indexed notes linking to ``path`` (a note or a document), each once, by title."""
     sources = dict.fromkeys(link.source for link in links.backlinks(path))
     records = [notes.get_note(source) for source in sources]
     return sorted((r for r in records if r is not None), key=lambda r: r.title.casefold())
