@@ -59,10 +59,10 @@ def embedder():
 
 
 @pytest.fixture(scope="session")
-def sample_embeddings(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
+def sample_caches(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
     """The data dir of an index of the sample vault, built once per run. Systems and indexes on a copy of
     the sample vault start with copies of its embedding and extraction caches
-    (``tests.support.system.seed_embeddings``), so they embed and read only what differs: the product's
+    (``tests.support.system.seed_sample_caches``), so they embed and read only what differs: the product's
     own caches, used as a reindex uses them. Each of them embedded the sample vault's ~250 texts afresh
     before, the biggest part of their start on two cores."""
     from services.catalog import Catalog
@@ -70,7 +70,7 @@ def sample_embeddings(tmp_path_factory: pytest.TempPathFactory, embedder) -> Pat
     from services.indexing.reconcile import changed_paths
     from services.retrieval.store import EdgeStore
 
-    root = tmp_path_factory.mktemp("sample-embeddings")
+    root = tmp_path_factory.mktemp("sample-caches")
     shutil.copytree(SAMPLE_VAULT, root / "vault", ignore=shutil.ignore_patterns("obsirag"))
     settings = Settings(vault=root / "vault", data_dir=root / "data")
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)

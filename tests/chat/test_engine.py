@@ -33,7 +33,7 @@ from services.retrieval.store import EdgeStore
 from services.system.generation_client import GenerationClient
 from tests.conftest import SAMPLE_VAULT, tree_hashes
 from tests.support.generation import running_worker, worker_settings
-from tests.support.system import seed_embeddings
+from tests.support.system import seed_sample_caches
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 THIS_WEEK = {  # notes dated 2026-11-23 … 29 in the sample vault (examples/VAULT_GUIDE.md)
@@ -47,7 +47,7 @@ THIS_WEEK = {  # notes dated 2026-11-23 … 29 in the sample vault (examples/VAU
 
 @pytest.fixture(scope="module")
 def setup(
-    redis_url: str, model_cache: Path, tmp_path_factory: pytest.TempPathFactory, embedder, sample_embeddings: Path
+    redis_url: str, model_cache: Path, tmp_path_factory: pytest.TempPathFactory, embedder, sample_caches: Path
 ) -> Iterator[tuple[Settings, SearchEngine]]:
     root = tmp_path_factory.mktemp("chat")
     vault = root / "vault"
@@ -57,7 +57,7 @@ def setup(
         os.utime(note, (long_ago, long_ago))
     settings = worker_settings(redis_url, root, llm_max_tokens=6, llm_context_tokens=400, web_search_backend="fake")
     settings = settings.model_copy(update={"vault": vault})
-    seed_embeddings(settings, sample_embeddings)  # the sample vault embedded once per run
+    seed_sample_caches(settings, sample_caches)  # the sample vault embedded once per run
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
     pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
     with running_worker(settings, MLXBackend(BUNDLED_LLM_MODEL, model_cache)):

@@ -37,7 +37,7 @@ from services.system.generation_client import GenerationClient
 from tests.conftest import SAMPLE_VAULT
 from tests.support.generation import running_worker, worker_settings
 from tests.support.scripted_openai import FAIL, Forever, ScriptedOpenAI, scripted_server
-from tests.support.system import seed_embeddings
+from tests.support.system import seed_sample_caches
 from workers.mlx_worker import worker_limits
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
@@ -58,9 +58,7 @@ def no_model(request: GenerationRequest) -> Iterator[StreamEvent]:
 
 
 @pytest.fixture(scope="module")
-def chat(
-    tmp_path_factory: pytest.TempPathFactory, e5_embedder: Embedder, sample_embeddings: Path
-) -> Iterator[ChatEngine]:
+def chat(tmp_path_factory: pytest.TempPathFactory, e5_embedder: Embedder, sample_caches: Path) -> Iterator[ChatEngine]:
     root = tmp_path_factory.mktemp("grounding")
     shutil.copytree(SAMPLE_VAULT, root / "vault")
     (root / "vault" / WIFI).parent.mkdir()
@@ -75,7 +73,7 @@ def chat(
         embedding_model=MULTILINGUAL_EMBEDDING_MODEL,
         llm_can_write="yes",
     )
-    seed_embeddings(settings, sample_embeddings)  # the sample vault embedded once per run
+    seed_sample_caches(settings, sample_caches)  # the sample vault embedded once per run
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), e5_embedder)
     pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
     search = SearchEngine(pipeline.store, e5_embedder)

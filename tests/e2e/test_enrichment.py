@@ -32,7 +32,7 @@ from services.system.generation_client import GenerationClient
 from services.vault.links import LinkResolver
 from services.vault.models import NoteType
 from tests.conftest import SAMPLE_VAULT, tree_hashes
-from tests.support.system import System, seed_embeddings, share_converted_model, system_env, wait_until
+from tests.support.system import System, seed_sample_caches, share_converted_model, system_env, wait_until
 from workers.cli import run_search
 
 pytestmark = pytest.mark.e2e
@@ -94,7 +94,7 @@ class Enriched:
 
 
 @pytest.fixture(scope="module")
-def enriched(tmp_path_factory: pytest.TempPathFactory, sample_embeddings: Path) -> Iterator[Enriched]:
+def enriched(tmp_path_factory: pytest.TempPathFactory, sample_caches: Path) -> Iterator[Enriched]:
     root = tmp_path_factory.mktemp("enrichment")
     shutil.copytree(SAMPLE_VAULT, root / "vault")
     for path in (root / "vault").rglob("*"):
@@ -109,7 +109,7 @@ def enriched(tmp_path_factory: pytest.TempPathFactory, sample_embeddings: Path) 
         memory_enabled=False,
     )
     share_converted_model(settings)
-    seed_embeddings(settings, sample_embeddings)  # the sample vault embedded once per run
+    seed_sample_caches(settings, sample_caches)  # the sample vault embedded once per run
     env = {**system_env(settings), **ENV}
     command = [sys.executable, "-m", "workers.cli", "up", "--vault", str(settings.vault)]
     process = subprocess.Popen([*command, "--data", str(settings.data_dir)], env=env, cwd=ROOT)

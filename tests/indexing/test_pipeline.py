@@ -28,11 +28,11 @@ NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 
 
 @pytest.fixture(scope="module")
-def shared_cache(tmp_path_factory: pytest.TempPathFactory, embedder, sample_embeddings: Path) -> EmbeddingCache:
+def shared_cache(tmp_path_factory: pytest.TempPathFactory, embedder, sample_caches: Path) -> EmbeddingCache:
     """One embedding cache for the module's pipelines, a copy of the run's sample-vault cache: the sample vault
-    went through the model once for the whole run (``sample_embeddings``)."""
+    went through the model once for the whole run (``sample_caches``)."""
     path = tmp_path_factory.mktemp("cache") / "embeddings.sqlite3"
-    shutil.copyfile(sample_embeddings / path.name, path)
+    shutil.copyfile(sample_caches / path.name, path)
     return EmbeddingCache(path, embedder.name, embedder.dim)
 
 

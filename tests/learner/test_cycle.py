@@ -34,7 +34,7 @@ from services.retrieval.store import EdgeStore
 from services.system.generation_client import GenerationClient
 from services.vault.artifacts import is_generated
 from tests.conftest import SAMPLE_VAULT
-from tests.support.system import seed_embeddings
+from tests.support.system import seed_sample_caches
 from workers.learner import learner_details
 
 NOW = datetime(2026, 11, 29, 10, 0).astimezone()
@@ -46,7 +46,7 @@ NOTES = [FERMENTATION, PAIN, TATIN, "Cuisine/Ratatouille.md", BCE, INFLATION, PO
 
 @pytest.fixture(scope="module")
 def learner(
-    tmp_path_factory: pytest.TempPathFactory, embedder, redis_url: str, sample_embeddings: Path
+    tmp_path_factory: pytest.TempPathFactory, embedder, redis_url: str, sample_caches: Path
 ) -> Iterator[Learner]:
     """One index for the module (each test works on its own notes' state)."""
     root = tmp_path_factory.mktemp("learner")
@@ -54,7 +54,7 @@ def learner(
     settings = Settings(
         vault=root / "vault", data_dir=root / "data", redis_url=redis_url, learn_fullscan_per_run=3, synapse_sample=2
     )
-    seed_embeddings(settings, sample_embeddings)  # the sample vault embedded once per run
+    seed_sample_caches(settings, sample_caches)  # the sample vault embedded once per run
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
     pipeline.sync_paths(NOTES)
     engine = SearchEngine(pipeline.store, embedder)

@@ -17,7 +17,7 @@ from services.retrieval.embedding import E5Embedder, HFTokenCounter, calibration
 from services.retrieval.fusion import DENSE_WEIGHT
 from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.store import EdgeStore, ModelMismatchError, ModelRecord
-from tests.support.system import seed_embeddings
+from tests.support.system import seed_sample_caches
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 
@@ -76,9 +76,9 @@ def test_concurrent_queries_get_the_serial_vectors(e5: E5Embedder) -> None:
 
 
 def test_the_pipeline_indexes_and_searches_with_it(
-    settings: Settings, e5: E5Embedder, minilm, sample_embeddings: Path
+    settings: Settings, e5: E5Embedder, minilm, sample_caches: Path
 ) -> None:
-    seed_embeddings(settings, sample_embeddings)  # the sample vault's passages embedded once per run
+    seed_sample_caches(settings, sample_caches)  # the sample vault's passages embedded once per run
     store, catalog = EdgeStore(settings.store_path), Catalog(settings.catalog_path)
     try:
         pipeline = IndexPipeline(settings, store, catalog, e5)

@@ -36,11 +36,11 @@ SYSTEM_ENV = {
 
 
 @pytest.fixture(scope="session")
-def live(tmp_path_factory: pytest.TempPathFactory, sample_embeddings: Path) -> Iterator[System]:
+def live(tmp_path_factory: pytest.TempPathFactory, sample_caches: Path) -> Iterator[System]:
     """The whole system on a private vault copy, indexed, with its web UI up."""
     from services.config import Settings
     from services.vault import iter_vault_paths
-    from tests.support.system import System, seed_embeddings, share_converted_model, system_env
+    from tests.support.system import System, seed_sample_caches, share_converted_model, system_env
     from workers.process import stop_process
 
     root = tmp_path_factory.mktemp("live")
@@ -56,7 +56,7 @@ def live(tmp_path_factory: pytest.TempPathFactory, sample_embeddings: Path) -> I
         index_batch_notes=4,
     )
     share_converted_model(settings)  # converted once (~30-60 s), shared with the generation tests
-    seed_embeddings(settings, sample_embeddings)  # the sample vault's vectors, embedded once per run
+    seed_sample_caches(settings, sample_caches)  # the sample vault's vectors, embedded once per run
     command = [sys.executable, "-m", "workers.cli", "up", "--vault", str(vault), "--data", str(settings.data_dir)]
     process = subprocess.Popen(command, env={**system_env(settings), **SYSTEM_ENV}, cwd=ROOT)
     system = System(settings, process)

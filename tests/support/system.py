@@ -147,9 +147,9 @@ def share_converted_model(settings: Settings) -> None:
         target.symlink_to(converted_model_cache() / FOLDER)
 
 
-def seed_embeddings(settings: Settings, sample: Path) -> None:
+def seed_sample_caches(settings: Settings, sample: Path) -> None:
     """Start ``settings``' data dir with copies of the embedding and extraction caches of ``sample`` (the
-    ``sample_embeddings`` fixture's data dir): the sample vault's texts embedded and its diagram read once."""
+    ``sample_caches`` fixture's data dir): the sample vault's texts embedded and its diagram read once."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     for name in (settings.embedding_cache_path.name, settings.extraction_cache_path.name):
         shutil.copyfile(sample / name, settings.data_dir / name)
@@ -174,10 +174,10 @@ def start_system(settings: Settings) -> System:
 
 
 @pytest.fixture
-def launch(settings: Settings, sample_embeddings: Path) -> Iterator[Callable[[], System]]:
+def launch(settings: Settings, sample_caches: Path) -> Iterator[Callable[[], System]]:
     """Start the system on the test's vault copy (call it again after a stop to restart it), its embedding
     cache seeded with the sample vault's (``tests/conftest.py``)."""
-    seed_embeddings(settings, sample_embeddings)
+    seed_sample_caches(settings, sample_caches)
     started: list[System] = []
 
     def _launch() -> System:
