@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 VAULT ?= examples/vault
 # Each vault gets its own data folder under data/ (data/<vault name>-<hash>/); DATA=folder picks one.
 DATA ?=
+# Test processes (pytest-xdist): each test starts real processes, and two workers keep two cores busy while
+# one of them waits on a process it started (the suite alone used ~1.25 of 2 cores).
+TEST_WORKERS ?= 2
 
 .PHONY: setup run test lint format bench clean test-packages
 
@@ -39,7 +42,7 @@ test-packages:
 test: setup test-packages
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	$(BIN)/pytest
+	$(BIN)/pytest --numprocesses $(TEST_WORKERS)
 
 lint: setup
 	$(BIN)/ruff check .

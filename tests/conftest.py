@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from services.config import Settings
 
@@ -59,20 +60,34 @@ def embedder():
 
 
 @pytest.fixture(scope="session")
-def sample_caches(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
+def sample_caches(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
     """The data dir of an index of the sample vault, built once per run. Systems and indexes on a copy of
     the sample vault start with copies of its embedding and extraction caches
     (``tests.support.system.seed_sample_caches``), so they embed and read only what differs: the product's
     own caches, used as a reindex uses them. Each of them embedded the sample vault's ~250 texts afresh
-    before, the biggest part of their start on two cores."""
+    before, the biggest part of their start on two cores.
+
+    Under pytest-xdist the workers share one build: the first to ask builds it in the run's common temp
+    folder, the others wait on its lock and read it."""
+    if not hasattr(request.config, "workerinput"):
+        return _index_sample_vault(tmp_path_factory.mktemp("sample-caches"), request)
+    shared = tmp_path_factory.getbasetemp().parent / "sample-caches"  # this run's, beside gw0, gw1…
+    with FileLock(f"{shared}.lock"):
+        if not (shared / "built").exists():
+            _index_sample_vault(shared, request)
+            (shared / "built").touch()
+    return shared / "data"
+
+
+def _index_sample_vault(root: Path, request: pytest.FixtureRequest) -> Path:
     from services.catalog import Catalog
     from services.indexing.pipeline import IndexPipeline
     from services.indexing.reconcile import changed_paths
     from services.retrieval.store import EdgeStore
 
-    root = tmp_path_factory.mktemp("sample-caches")
     shutil.copytree(SAMPLE_VAULT, root / "vault", ignore=shutil.ignore_patterns("obsirag"))
     settings = Settings(vault=root / "vault", data_dir=root / "data")
+    embedder = request.getfixturevalue("embedder")
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
     pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
     for part in (pipeline.cache, pipeline.extractions, pipeline.store, pipeline.catalog):
@@ -107,3 +122,32 @@ def e5_embedder():
     from services.retrieval.embedding import load_embedder
 
     return load_embedder(MULTILINGUAL_EMBEDDING_MODEL)
+
+
+# The modules that use the session's one running system (``live``): under pytest-xdist they run on one
+# worker, which starts it once. A module using it from elsewhere works, at the cost of a second system.
+LIVE_MODULES = ("tests/browser/", "tests/e2e/test_answers.py", "tests/mcp/test_system.py")
+# Modules of a minute or more that start systems of their own: handed out first, so that the many short
+# modules fill in beside them and the run does not end on one worker alone.
+SLOW_MODULES = (*LIVE_MODULES, "tests/e2e/")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: its order is the order work is handed out
+        items.sort(key=lambda item: not item.nodeid.startswith(SLOW_MODULES))  # stable: modules stay in order
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: absent under -p no:xdist
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``make test`` runs two pytest-xdist workers. Tests go out a module at a time (a module's started
+    system is built once, and tests that run in order stay in order), those of ``live`` all to one worker,
+    in the order collected (not biggest module first: slow modules hold few tests)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModuleLiveTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::")[0]
+            return "live" if module.startswith(LIVE_MODULES) else module
+
+    config.option.loadscopereorder = False
+    return ByModuleLiveTogether(config, log)

@@ -21,7 +21,7 @@ from services.system.processes import PROCESSES
 from services.vault import iter_vault_paths
 from tests.conftest import tree_hashes
 from tests.support import documents as docs
-from tests.support.system import System, wait_until
+from tests.support.system import System, seed_sample_caches, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -106,7 +106,7 @@ def assert_live_changes_reach_search(system: System, vault: Path) -> None:
 
 
 def test_kill_9_mid_index_converges_to_a_clean_index(
-    launch: Callable[[], System], vault: Path, settings: Settings, tmp_path: Path
+    launch: Callable[[], System], vault: Path, settings: Settings, tmp_path: Path, sample_caches: Path
 ) -> None:
     for i in range(48):  # enough work that the kill lands mid-index (10 of ~90 notes indexed)
         body = "\n\n".join(f"Section {j} de la note {i} : la marée, le vent et les dunes n°{i * j}." for j in range(8))
@@ -126,6 +126,7 @@ def test_kill_9_mid_index_converges_to_a_clean_index(
     survived.close()
 
     clean_settings = settings.model_copy(update={"data_dir": tmp_path / "clean"})
+    seed_sample_caches(clean_settings, sample_caches)  # the reference embeds the bulk notes, as the crashed run did
     clean = IndexPipeline(
         clean_settings,
         EdgeStore(clean_settings.store_path),
