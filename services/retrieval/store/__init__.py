@@ -24,7 +24,7 @@ from services.retrieval.store.base import (
 )
 from services.retrieval.store.edge import EdgeStore
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for typing: the module is imported on first use (the docstring says why)
     from services.retrieval.store.server import ClientStore
 
 __all__ = [
