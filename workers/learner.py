@@ -15,6 +15,7 @@ from services.catalog import Catalog
 from services.config import Settings, load_settings
 from services.learner import schedule
 from services.learner.cycle import Learner, LearnerDeps
+from services.learner.insights import among_users_files
 from services.learner.pacing import LearnerModel
 from services.llm.capability import writer_wait
 from services.llm.models import WorkerState
@@ -35,7 +36,8 @@ def build_learner(settings: Settings, stop: threading.Event, catalog: Catalog | 
     catalog = catalog or Catalog(settings.catalog_path)
     model = LearnerModel(settings, client.generation, stop)
     # No running check here: the learner process starts with the system and waits for the indexer.
-    chat = build_chat_engine(settings, catalog, client=client, generator=model)
+    search = among_users_files(client.search)
+    chat = build_chat_engine(settings, catalog, client=client, generator=model, search=search)
     return Learner(LearnerDeps(settings, catalog, model, chat, client.similar_notes, stop))
 
 

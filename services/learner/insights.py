@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 
 from services.catalog.models import Provenance, Source
 from services.chat import prompts as chat_prompts
-from services.chat.engine import ChatAnswer
+from services.chat.engine import ChatAnswer, SearchFn
 from services.config import Settings
 from services.indexing.entities import note_segments
 from services.learner import prompts
 from services.learner.pacing import LearnerModel
 from services.retrieval import lexical
+from services.retrieval.search import SearchRequest, SearchResponse
 from services.vault.artifacts import is_generated
-from services.vault.models import ParsedNote
+from services.vault.models import NoteType, ParsedNote
 
 NOTE_CHARS = 1500  # of the note's text in a prompt: the small model reads slowly, its start says most
 MIN_NOTE_CHARS = 300
@@ -38,6 +39,17 @@ _GENERIC = re.compile(
 )
 
 AskFn = Callable[[str], "ChatAnswer"]
+USERS_FILES = [NoteType.NOTE, NoteType.ATTACHMENT]
+
+
+def among_users_files(search: SearchFn) -> SearchFn:
+    """The learner's searches, among the user's notes and documents only: for a note's own questions its
+    insight of last week (the same words) came first, and an insight may not rest on ObsiRAG's own files."""
+
+    def search_users_files(request: SearchRequest) -> SearchResponse:
+        return search(request if request.types else request.model_copy(update={"types": USERS_FILES}))
+
+    return search_users_files
 
 
 @dataclass

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from services.catalog import Catalog
-from services.chat.engine import ChatEngine
+from services.chat.engine import ChatEngine, SearchFn
 from services.chat.websearch import WebSearch, make_web_search
 from services.config import Settings
 from services.llm.client import Generator
@@ -17,15 +17,16 @@ def build_chat_engine(
     client: SystemClient | None = None,
     generator: Generator | None = None,
     web_search: WebSearch | None = None,
+    search: SearchFn | None = None,
 ) -> ChatEngine:
     """A chat engine that searches through the indexer and generates through ``generator`` (default: the
-    mlx worker's client; the learner passes its paced one). Built once per process, without looking at
+    mlx worker's client; the learner passes its paced one) and searches with ``search`` (default: the
+    indexer's; the learner narrows it to the user's files). Built once per process, without looking at
     the system: a caller asks ``SystemClient.ensure_running`` before each question."""
     client = client or SystemClient(settings)
     catalog = catalog or Catalog(settings.catalog_path)
     web = web_search or make_web_search(settings)
     # The budget comes from the running worker (its settings, its measured speed), not from this process.
     # Quoted answers score their sentences with the indexer's embedding model (it holds the only copy).
-    return ChatEngine(
-        settings, client.search, generator or client.generation, web, catalog, score=client.score_sentences
-    )
+    generator = generator or client.generation
+    return ChatEngine(settings, search or client.search, generator, web, catalog, score=client.score_sentences)

@@ -23,16 +23,17 @@ from services.indexing.pipeline import IndexPipeline
 from services.learner import schedule
 from services.learner.cycle import Learner, LearnerBusy, LearnerDeps
 from services.learner.insight_files import render_answers
-from services.learner.insights import InsightAnswer, answer_question
+from services.learner.insights import InsightAnswer, among_users_files, answer_question
 from services.learner.pacing import LearnerModel
 from services.learner.progress import learner_progress
 from services.learner.synapses import synapse_candidates
 from services.retrieval.embedding import calibration
-from services.retrieval.search import SearchEngine
+from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.similar import similar_notes
 from services.retrieval.store import EdgeStore
 from services.system.generation_client import GenerationClient
 from services.vault.artifacts import is_generated
+from services.vault.models import NoteType
 from tests.conftest import SAMPLE_VAULT
 from tests.support.system import seed_sample_caches
 from workers.learner import learner_details
@@ -42,6 +43,19 @@ FERMENTATION, PAIN, TATIN = "Cuisine/Fermentation des légumes.md", "Cuisine/Pai
 BCE, INFLATION = "Lectures/Politique monétaire BCE.md", "Lectures/Inflation et taux directeurs.md"
 POTAGER, PERMACULTURE = "Projets/Potager partagé.md", "Lectures/Manuel de permaculture urbaine.md"
 NOTES = [FERMENTATION, PAIN, TATIN, "Cuisine/Ratatouille.md", BCE, INFLATION, POTAGER, PERMACULTURE]
+# Last week's insight on the fermentation note, in the note's own words.
+OLD_INSIGHT = "obsirag/insights/2026-11/Fermentation_des_légumes_20261122.md"
+OLD_INSIGHT_TEXT = """---
+type: insight
+tags: [insight]
+---
+# Insights : Fermentation des légumes
+
+## Question 1 : À quelle température la lacto-fermentation des légumes démarre-t-elle ?
+
+Entre 18 et 22 °C, la lacto-fermentation des légumes démarre en deux ou trois jours ; au-dessus de 25 °C,
+elle va trop vite et les légumes ramollissent.
+"""
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +69,10 @@ def learner(
         vault=root / "vault", data_dir=root / "data", redis_url=redis_url, learn_fullscan_per_run=3, synapse_sample=2
     )
     seed_sample_caches(settings, sample_caches)  # the sample vault embedded once per run
+    (settings.vault / OLD_INSIGHT).parent.mkdir(parents=True)
+    (settings.vault / OLD_INSIGHT).write_text(OLD_INSIGHT_TEXT, encoding="utf-8")
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)
-    pipeline.sync_paths(NOTES)
+    pipeline.sync_paths([*NOTES, OLD_INSIGHT])
     engine = SearchEngine(pipeline.store, embedder)
     generation = GenerationClient(settings)  # no worker runs: any model call would fail the test
 
@@ -65,7 +81,8 @@ def learner(
 
     stop = threading.Event()
     model = LearnerModel(settings, generation, stop)
-    chat = ChatEngine(settings, engine.search, model, FakeWebSearch(), pipeline.catalog)
+    search = among_users_files(engine.search)  # as workers.learner.build_learner wires it
+    chat = ChatEngine(settings, search, model, FakeWebSearch(), pipeline.catalog)
     yield Learner(LearnerDeps(settings, pipeline.catalog, model, chat, similar, stop))
     pipeline.store.close()
     pipeline.catalog.close()
@@ -126,7 +143,8 @@ def test_with_a_model_that_cannot_write_no_insight_or_synapse_is_written_and_the
     assert report.waiting is not None and report.waiting.reason == "bundled"
     assert (report.processed, report.skipped, report.failed, report.synapses) == ({}, {}, {}, [])
     assert learner.deps.model.meter.calls == 0 and learner.catalog.learned_notes() == learned  # left for later
-    assert not (learner.settings.vault / "obsirag" / "insights").exists()
+    written = sorted((learner.settings.vault / "obsirag" / "insights").rglob("*.md"))
+    assert written == [learner.settings.vault / OLD_INSIGHT]  # only the fixture's, of last week
     assert not (learner.settings.vault / "obsirag" / "synapses").exists()
     assert learner.catalog.last_runs(1)[0].counters["waiting_for_writer"] == 1
 
@@ -189,3 +207,12 @@ def test_an_insight_never_cites_obsirags_own_files() -> None:
     from_web = answer_question(lambda question: both, reply.question)
     assert isinstance(from_web, InsightAnswer) and from_web.notes == [] and from_web.provenance == Provenance.WEB
     assert is_generated("obsirag/notes/sans type.md") and not is_generated("obsirag.md")  # by folder, not by type
+
+
+def test_a_note_s_question_is_answered_from_the_user_s_files_never_from_its_last_insight(learner: Learner) -> None:
+    question = "À quelle température la lacto-fermentation des légumes démarre-t-elle ?"
+    insights = learner.deps.chat.search(SearchRequest(query=question, types=[NoteType.INSIGHT]))
+    assert [r.path for r in insights.results][:1] == [OLD_INSIGHT]  # indexed, and as close as can be
+    answer = learner._ask(NOW)(question)
+    assert FERMENTATION in [s.path for s in answer.sources]
+    assert not [s.path for s in answer.sources if s.path and is_generated(s.path)], answer.sources
