@@ -16,7 +16,7 @@ from datetime import datetime
 
 from services.catalog import Catalog
 from services.catalog.models import AnswerKind, Provenance, Source, Thread
-from services.chat import prompts
+from services.chat import preface, prompts
 from services.chat.answer import ChatAnswer, ChatEvent
 from services.chat.context import ContextBlock, pack_context
 from services.chat.evidence import below_notes
@@ -169,8 +169,8 @@ class ChatEngine:
     # --- the three kinds of question -------------------------------------------------------
 
     def _prepare_answer(self, prepared: Prepared, use_web: bool) -> None:
+        prepared.grounding = grounding = self._ground_any_date(prepared)
         plan = prepared.plan
-        prepared.grounding = grounding = self._ground(prepared)
         if not grounding.supported:
             _refuse(prepared, use_web)
             return
@@ -181,7 +181,8 @@ class ChatEngine:
         prepared.memory = remembered.uses
         if not prepared.writes:  # the notes' own sentences, at once
             quote = quote_answer(self.settings, plan.question, plan.language, grounding, self.score)
-            prepared.text, prepared.sources = _missing_parts(grounding, plan.language) + quote.text, quote.sources
+            prepared.text = preface.quoted(plan, grounding, prepared.any_date) + quote.text
+            prepared.sources = quote.sources
             prepared.kind = AnswerKind.QUOTED
             return
         label = prompts.QUESTION[plan.language]
@@ -191,7 +192,7 @@ class ChatEngine:
         blocks = pack_context(self.settings, grounding.results, main, room, fit.limits.count)
         reused, blocks = fit.split_known(blocks, prepared.thread.turns)
         blocks = fit.within_limits(blocks, label)
-        prepared.text = _caveat(grounding, blocks, plan.language)
+        prepared.text = preface.written(plan, grounding, blocks, prepared.any_date)
         prepared.sources = reused + _vault_sources(blocks)
         prepared.messages = remembered.into(prepared.fit.messages(blocks, label))
 
@@ -209,6 +210,22 @@ class ChatEngine:
         prepared.lap("check_ms")
         if grounding.check.refuses:
             _refuse(prepared, self.settings.web_search if use_web is None else use_web)
+
+    def _ground_any_date(self, prepared: Prepared) -> Grounding:
+        """The guard on the question; when no note of its date answers, on the question at any date: a date
+        may be what the notes are about (« le programme du 14 juillet »), not when they were written, and a
+        document's date is its file's. The answer then says so (``preface``)."""
+        grounding, plan = self._ground(prepared), prepared.plan
+        if grounding.supported or not plan.dated:
+            return grounding
+        query = plan.retrieval_query if plan.is_followup else plan.question
+        prepared.plan = plan.model_copy(update={"since": None, "until": None, "retrieval_query": query})
+        undated = self._ground(prepared)
+        if not undated.supported:  # nothing at any date either: the question's own plan stays
+            prepared.plan = plan
+            return grounding
+        prepared.any_date = True
+        return undated
 
     def _ground(self, prepared: Prepared) -> Grounding:
         """The guard on the question, and on each part of a two-part question (one search each)."""
@@ -310,23 +327,6 @@ class ChatEngine:
 
 def _asks_latest(plan: QueryPlan) -> bool:
     return any(w in plan.question.lower() for w in ("dernières", "latest", "recent"))
-
-
-def _missing_parts(grounding: Grounding, language: str) -> str:
-    """What a two-part question's vault lacks, said before the answer ("" when nothing)."""
-    if not grounding.missing_parts:
-        return ""
-    missing = " ; ".join(f"« {part} »" for part in grounding.missing_parts)
-    return prompts.PARTIAL[language].format(missing=missing) + "\n\n"
-
-
-def _caveat(grounding: Grounding, blocks: list[ContextBlock], language: str) -> str:
-    """Said before the answer: what a two-part question's vault lacks, or that several notes share the answer."""
-    if grounding.missing_parts:
-        return _missing_parts(grounding, language)
-    cited = {c.path for c in grounding.candidates}
-    notes = [f"[[{b.title}]] [{b.n}]" for b in blocks if b.path in cited]
-    return prompts.SEVERAL_NOTES[language].format(notes=", ".join(notes)) + "\n\n" if len(notes) > 1 else ""
 
 
 def _refuse(prepared: Prepared, use_web: bool) -> None:

@@ -42,6 +42,7 @@ class Prepared:
     scope: CancelScope | None = None  # every generation of this question (stopped together)
     writes: bool = True  # the model writes the answer; False: it is quoted from the notes, without a model
     kind: AnswerKind | None = None  # None until decided: a model call makes it "written"
+    any_date: bool = False  # the question's date dropped: no note of that date answered it
 
     def lap(self, name: str) -> None:
         self.timings[name] = round((time.perf_counter() - self.started) * 1000, 2)

@@ -10,6 +10,10 @@ PARTIAL = {
     "fr": "Ton coffre ne dit rien sur {missing} ; voici ce qu'il dit du reste.",
     "en": "Your vault says nothing about {missing}; here is what it says about the rest.",
 }
+ANY_DATE = {
+    "fr": "Rien de ce que tu as noté {dated} n'y répond ; voici ce qu'en disent tes notes, toutes dates confondues.",
+    "en": "Nothing you noted {dated} answers this; here is what your notes of any date say.",
+}
 SEVERAL_NOTES = {
     "fr": "Plusieurs notes y répondent : {notes}.",
     "en": "Several notes answer this: {notes}.",

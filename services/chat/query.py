@@ -27,6 +27,7 @@ class QueryPlan(BaseModel):
     intent: Intent = Intent.ANSWER
     since: datetime | None = None
     until: datetime | None = None
+    dated: str = ""  # the date expression as written (« le 14 juillet »), "" when none
     tags: list[str] = Field(default_factory=list)
     folders: list[str] = Field(default_factory=list)
     types: list[NoteType] = Field(default_factory=list)
@@ -131,6 +132,7 @@ def understand(question: str, now: datetime, history: list[str] | None = None, t
         intent=detect_intent(text),
         since=found.start if found else None,
         until=found.end if found else None,
+        dated=found.matched if found else "",
         tags=tags,
         folders=folders,
         types=[t for t, words in _TYPE_WORDS.items() if any(w in text.lower() for w in words)],

@@ -415,6 +415,20 @@ def test_listings_summaries_and_refusals_need_no_model_either(quoting: ChatEngin
     assert quoting.generator.requests == []  # type: ignore[attr-defined]
 
 
+def test_a_date_the_notes_are_about_does_not_hide_them(quoting: ChatEngine) -> None:
+    """« en 2027 » is when the trees are to be planted (the steering committee's minutes), not when a note
+    was written: no note of that year answers, so the question is asked at any date, and the answer says so."""
+    dated = quoting.prepare("qu'est-ce que j'ai écrit cette semaine sur le projet Atlas ?", now=NOW)
+    assert {s.path for s in dated.sources} <= THIS_WEEK and not dated.any_date  # a date that filters stays one
+    answer, _ = ask(quoting, "Que prévoit-on pour les plantations d'arbres en 2027 ?")
+    assert answer.kind == AnswerKind.QUOTED, answer.answer
+    assert answer.main_note == "Réunions/2026-09-15 Comité de pilotage Atlas.md", answer.answer
+    assert answer.answer.startswith("Rien de ce que tu as noté en 2027 n'y répond ; voici ce qu'en disent tes notes")
+    assert "plantations d'arbres de 2027" in answer.answer
+    refused, _ = ask(quoting, "quelle est la capitale du Pérou en 2027 ?")
+    assert refused.kind == AnswerKind.REFUSED and refused.answer == NOT_IN_VAULT["fr"]
+
+
 def test_a_quoted_answer_shows_the_remembered_fact_that_bears_on_it(quoting: ChatEngine) -> None:
     noted, _ = ask(quoting, "retiens que je suis végétarien")
     assert noted.kind == AnswerKind.MEMORY
