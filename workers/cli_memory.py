@@ -132,6 +132,8 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
             return
         for reminder in found:
             click.echo(reminder_line(reminder).removeprefix("- [ ] "))
+        if not found:  # said on stderr: a script reading the list still gets an empty one
+            click.echo("Aucun rappel dû." if due else "Aucun rappel actif.", err=True)
 
     @reminders.command("done")
     @click.argument("reminder_id", type=int)
