@@ -71,14 +71,21 @@ def quiet_chatter(record: logging.LogRecord) -> bool:
 
 class RedisLink:
     """Whether this process reaches Redis. While Redis restarts, every thread's retry fails: the log says
-    so once when the link is lost and once when it is back, never once per retry."""
+    so once when the link is lost and once when it is back, never once per retry.
 
-    def __init__(self) -> None:
+    Just after it is back, another thread's pooled connection to the old Redis fails once (« Connection
+    closed by server ») before redis-py opens a new one: within ``stale_grace`` seconds that is no new loss."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, stale_grace: float = 2.0) -> None:
         self.down = False
         self._lock = threading.Lock()
+        self._clock, self._grace = clock, stale_grace
+        self._back_at = float("-inf")
 
     def lost(self, exc: BaseException) -> None:
         with self._lock:
+            if self._clock() - self._back_at < self._grace:
+                return
             was_down, self.down = self.down, True
         if not was_down:
             log.warning("Redis injoignable, nouvelle tentative… (%s)", exc)
@@ -86,6 +93,8 @@ class RedisLink:
     def back(self) -> None:
         with self._lock:
             was_down, self.down = self.down, False
+            if was_down:
+                self._back_at = self._clock()
         if was_down:
             log.info("Redis de retour")
 

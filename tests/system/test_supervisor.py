@@ -134,3 +134,23 @@ def test_a_wildcard_address_is_reached_on_loopback() -> None:
     assert local_url("http://0.0.0.0:8000/") == "http://127.0.0.1:8000/"
     assert local_url("http://[::]:8000/") == "http://[::1]:8000/"
     assert local_url("http://192.168.1.5:8000/") == "http://192.168.1.5:8000/"
+
+
+def test_a_stale_pooled_connection_failing_just_after_redis_is_back_is_no_new_outage(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Seen in the Redis-restart test: a second thread's connection to the old Redis failed 8 ms after
+    « Redis de retour », and the log said the link was lost again."""
+    caplog.set_level(logging.INFO)
+    now = [100.0]
+    link = process.RedisLink(clock=lambda: now[0], stale_grace=2.0)
+    stale = redis.ConnectionError("Connection closed by server.")
+    link.lost(stale)
+    link.back()
+    now[0] += 0.008
+    link.lost(stale)  # the other thread's pooled connection, once
+    assert not link.down
+    now[0] += 5.0
+    link.lost(stale)  # Redis gone again, later: a new outage, said again
+    lost = f"Redis injoignable, nouvelle tentative… ({stale})"
+    assert [r.getMessage() for r in caplog.records if r.name == "workers.process"] == [lost, "Redis de retour", lost]
