@@ -40,6 +40,7 @@ class HelpQuestion:
     kind: str
     text: str
     gold: tuple[str, ...]
+    evidence: tuple[str, ...] = ()  # the gold note's sentence(s) that answer it (verbatim), when annotated
 
     @property
     def in_vault(self) -> bool:
@@ -48,7 +49,10 @@ class HelpQuestion:
 
 def load_questions(path: Path = QUESTIONS) -> list[HelpQuestion]:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [HelpQuestion(r["id"], r["lang"], r["kind"], r["question"], tuple(r["gold"])) for r in rows]
+    return [
+        HelpQuestion(r["id"], r["lang"], r["kind"], r["question"], tuple(r["gold"]), tuple(r.get("evidence", ())))
+        for r in rows
+    ]
 
 
 def _fingerprint(folder: Path, paths: list[str], model: str) -> str:

@@ -106,6 +106,8 @@ def _configure_jinja(engine: JinjaTemplateEngine) -> None:
         file_url=file_url,
         slug=heading_slug,
         provenance=filters.provenance_label,
+        outcome=filters.outcome_label,
+        outcome_why=filters.outcome_why,
         backend=filters.backend_label,
         web_status=filters.web_status,
         fact_phrase=fact_phrase,

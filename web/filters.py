@@ -72,6 +72,35 @@ def provenance_label(value: Provenance | str | None) -> str:
         return str(value or "")
 
 
+_OUTCOMES = {
+    "quoted": "réponse citée",
+    "written": "réponse rédigée",
+    "closest": "pas sûr : passages proches",
+    "refused": "refus",
+    "listing": "liste de notes",
+    "memory": "mémoire",
+    "failed": "échec",
+}
+
+
+def outcome_label(kind: object) -> str:
+    """What an answer was, in French (the dashboard's last questions)."""
+    value = getattr(kind, "value", kind)
+    return _OUTCOMES.get(str(value), str(value or "—"))
+
+
+def outcome_why(grounding: dict[str, object] | None) -> str:
+    """Why the chat answered, was not sure or refused: its two calibrated numbers against their thresholds."""
+    if not grounding or "nearness" not in grounding:
+        return ""
+    confidence, answer_from = float(grounding["confidence"]), float(grounding["answer_from"])  # type: ignore[arg-type]
+    nearness, near_from = float(grounding["nearness"]), float(grounding["near_from"])  # type: ignore[arg-type]
+    sure = "≥" if confidence >= answer_from else "<"
+    near = "≥" if nearness >= near_from else "<"
+    text = f"confiance {confidence:.2f} {sure} {answer_from:.2f} ; proximité {nearness:.2f} {near} {near_from:.2f}"
+    return text.replace(".", ",")
+
+
 def web_status(value: str | None) -> str:
     """A web search asked for that failed or found nothing, said in the UI's language."""
     return WEB_STATUS[value]["fr"] if value in WEB_STATUS else ""

@@ -16,8 +16,11 @@ if TYPE_CHECKING:
 
 def explain_grounding(grounding: dict[str, Any]) -> str:
     """The guard's decision in a few lines: answered or refused, how sure, and on what evidence."""
-    verdict = "answered from the vault" if grounding["supported"] else "refused: the vault does not answer this"
-    lines = [f"guard: {verdict} (confidence {grounding['confidence']:.2f}, answers from 0.50)"]
+    lines = [_OUTCOME_SAYS[grounding.get("outcome", "answer" if grounding["supported"] else "refused")]]
+    lines.append(
+        f"  confidence {grounding['confidence']:.2f} (answers from {grounding.get('answer_from', 0.5):.2f}), "
+        f"nearness {grounding.get('nearness', 0.0):.2f} (not sure from {grounding.get('near_from', 0.25):.2f})"
+    )
     lines.append("  evidence: " + ", ".join(f"{k} {v:.2f}" for k, v in grounding["evidence"].items()))
     if grounding["main_note"]:
         lines.append(f"  main note: {grounding['main_note']}")
@@ -32,6 +35,12 @@ def explain_grounding(grounding: dict[str, Any]) -> str:
         lines.append(f"model's check: {_CHECK_SAYS[check['verdict']]} ({check['ms']:.0f} ms){error}")
     return "\n".join(lines)
 
+
+_OUTCOME_SAYS = {
+    "answer": "outcome: answered from the vault (its note is likely the right one)",
+    "closest": "outcome: not sure: the closest passages are shown, none given as the answer",
+    "refused": "outcome: refused: nothing in the vault is near this question",
+}
 
 _CHECK_SAYS = {
     "yes": "the excerpts answer this: answered",
@@ -78,7 +87,11 @@ def ask_json(answer: Any) -> dict[str, Any]:
         "finish_reason": answer.finish_reason,  # "length": cut off at OBSIRAG_LLM_MAX_TOKENS
         "cited": answer.cited,  # whether the answer cites an excerpt [n]
         "memory": [m.model_dump() for m in answer.memory],  # remembered facts the prompt held
-        "kind": answer.kind.value if answer.kind else None,  # quoted, written, refused, listing, memory, failed
+        "kind": answer.kind.value
+        if answer.kind
+        else None,  # quoted, written, closest, refused, listing, memory, failed
+        # How likely the answer's note is the right one (services.chat.outcome); None without a search's decision.
+        "confidence": answer.grounding["confidence"] if answer.grounding else None,
     }
 
 

@@ -186,4 +186,8 @@ _V6 = (
 # refusals and confirmations are marked as no evidence (issue #24).
 _V7 = ("ALTER TABLE turns ADD COLUMN kind TEXT NOT NULL DEFAULT ''",)
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
+# The chat's decision (outcome, confidence, evidence: ``Grounding.explain``) as JSON: the dashboard and a
+# reopened conversation say which outcome was chosen and why (issue #32).
+_V8 = ("ALTER TABLE turns ADD COLUMN grounding TEXT NOT NULL DEFAULT ''",)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)

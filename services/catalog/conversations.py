@@ -25,8 +25,8 @@ class ConversationsTable(Table):
         with self._write() as conn:
             cursor = conn.execute(
                 "INSERT INTO turns (thread_id, question, retrieval_query, answer, sources, provenance, main_note,"
-                " model, backend, timings, created_at, prompt, web, error, finish_reason, memory, kind)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " model, backend, timings, created_at, prompt, web, error, finish_reason, memory, kind,"
+                " grounding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     turn.thread_id,
                     turn.question,
@@ -45,6 +45,7 @@ class ConversationsTable(Table):
                     turn.finish_reason,
                     json.dumps([m.model_dump() for m in turn.memory], ensure_ascii=False),
                     turn.kind.value if turn.kind else "",
+                    json.dumps(turn.grounding, ensure_ascii=False) if turn.grounding else "",
                 ),
             )
             stamp = turn.created_at.isoformat()
@@ -68,6 +69,11 @@ class ConversationsTable(Table):
             params += [f"%{query}%"] * 3
         rows = self._conn().execute(sql + " ORDER BY updated_at DESC LIMIT ?", [*params, limit]).fetchall()
         return [_thread(row, []) for row in rows]
+
+    def recent_turns(self, limit: int = 10) -> list[Turn]:
+        """The last questions asked, newest first (the dashboard's outcomes)."""
+        rows = self._conn().execute("SELECT * FROM turns ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        return [_turn(row) for row in rows]
 
     def rename_thread(self, thread_id: str, title: str) -> None:
         with self._write() as conn:
@@ -94,5 +100,6 @@ def _turn(row: object) -> Turn:
     data["timings"] = json.loads(data["timings"])
     data["memory"] = json.loads(data.get("memory") or "[]")
     data["kind"] = data.get("kind") or None
+    data["grounding"] = json.loads(data["grounding"]) if data.get("grounding") else None
     data["created_at"] = datetime.fromisoformat(data["created_at"])
     return Turn.model_validate(data)

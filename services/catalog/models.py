@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -95,6 +95,7 @@ class AnswerKind(StrEnum):
     QUOTED = "quoted"
     WRITTEN = "written"
     REFUSED = "refused"
+    CLOSEST = "closest"  # « pas sûr »: the closest notes' passages, none given as the answer
     LISTING = "listing"
     MEMORY = "memory"
     FAILED = "failed"
@@ -171,6 +172,7 @@ class Turn(AnswerMarks, BaseModel):
     finish_reason: str | None = None  # "length": the answer stopped at the token cap
     memory: list[MemoryUse] = Field(default_factory=list)  # remembered facts its prompt held
     kind: AnswerKind | None = None  # None: a turn from before kinds were recorded
+    grounding: dict[str, Any] | None = None  # the chat's decision and why (``Grounding.explain``), when it decided
 
 
 class Thread(BaseModel):

@@ -20,14 +20,15 @@ from services.chat import preface, prompts
 from services.chat.answer import ChatAnswer, ChatEvent
 from services.chat.context import ContextBlock, pack_context
 from services.chat.evidence import below_notes
-from services.chat.grounding import Grounding, assess, combine_parts, split_question
+from services.chat.grounding import CLOSEST_NOTES, Grounding, assess, combine_parts, split_question
 from services.chat.grounding_check import check_enabled, run_check
 from services.chat.history import HISTORY_TURNS, answered, brief_history, topic_history
 from services.chat.listing import answer_listing, batch_blocks, notes_in_range
+from services.chat.outcome import Outcome
 from services.chat.prepared import Prepared
 from services.chat.prompt_fit import PromptFit
-from services.chat.query import Intent, QueryPlan, understand
-from services.chat.quoting import ScoreFn, quote_answer, quote_notes
+from services.chat.query import Intent, QueryPlan, existing_folders, understand
+from services.chat.quoting import ScoreFn, quote_answer, quote_closest, quote_notes
 from services.chat.record import record_answer
 from services.chat.web_answer import FRAME_TOKENS, WebAnswer
 from services.chat.websearch import WebSearch
@@ -150,7 +151,7 @@ class ChatEngine:
         thread = self._thread(thread_id, question, now)
         state = self.generator.state()
         limits = prompt_limits(self.settings, state)
-        plan = understand(question, now, *topic_history(thread))
+        plan = existing_folders(understand(question, now, *topic_history(thread)), self.settings.vault)
         fit = PromptFit(limits, plan.language, plan.question, brief_history(thread))
         prepared = Prepared(plan, thread, started, fit, scope=scope)
         published = state.capability.can_write if state and state.capability else None
@@ -171,6 +172,9 @@ class ChatEngine:
     def _prepare_answer(self, prepared: Prepared, use_web: bool) -> None:
         prepared.grounding = grounding = self._ground_any_date(prepared)
         plan = prepared.plan
+        if grounding.outcome == Outcome.CLOSEST:
+            self._prepare_closest(prepared, grounding)
+            return
         if not grounding.supported:
             _refuse(prepared, use_web)
             return
@@ -195,6 +199,16 @@ class ChatEngine:
         prepared.text = preface.written(plan, grounding, blocks, prepared.any_date)
         prepared.sources = reused + _vault_sources(blocks)
         prepared.messages = remembered.into(prepared.fit.messages(blocks, label))
+
+    def _prepare_closest(self, prepared: Prepared, grounding: Grounding) -> None:
+        """« Pas sûr »: the closest notes' passages at once, without a model, in the order `obsirag search` lists
+        them (what the search found is never hidden), with the remembered facts that bear on the question."""
+        plan = prepared.plan
+        grounding.results = self._retrieve(prepared, plan.retrieval_query, CLOSEST_NOTES, shown=True).results
+        quote = quote_closest(plan.question, plan.language, grounding, self.score)
+        prepared.text, prepared.sources, prepared.kind = quote.text, quote.sources, AnswerKind.CLOSEST
+        prepared.provenance = Provenance.VAULT
+        prepared.memory = self.memory.for_prompt(plan.question, plan.language, prepared.memory_matches).uses
 
     def second_check(self, prepared: Prepared, use_web: bool | None = None) -> None:
         """The model's word on the excerpts the guard let through (``grounding_check``): "no" → the refusal."""
@@ -233,9 +247,13 @@ class ChatEngine:
         cal = calibration(self.settings.embedding_model)
         response = self._retrieve(prepared, query, memory=True)  # the facts close in meaning too
         prepared.memory_matches = response.memory
-        whole = assess(query, response.results, cal)
-        parts = [(part, assess(part, self._retrieve(prepared, part).results, cal)) for part in split_question(query)]
+        whole = assess(query, response.results, cal, response.known)
+        parts = [(part, self._assess_part(prepared, part)) for part in split_question(query)]
         return combine_parts(whole, parts)
+
+    def _assess_part(self, prepared: Prepared, part: str) -> Grounding:
+        response = self._retrieve(prepared, part)
+        return assess(part, response.results, calibration(self.settings.embedding_model), response.known)
 
     def _prepare_listing(self, prepared: Prepared) -> None:
         lang = prepared.plan.language
@@ -273,7 +291,10 @@ class ChatEngine:
 
     # --- steps ----------------------------------------------------------------------------
 
-    def _retrieve(self, prepared: Prepared, query: str, k: int = RETRIEVE_K, memory: bool = False) -> SearchResponse:
+    def _retrieve(
+        self, prepared: Prepared, query: str, k: int = RETRIEVE_K, memory: bool = False, shown: bool = False
+    ) -> SearchResponse:
+        """``shown``: in the order the search shows its notes (else the order the guard was fitted on)."""
         plan = prepared.plan
         request = SearchRequest(
             query=query,
@@ -285,7 +306,7 @@ class ChatEngine:
             until=plan.until,
             parse_dates=False,
             memory=memory,
-            guard_order=True,
+            guard_order=not shown,
         )
         response = self.search(request)
         response.results = below_notes(response.results, self._linked)  # a saved conversation never outranks its notes

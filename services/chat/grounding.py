@@ -17,6 +17,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from services.chat.grounding_check import CheckOutcome
+from services.chat.outcome import Outcome, decide
 from services.retrieval import lexical
 from services.retrieval.embedding import DEFAULT_CALIBRATION, Calibration
 from services.retrieval.search import SearchResult, query_terms
@@ -25,6 +26,7 @@ _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-ZÀ-Ý][\w’'-]{2,})")
 _PART_SPLIT = re.compile(r"\s*[,;]?\s+(?:et|ainsi que|and|as well as)\s+|\s*;\s*", re.IGNORECASE)
 PART_TERMS = 2  # content terms each part of a two-part question needs (else "objectifs et durée" of one thing)
 MAX_CANDIDATES = 3  # notes cited side by side when none leads
+CLOSEST_NOTES = 5  # « pas sûr »: the closest notes whose best passage is shown
 EVIDENCE_NOTES = 3  # the best notes whose chunks the dense evidence reads
 FEATURES = ("dense", "title", "coverage", "agreement", "margin", "names", "dense_lead", "title_lead")
 
@@ -48,10 +50,10 @@ class Evidence:
 
 @dataclass
 class Grounding:
-    """The guard's decision with its evidence, the notes it stands on, and the main note (or none)."""
+    """The chat's decision with its evidence, the notes it stands on, and the main note (or none)."""
 
-    supported: bool
-    confidence: float  # the rule's probability that the vault answers
+    supported: bool  # the chat answers (``outcome`` is ``answer``)
+    confidence: float  # calibrated probability that the answer's note is right (``services.chat.outcome``)
     evidence: Evidence
     results: list[SearchResult] = field(default_factory=list)  # the notes to answer from, best first
     main: SearchResult | None = None  # None with several notes of similar weight: cite them all
@@ -59,12 +61,24 @@ class Grounding:
     missing_names: list[str] = field(default_factory=list)
     missing_parts: list[str] = field(default_factory=list)  # parts of a two-part question the vault lacks
     check: CheckOutcome | None = None  # the model's second check (``grounding_check``), when it ran
+    outcome: Outcome = Outcome.REFUSED
+    nearness: float = 0.0  # calibrated probability that the vault is about the question
+    guard: float = 0.0  # the guard rule's probability that the vault answers (one signal of the two rules)
+    known: float | None = None  # share of the question's words some note holds
+    answer_from: float = 0.5  # the confidence the chat answers from
+    near_from: float = 0.25  # the nearness it shows the closest passages from (else it refuses)
 
     def explain(self) -> dict[str, object]:
         """The decision as plain data (``obsirag ask --explain``, the web's "pourquoi ces sources ?")."""
         return {
             "supported": self.supported,
+            "outcome": self.outcome.value,
             "confidence": round(self.confidence, 3),
+            "nearness": round(self.nearness, 3),
+            "guard": round(self.guard, 3),
+            "known": round(self.known, 3) if self.known is not None else None,
+            "answer_from": self.answer_from,
+            "near_from": self.near_from,
             "evidence": {k: round(v, 3) for k, v in asdict(self.evidence).items()},
             "main_note": self.main.path if self.main else None,
             "candidates": [r.path for r in self.candidates],
@@ -102,7 +116,7 @@ def gather_evidence(question: str, results: list[SearchResult]) -> tuple[Evidenc
         agreement=(_inverse(best.dense_rank) + _inverse(best.sparse_rank)) / 2,
         margin=best.score - second,
         names=1.0 - len(missing) / len(names) if names else 1.0,
-        dense_lead=cosines[0] - _mean(cosines[1:]) if cosines else 0.0,
+        dense_lead=cosines[0] - _mean(cosines[1:]) if len(cosines) > 1 else 0.0,  # no neighbour: no lead known
         title_lead=titles[0] - _mean(titles[1:]),
     )
     return evidence, missing
@@ -131,19 +145,39 @@ def confidence(evidence: Evidence, calibration: Calibration) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
 
-def assess(question: str, results: list[SearchResult], calibration: Calibration = DEFAULT_CALIBRATION) -> Grounding:
-    """Decide whether ``results`` answer ``question``; if so, which notes to answer from and the main one.
+def assess(
+    question: str,
+    results: list[SearchResult],
+    calibration: Calibration = DEFAULT_CALIBRATION,
+    known: float | None = None,
+) -> Grounding:
+    """Decide whether ``results`` answer ``question`` (answer, closest passages or refusal: ``outcome``);
+    if they answer, which notes to answer from and the main one. ``known``: ``SearchResponse.known``.
 
     The guard, the support share and the main note were fitted on notes in fused-score order; a model
     whose results are ordered otherwise (``SearchResult.rank_score``: a heavier title term, the opening
     chunk) is read in that order all the same, so its evidence does not move."""
     results = sorted(results, key=lambda r: -r.score)  # stable: equal scores keep the search's order
     evidence, missing = gather_evidence(question, results)
-    p = confidence(evidence, calibration)
-    grounding = Grounding(p >= 0.5, p, evidence, missing_names=missing)
+    guard = confidence(evidence, calibration)
+    decision = decide([*evidence.values(), 1.0 if known is None else known, guard], guard, calibration)
+    grounding = Grounding(
+        decision.outcome == Outcome.ANSWER,
+        decision.confidence,
+        evidence,
+        missing_names=missing,
+        outcome=decision.outcome,
+        nearness=decision.nearness,
+        guard=guard,
+        known=known,
+        answer_from=decision.answer_from,
+        near_from=decision.near_from,
+    )
     if grounding.supported:
         grounding.results = [r for r in results if r.score >= results[0].score * calibration.support_share]
         grounding.main, grounding.candidates = select_main_note(grounding.results, calibration.main_margin)
+    elif grounding.outcome == Outcome.CLOSEST:
+        grounding.results = results[:CLOSEST_NOTES]
     return grounding
 
 
@@ -182,7 +216,7 @@ def combine_parts(whole: Grounding, parts: list[tuple[str, Grounding]]) -> Groun
         return part
     bests = list({g.results[0].path: g.results[0] for _, g in found}.values())
     base = whole if whole.supported else found[0][1]
-    base.supported = True
+    base.supported, base.outcome = True, Outcome.ANSWER
     base.results = bests + [r for r in base.results if r.path not in {b.path for b in bests}]
     if len(bests) > 1:
         base.main, base.candidates = None, bests

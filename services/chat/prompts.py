@@ -56,6 +56,10 @@ LIST_EMPTY = {
     "fr": "Aucune note de ton coffre n'en parle.",
     "en": "No note in your vault mentions it.",
 }
+CLOSEST_INTRO = {  # « pas sûr »: no note answers surely; the closest passages, none given as the answer
+    "fr": "Je n'en suis pas sûr : voici les passages de tes notes les plus proches.",
+    "en": "I'm not sure; here are the closest passages in your notes.",
+}
 QUOTED_INTRO = {"fr": "D'après tes notes :", "en": "From your notes:"}
 QUOTED_MISSING = {
     "fr": "Je ne trouve rien sur {names} dans ces passages.",

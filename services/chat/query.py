@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
 
 from pydantic import BaseModel, Field
 
@@ -139,3 +140,29 @@ def understand(question: str, now: datetime, history: list[str] | None = None, t
         topics=extract_topics(text),
         is_followup=followup,
     )
+
+
+def existing_folders(plan: QueryPlan, vault: Path) -> QueryPlan:
+    """The plan with only the folders the vault has (by name, case aside, as the vault spells them): « in the
+    editor », « in the fridge » read as folders filtered every note out, and the question was refused."""
+    if not plan.folders:
+        return plan
+    kept = []
+    for folder in plan.folders:
+        parts = [p for p in folder.strip("/").split("/") if p]
+        found = vault
+        for part in parts:
+            match = next((c for c in _subfolders(found) if c.name.casefold() == part.casefold()), None)
+            if match is None:
+                break
+            found = match
+        else:
+            kept.append(found.relative_to(vault).as_posix())
+    return plan.model_copy(update={"folders": kept})
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    try:
+        return [c for c in folder.iterdir() if c.is_dir()]
+    except OSError:
+        return []

@@ -29,6 +29,7 @@ from services.retrieval.search import SearchResult
 log = logging.getLogger(__name__)
 ScoreFn = Callable[[str, list[str]], list[float]]  # (question, sentences) → cosine of each
 MAX_SCORED = 16  # units scored per question: their embedding is most of what a first question waits for
+CLOSEST_UNITS = 3  # « pas sûr »: units of each closest note's best chunk scored (five notes: 15 embeddings)
 OTHER_NOTES, OTHER_UNITS = 2, 2  # notes besides the main one whose best chunk may be quoted, units of each
 SCORED_CHARS = 200  # of a unit, what is embedded: its start says what it is about
 MAX_PASSAGES = 3
@@ -81,6 +82,25 @@ def quote_answer(
         names = ", ".join(f"« {name} »" for name in grounding.missing_names)
         lines.append(prompts.QUOTED_MISSING[language].format(names=names))
     return Quote("\n\n".join(lines), sources)
+
+
+def quote_closest(question: str, language: str, grounding: Grounding, score: ScoreFn | None) -> Quote:
+    """« Pas sûr »: the best unit of each closest note's best chunk, each cited, none given as the answer."""
+    asked = set(content_terms(question))
+    passages = [chunk_passage(r) for r in grounding.results]
+    for passage in passages:
+        passage.units = telling_units(passage.units, asked, CLOSEST_UNITS)
+    scored = _score([p for p in passages if p.units], question, grounding.results, score)
+    sources, quotes = [], []
+    for n, item in enumerate(scored, start=1):
+        best = max(range(len(item.scores)), key=item.scores.__getitem__)
+        passage = item.passage
+        sources.append(Source(n=n, title=passage.title, path=passage.path, heading=passage.heading, page=passage.page))
+        quotes.append(_render(passage, [passage.units[best]], n))
+    if grounding.missing_names:  # a name the question asks about and no close note holds
+        names = ", ".join(f"« {name} »" for name in grounding.missing_names)
+        quotes.append(prompts.QUOTED_MISSING[language].format(names=names))
+    return Quote("\n\n".join([prompts.CLOSEST_INTRO[language], *quotes]), sources)
 
 
 def _passages(settings: Settings, question: str, grounding: Grounding) -> list[Passage]:

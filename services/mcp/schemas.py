@@ -103,6 +103,11 @@ class Answer(BaseModel):
     main_note: str | None = None
     thread_id: str = Field(description="pass it back as `thread_id` for a follow-up question")
     truncated: bool = Field(False, description="the answer stopped at the length cap")
+    kind: str | None = Field(
+        None,
+        description="quoted, written, closest (not sure: the closest passages, none given as the answer), refused…",
+    )
+    confidence: float | None = Field(None, description="0–1: how likely the answer's note is the right one")
 
 
 class RememberedFact(BaseModel):

@@ -126,6 +126,8 @@ class VaultTools:
             main_note=final.main_note,
             thread_id=final.thread_id,
             truncated=final.truncated,
+            kind=final.kind.value if final.kind else None,
+            confidence=final.grounding["confidence"] if final.grounding else None,
         )
 
     def memory_recall(self, query: str = "", limit: int = 20) -> list[RememberedFact]:

@@ -60,6 +60,14 @@ class Calibration:
     # keeps a related pair without letting unrelated ones in), only by words and names.
     memory_cosine: float | None = None
     memory_margin: float = 0.05  # ...and within this of the question's closest fact
+    # The chat's three outcomes (services/chat/outcome.py): logistic rules (weights in ``OUTCOME_FEATURES``
+    # order, bias) for the confidence that the answer's note is right and for the vault being near the
+    # question, fitted by bench/outcomes.py (docs/performance.md, "Three outcomes"). None: the guard's
+    # probability stands for both. The chat answers from ``answer_from``, says « pas sûr » from ``near_from``.
+    confidence_rule: tuple[tuple[float, ...], float] | None = None
+    nearness_rule: tuple[tuple[float, ...], float] | None = None
+    answer_from: float = 0.5
+    near_from: float = 0.25
 
 
 # all-MiniLM-L6-v2, and any model nobody measured: English-trained, it reads French poorly, so the
@@ -87,6 +95,12 @@ CALIBRATIONS = {
         guard_weights=(4.27, 4.02, 1.38, 1.35, -0.34, 0.7, 58.07, -4.03),
         guard_bias=-9.85,
         memory_cosine=0.15,
+        # bench/outcomes.py --fit (docs/performance.md, "Three outcomes"): tuning parts of the help vault's
+        # development set and the sample vault's set; OUTCOME_FEATURES order.
+        confidence_rule=((2.392, 2.217, 2.050, 0.877, 0.478, 1.794, 13.558, 2.154, 0.416, 1.792), -9.595),
+        nearness_rule=((10.581, 8.597, 0.0, 0.0, 0.0, 0.571, 0.0, -2.767, 0.0, 0.0), -15.336),
+        answer_from=0.6,
+        near_from=0.69,
     ),
 }
 

@@ -17,7 +17,7 @@ from services.retrieval import lexical
 from services.retrieval.embedding import Embedder, calibration
 from services.retrieval.fact_vectors import FactVectors, MemoryMatch
 from services.retrieval.fusion import FusedHit, NoteHit, boost_title_matches, fuse_scores, rank_notes
-from services.retrieval.models import StoreFilter, StoreHit
+from services.retrieval.models import SparseVector, StoreFilter, StoreHit
 from services.retrieval.rwlock import ReadWriteLock
 from services.retrieval.store import VectorStore
 from services.vault.models import NoteType
@@ -92,6 +92,7 @@ class SearchResponse(BaseModel):
     results: list[SearchResult]
     timings_ms: dict[str, float] = Field(default_factory=dict)
     memory: list[MemoryMatch] = Field(default_factory=list)  # asked for with ``memory``, best first
+    known: float | None = None  # with ``guard_order``: share of the query's words some note holds (``_known``)
 
 
 class SearchEngine:
@@ -128,6 +129,7 @@ class SearchEngine:
         embedded = time.perf_counter()
         cal = self.calibration
         lexical_list = _LISTS.submit(self._lexical, text, flt, cal.sparse_by_coverage)
+        known = _LISTS.submit(self._known, text) if request.guard_order else None
         dense = self.store.search_dense(vector, flt, CANDIDATES, CANDIDATE_FIELDS)
         sparse, coverage = lexical_list.result()
         sparse_weight = (1.0 - cal.dense_weight) * coverage
@@ -154,6 +156,7 @@ class SearchEngine:
             results=results,
             timings_ms=timings,
             memory=facts,
+            known=known.result() if known else None,
         )
 
     def _facts(
@@ -186,6 +189,18 @@ class SearchEngine:
         payload = best[0].payload if best else sparse[0].payload
         found = set(lexical.analyze(f"{payload.get('title', '')} {payload.get('text', '')}"))
         return len(terms & found) / len(terms)
+
+    def _known(self, text: str) -> float | None:
+        """Share of the query's content words that some chunk of the vault holds, whatever the filters: a
+        question from elsewhere is asked in words no note uses (the chat's nearness, ``services.chat.outcome``)."""
+        terms = [t for t in query_terms(text) if t not in META_TERMS]
+        if not terms:
+            return None
+        held = [
+            self.store.search_sparse(SparseVector(indices=[lexical.term_id(t)], values=[1.0]), None, 1, ("path",))
+            for t in terms
+        ]
+        return sum(bool(hits) for hits in held) / len(terms)
 
     def _read_whole(self, items: list[FusedHit]) -> None:
         """Replace the lean candidate payloads of the results' chunks by their whole payloads."""

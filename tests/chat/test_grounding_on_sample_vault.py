@@ -22,7 +22,8 @@ from services.catalog.models import AnswerKind, Provenance
 from services.chat.engine import ChatAnswer, ChatEngine
 from services.chat.grounding import content_terms
 from services.chat.grounding_check import ASK
-from services.chat.prompts import NOT_IN_VAULT, SYSTEM
+from services.chat.outcome import Outcome
+from services.chat.prompts import CLOSEST_INTRO, NOT_IN_VAULT, SYSTEM
 from services.chat.websearch import FakeWebSearch
 from services.config import BUNDLED_LLM_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.indexing.pipeline import IndexPipeline
@@ -85,13 +86,27 @@ def shares_no_word(question: str, note: Path) -> bool:
     return not set(content_terms(question)) & set(lexical.analyze(note.read_text(encoding="utf-8")))
 
 
-def test_a_paraphrase_sharing_no_word_with_its_note_is_answered_from_it(chat: ChatEngine) -> None:
+def test_a_paraphrase_sharing_no_word_with_its_note_shows_it_among_the_closest_passages(chat: ChatEngine) -> None:
+    """Not sure enough to answer (« pas sûr »), yet never refused: its note is shown, cited, not as the answer."""
     question = "Combien de riverains jardinent avec moi ?"  # the note: "je m'occupe avec six voisins d'une parcelle"
     assert shares_no_word(question, SAMPLE_VAULT / POTAGER)  # the old word-overlap guard refused it
     prepared = chat.prepare(question, use_web=False, now=NOW)
+    grounding = prepared.grounding
+    assert grounding is not None and grounding.outcome == Outcome.CLOSEST and not grounding.supported
+    assert grounding.confidence < grounding.answer_from and grounding.nearness >= grounding.near_from
+    assert prepared.kind == AnswerKind.CLOSEST and prepared.provenance == Provenance.VAULT
+    assert prepared.text.startswith(CLOSEST_INTRO["fr"]) and prepared.messages is None and prepared.main_note is None
+    assert POTAGER in [s.path for s in prepared.sources] and 3 <= len(prepared.sources) <= 5
+    assert not any(s.primary for s in prepared.sources)
+    assert all(f"[{s.n}]" in prepared.text for s in prepared.sources)  # each passage cited
+
+
+def test_the_same_need_in_the_notes_own_words_is_answered_from_its_note(chat: ChatEngine) -> None:
+    prepared = chat.prepare("Combien de voisins cultivent la parcelle du potager partagé ?", use_web=False, now=NOW)
+    assert prepared.grounding is not None and prepared.grounding.outcome == Outcome.ANSWER
+    assert prepared.grounding.confidence >= prepared.grounding.answer_from
     assert prepared.provenance == Provenance.VAULT and prepared.messages is not None
     assert prepared.main_note == POTAGER
-    assert prepared.grounding is not None and prepared.grounding.supported
 
 
 def test_an_english_question_over_a_french_note_is_answered(chat: ChatEngine) -> None:
@@ -133,9 +148,13 @@ def test_a_product_the_vault_never_mentions_is_refused_though_its_neighbours_are
     chat: ChatEngine, question: str
 ) -> None:
     prepared = chat.prepare(question, use_web=False, now=NOW)
-    assert prepared.text == NOT_IN_VAULT[prepared.plan.language] and prepared.messages is None
     grounding = prepared.grounding
     assert grounding is not None and not grounding.supported and grounding.missing_names  # the name is evidence
+    assert prepared.messages is None and prepared.main_note is None  # never answered
+    if grounding.outcome == Outcome.REFUSED:
+        assert prepared.text == NOT_IN_VAULT[prepared.plan.language]
+    else:  # « pas sûr »: the neighbours shown, and the name said missing
+        assert grounding.outcome == Outcome.CLOSEST and grounding.missing_names[0] in prepared.text.split("\n")[-1]
     assert grounding.evidence.dense > 0.8  # the vault's search note is close in meaning: only the guard says no
 
 
@@ -172,7 +191,7 @@ def test_a_listing_question_lists_the_notes_about_a_topic_worded_otherwise(chat:
 
 # --- the model's second check, through the worker and a scripted server ------------------------
 
-ATLAS_QUESTION = "Quels buts poursuit le projet de cartographie ?"
+ATLAS_QUESTION = "Quels sont les objectifs du projet Atlas ?"  # the calibration answers it (confidence ≥ 0.6)
 
 
 @pytest.fixture(scope="module")

@@ -150,7 +150,7 @@ def test_the_explanation_says_the_decision_and_its_evidence() -> None:
 
     refused = assess("Que dit le rapport Pérou ?", [TARTE], RULE).explain()
     text = explain_grounding(refused)
-    assert text.startswith("guard: refused") and "dense 0.42" in text and "Pérou" in text
+    assert text.startswith("outcome: refused") and "dense 0.42" in text and "Pérou" in text
     answered = explain_grounding(assess("objectifs du projet Atlas", [ATLAS, TARTE], RULE).explain())
     assert "answered from the vault" in answered and "main note: Projets/Atlas.md" in answered
 

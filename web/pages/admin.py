@@ -21,6 +21,7 @@ from web.dependencies import Clock
 from web.page_route import page
 
 FILE_RESULTS = 50
+RECENT = 10  # last questions shown with the chat's outcome and why
 QUEUE_PREVIEW = 4  # tasks shown per queue (the depth says how many more)
 PROBLEMS_SHOWN = 50  # notes skipped, failed or indexed with a warning (the totals say how many in all)
 
@@ -37,7 +38,8 @@ class AdminController(Controller):
         clock: NamedDependency[Clock],
     ) -> Template:
         live = live_state(settings, catalog, client, clock())
-        return Template("admin.html", context={"active": "admin", **live, **_files(catalog.notes, "")})
+        context = {"active": "admin", **live, **_files(catalog.notes, ""), "questions": catalog.recent_turns(RECENT)}
+        return Template("admin.html", context=context)
 
     @page("/live", sync_to_thread=True)
     def live(
