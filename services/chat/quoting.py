@@ -88,9 +88,12 @@ def quote_closest(question: str, language: str, grounding: Grounding, score: Sco
     """« Pas sûr »: the best unit of each closest note's best chunk, each cited, none given as the answer."""
     asked = set(content_terms(question))
     passages = [chunk_passage(r) for r in grounding.results]
-    for passage in passages:
-        passage.units = telling_units(passage.units, asked, CLOSEST_UNITS)
-    scored = _score([p for p in passages if p.units], question, grounding.results, score)
+    for passage, result in zip(passages, grounding.results, strict=True):
+        # A chunk of code or of a lone link has no sentence to quote: its snippet stands in, never dropped.
+        passage.units = telling_units(passage.units, asked, CLOSEST_UNITS) or [
+            Unit(result.snippet or result.title, "sentence", 0)
+        ]
+    scored = _score(passages, question, grounding.results, score)
     sources, quotes = [], []
     for n, item in enumerate(scored, start=1):
         best = max(range(len(item.scores)), key=item.scores.__getitem__)
