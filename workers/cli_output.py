@@ -72,6 +72,7 @@ def ask_json(answer: Any) -> dict[str, Any]:
         "sources": [
             {"path": s.path or s.url, "title": s.title, "heading": s.heading, "primary": s.primary}
             | ({"page": s.page} if s.page is not None else {})
+            | ({"screenshot": True} if s.screenshot else {})
             for s in answer.sources
         ],
         "provenance": answer.provenance.value,
@@ -116,11 +117,12 @@ KEPT = {
 def print_sources(answer: Any, streamed: str = "") -> None:
     """What follows the streamed answer (``print_answer_end``), then its sources, memory and provenance."""
     print_answer_end(answer, streamed)
+    lang = answer.plan.language if answer.plan else "fr"
     for source in answer.sources:
         star = " ★" if source.primary else ""
         where = source.url or source.path
         heading = f" › {source.heading}" if source.heading else ""
-        click.echo(f"[{source.n}] {source.label}{star}  {where}{heading}")
+        click.echo(f"[{source.n}] {source.label_in(lang)}{star}  {where}{heading}")
     for used in answer.memory:
         click.echo(click.style(f"mémoire utilisée : {used.text} (fait #{used.id})", dim=True))
     uncited = answer.provenance == Provenance.VAULT and not answer.cited
@@ -131,10 +133,12 @@ def print_sources(answer: Any, streamed: str = "") -> None:
 
 
 def search_json(response: SearchResponse) -> list[dict[str, Any]]:
-    """Each hit's fields; an attachment's hit also has its ``page`` (the existing fields never change)."""
+    """Each hit's fields; an attachment's hit also has its ``page``, and an OCR text its ``ocr`` (``image`` or
+    ``scan``) and ``ocr_confidence`` (the existing fields never change)."""
     return [
         {"path": r.path, "title": r.title, "score": r.score, "heading": r.heading, "snippet": r.snippet}
         | ({"page": r.page} if r.page is not None else {})
+        | ({"ocr": r.ocr, "ocr_confidence": r.ocr_confidence} if r.ocr else {})
         for r in response.results
     ]
 

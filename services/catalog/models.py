@@ -118,6 +118,7 @@ class Source(BaseModel):
     primary: bool = False
     passage: str = ""  # listing questions: the passage that makes the note relevant
     page: int | None = None  # an attachment's page (PDF page, slide, chapter) the excerpt came from
+    screenshot: bool = False  # the excerpt is an image's OCR text (a screenshot, a photo): cited as such
 
     @property
     def kind(self) -> str:
@@ -125,8 +126,18 @@ class Source(BaseModel):
 
     @property
     def label(self) -> str:
-        """The citation's name: « Manuel.pdf, p. 12 » for a document's page, else the title."""
+        """The citation's name as the (French) web UI shows it: ``label_in("fr")``."""
+        return self.label_in("fr")
+
+    def label_in(self, language: str) -> str:
+        """« Manuel.pdf, p. 12 » for a document's page, « capture d'écran : Réglages.png » (« screenshot:
+        … » in English) for an image's OCR text (one page: no page number), else the title."""
+        if self.screenshot:
+            return SCREENSHOT_LABEL.get(language, SCREENSHOT_LABEL["fr"]) + self.title
         return f"{self.title}, p. {self.page}" if self.page is not None else self.title
+
+
+SCREENSHOT_LABEL = {"fr": "capture d'écran : ", "en": "screenshot: "}
 
 
 class MemoryUse(BaseModel):

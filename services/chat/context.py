@@ -22,6 +22,7 @@ class ContextBlock:
     text: str
     primary: bool = False
     page: int | None = None  # an attachment's page holding the excerpt
+    screenshot: bool = False  # an image's OCR text (``SearchResult.ocr``): its source is cited as such
 
     @property
     def label(self) -> str:
@@ -45,7 +46,7 @@ def pack_context(
         share = max(int(budget_tokens * MAIN_NOTE_SHARE), min(count(main.text), budget_tokens))
         text = main_note_text(settings, main, share, count)
         if text:
-            blocks.append(ContextBlock(1, main.path, main.title, main.heading, text, primary=True, page=main.page))
+            blocks.append(ContextBlock(1, main.path, main.title, main.heading, text, True, main.page, main.screenshot))
             remaining -= count(text)
     for result in results:
         if main is not None and result.path == main.path:
@@ -54,7 +55,8 @@ def pack_context(
         if cost > remaining:
             continue
         n = len(blocks) + 1
-        blocks.append(ContextBlock(n, result.path, result.title, result.heading, result.text, page=result.page))
+        excerpt = (result.path, result.title, result.heading, result.text)
+        blocks.append(ContextBlock(n, *excerpt, page=result.page, screenshot=result.screenshot))
         remaining -= cost
     return blocks
 

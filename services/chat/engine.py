@@ -361,5 +361,14 @@ def _refuse(prepared: Prepared, use_web: bool) -> None:
 
 def _vault_sources(blocks: list[ContextBlock]) -> list[Source]:
     return [
-        Source(n=b.n, title=b.title, path=b.path, heading=b.heading, primary=b.primary, page=b.page) for b in blocks
+        Source(
+            n=b.n,
+            title=b.title,
+            path=b.path,
+            heading=b.heading,
+            primary=b.primary,
+            page=b.page,
+            screenshot=b.screenshot,
+        )
+        for b in blocks
     ]

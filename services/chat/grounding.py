@@ -185,11 +185,12 @@ def select_main_note(
     supporting: list[SearchResult], margin: float = DEFAULT_CALIBRATION.main_margin
 ) -> tuple[SearchResult | None, list[SearchResult]]:
     """The note the answer is mostly about: the best note when it leads the next by ``margin`` (fused
-    score); otherwise no main note, and the notes within ``margin`` of the best are the candidates to cite."""
+    score); otherwise no main note, and the notes within ``margin`` of the best are the candidates to cite.
+    OCR text read with low confidence (``ocr_low``) is cited, never the main note."""
     if not supporting:
         return None, []
     close = [r for r in supporting[1:] if supporting[0].score - r.score < margin]
-    if not close:
+    if not close and not supporting[0].ocr_low:
         return supporting[0], []
     return None, [supporting[0], *close][:MAX_CANDIDATES]
 

@@ -40,7 +40,15 @@ def answer_listing(
                 scored[result.path] = (result.score, result)
     ranked = sorted(scored.values(), key=lambda item: -item[0])
     return [
-        Source(n=n, title=r.title, path=r.path, heading=r.heading, passage=r.snippet, page=r.page)
+        Source(
+            n=n,
+            title=r.title,
+            path=r.path,
+            heading=r.heading,
+            passage=r.snippet,
+            page=r.page,
+            screenshot=r.screenshot,
+        )
         for n, (_, r) in enumerate(ranked, start=1)
     ]
 

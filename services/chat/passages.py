@@ -49,6 +49,7 @@ class Passage:
     units: list[Unit] = field(default_factory=list)
     primary: bool = False
     page: int | None = None  # a document's page (the search hit's): the quote cites it
+    screenshot: bool = False  # an image's OCR text: cited « capture d'écran : … »
 
 
 def units_of(text: str) -> list[Unit]:
@@ -142,7 +143,8 @@ def _terms(passage: Passage) -> set[str]:
 
 
 def chunk_passage(result: SearchResult) -> Passage:
-    return Passage(result.path, result.title, result.heading, units_of(result.text), page=result.page)
+    units = units_of(result.text)
+    return Passage(result.path, result.title, result.heading, units, page=result.page, screenshot=result.screenshot)
 
 
 def _within(passages: list[Passage], limit: int) -> list[Passage]:
@@ -151,7 +153,15 @@ def _within(passages: list[Passage], limit: int) -> list[Passage]:
         if left <= 0:
             break
         kept.append(
-            Passage(passage.path, passage.title, passage.heading, passage.units[:left], passage.primary, passage.page)
+            Passage(
+                passage.path,
+                passage.title,
+                passage.heading,
+                passage.units[:left],
+                passage.primary,
+                passage.page,
+                passage.screenshot,
+            )
         )
         left -= len(kept[-1].units)
     return kept

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from services.catalog.models import Source
+from services.catalog.models import SCREENSHOT_LABEL, Source
 from services.chat import prompts
 from services.chat.context import ContextBlock
 from services.chat.grounding import Grounding, content_terms
@@ -74,9 +74,10 @@ def quote_answer(
                 heading=passage.heading,
                 primary=passage.primary,
                 page=passage.page,
+                screenshot=passage.screenshot,
             )
         )
-        quotes.append(_render(passage, units, n))
+        quotes.append(_render(passage, units, n, language))
     lines = [prompts.QUOTED_INTRO[language], *quotes]
     if grounding.missing_names:
         names = ", ".join(f"« {name} »" for name in grounding.missing_names)
@@ -98,8 +99,17 @@ def quote_closest(question: str, language: str, grounding: Grounding, score: Sco
     for n, item in enumerate(scored, start=1):
         best = max(range(len(item.scores)), key=item.scores.__getitem__)
         passage = item.passage
-        sources.append(Source(n=n, title=passage.title, path=passage.path, heading=passage.heading, page=passage.page))
-        quotes.append(_render(passage, [passage.units[best]], n))
+        sources.append(
+            Source(
+                n=n,
+                title=passage.title,
+                path=passage.path,
+                heading=passage.heading,
+                page=passage.page,
+                screenshot=passage.screenshot,
+            )
+        )
+        quotes.append(_render(passage, [passage.units[best]], n, language))
     if grounding.missing_names:  # a name the question asks about and no close note holds
         names = ", ".join(f"« {name} »" for name in grounding.missing_names)
         quotes.append(prompts.QUOTED_MISSING[language].format(names=names))
@@ -213,7 +223,7 @@ def _units_to_quote(scored: _Scored) -> list[Unit]:
     return [units[i] for i in sorted(ordered[: max(MAX_UNITS, 1)])]
 
 
-def _render(passage: Passage, units: list[Unit], n: int) -> str:
+def _render(passage: Passage, units: list[Unit], n: int, language: str = "fr") -> str:
     """The units as a block quote (a gap between two as « […] »), then where they come from and ``[n]``."""
     lines: list[str] = []
     previous: Unit | None = None
@@ -230,6 +240,8 @@ def _render(passage: Passage, units: list[Unit], n: int) -> str:
     heading = passage.heading.split(" > ")[-1] if passage.heading else ""
     where = f"{passage.title} › {heading}" if heading and heading != passage.title else passage.title
     where += f", p. {passage.page}" if passage.page is not None else ""  # « Manuel.pdf, p. 12 »
+    if passage.screenshot:  # an image's OCR text says so: « capture d'écran : Réglages.png »
+        where = SCREENSHOT_LABEL.get(language, SCREENSHOT_LABEL["fr"]) + passage.title
     quoted = "\n".join(f"> {line}" for line in lines)
     return f"{quoted}\n\n— {where} [{n}]"
 

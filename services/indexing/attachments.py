@@ -83,13 +83,46 @@ def attachment_note(path: str, file: Path, digest: str, extraction: Extraction) 
     )
 
 
+NO_TEXT = "no text found in the document"
+NO_TEXT_IMAGE = "no text found in the image: OCR read no real words, indexed without chunks"
+
+
 def unusable(extraction: Extraction) -> bool:
-    """Not indexed: refused, or a document without any text. An image without text (a diagram, a photo) is
-    indexed without chunks: nothing to search in it, and nothing wrong with it either."""
+    """Not indexed: refused, or a document without any readable text. An image without text (a diagram, a
+    photo, OCR's « 1, » on a drawing: ``PageText.readable``) is indexed without chunks: nothing to search in
+    it, and nothing wrong with it either."""
     if extraction.status != ExtractionStatus.OK:
         return True
-    return extraction.kind != "image" and not any(p.text.strip() for p in extraction.pages)
+    return extraction.kind != "image" and not extraction.readable_pages
+
+
+def skip_reason(extraction: Extraction) -> str:
+    """Why an ``unusable`` document is not indexed: the extraction's reason (refused, pages left without
+    OCR), else ``NO_TEXT`` (its OCR's low confidence does not say why nothing is indexed)."""
+    doubtful = extraction.reason.startswith("low-confidence OCR")
+    return extraction.reason if extraction.reason and not doubtful else NO_TEXT
+
+
+def warning(extraction: Extraction) -> str | None:
+    """What the catalog records with an indexed document: an image without text says so (the dashboard
+    lists it), else the extraction's reason (low-confidence pages, pages left without OCR)."""
+    if extraction.kind == "image" and not extraction.readable_pages:
+        return NO_TEXT_IMAGE
+    return extraction.reason or None
 
 
 def page_texts(extraction: Extraction) -> list[tuple[int, str]]:
-    return [(page.number, page.text) for page in extraction.pages if page.text.strip()]
+    return [(page.number, page.text) for page in extraction.readable_pages]
+
+
+def ocr_payloads(extraction: Extraction) -> dict[int, dict[str, object]]:
+    """What each OCR page adds to its chunks' payload: ``ocr`` (``image``: a screenshot or photo, cited as
+    such; ``scan``: a scanned page), its mean confidence, and ``ocr_low`` when below the settings' floor
+    (such a text is cited, never the main note)."""
+    origin = "image" if extraction.kind == "image" else "scan"
+    return {
+        page.number: {"ocr": origin, "ocr_confidence": round(page.confidence or 0.0, 1)}
+        | ({"ocr_low": True} if page.low_confidence else {})
+        for page in extraction.readable_pages
+        if page.ocr
+    }

@@ -45,6 +45,7 @@ class _Prepared:
     chunks: list[Chunk]
     texts: list[str] = field(default_factory=list)
     warning: str | None = None  # recorded with the indexed note (an attachment's low-confidence pages)
+    page_payload: dict[int, dict[str, object]] = field(default_factory=dict)  # OCR pages: ``ocr_payloads``
 
 
 class IndexPipeline:
@@ -188,7 +189,7 @@ class IndexPipeline:
             return None
         if attachments.unusable(extraction):  # recorded with its reason, never retried: the file is the problem
             failed = extraction.status == ExtractionStatus.FAILED
-            reason = extraction.reason or "no text found in the document"
+            reason = attachments.skip_reason(extraction)
             self._skip(path, reason, report, NoteStatus.ERROR if failed else NoteStatus.SKIPPED)
             return None
         return self._pages(path, file, digest, extraction)
@@ -200,7 +201,8 @@ class IndexPipeline:
         chunks = chunk_pages(
             note.title, pages, self.counter, self.max_tokens, self.settings.chunk_overlap_tokens, context
         )
-        return _Prepared(note, chunks, self._texts(note, chunks), warning=extraction.reason or None)
+        texts, ocr = self._texts(note, chunks), attachments.ocr_payloads(extraction)
+        return _Prepared(note, chunks, texts, warning=attachments.warning(extraction), page_payload=ocr)
 
     def _chunk(self, note: ParsedNote) -> list[Chunk]:
         if note.note_type == NoteType.CONVERSATION:  # the assistant's own replies are no evidence
@@ -250,7 +252,7 @@ class IndexPipeline:
     def _points(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> list[StorePoint]:
         note = item.note
         entities = payload_names(self.catalog.note_entities(note.path))  # known until NER runs again
-        return note_points(note, item.chunks, vectors, title_vector, entities)
+        return note_points(note, item.chunks, vectors, title_vector, entities, item.page_payload)
 
     def _skip(self, path: str, reason: str, report: IndexReport, status: NoteStatus = NoteStatus.SKIPPED) -> None:
         self.store.delete_note(path)

@@ -17,14 +17,19 @@ def note_points(
     vectors: list[list[float]],
     title_vector: list[float],
     entities: list[str],
+    page_payload: dict[int, dict[str, object]] | None = None,
 ) -> list[StorePoint]:
-    """One point per chunk: its dense vector, its sparse (lexical) vector, its payload and the title's vector."""
+    """One point per chunk: its dense vector, its sparse (lexical) vector, its payload and the title's vector.
+
+    ``page_payload``: fields added to the chunks of a document's page (an OCR page's ``ocr``, confidence).
+    """
+    extra = page_payload or {}
     return [
         StorePoint(
             id=point_id(note.path, chunk.index),
             dense=vector,
             sparse=lexical.encode_document(chunk.text, note.title, note.aliases, chunk.heading_path),
-            payload=chunk_payload(note, chunk, entities),
+            payload=chunk_payload(note, chunk, entities) | extra.get(chunk.page or 0, {}),
             title=title_vector,
         )
         for chunk, vector in zip(chunks, vectors, strict=True)

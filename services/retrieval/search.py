@@ -82,6 +82,14 @@ class SearchResult(BaseModel):
     matched_terms: list[str] = Field(default_factory=list)
     rank_score: float | None = None  # what orders the results (``score`` with the order's title weight)
     page: int | None = None  # an attachment's page (PDF page, slide, chapter) holding the best chunk
+    ocr: str | None = None  # the best chunk is OCR text: "image" (a screenshot, a photo) or "scan" (a PDF page)
+    ocr_confidence: float | None = None  # that OCR page's mean word confidence, 0–100
+    ocr_low: bool = False  # below OBSIRAG_OCR_MIN_CONFIDENCE: cited, never the main note
+
+    @property
+    def screenshot(self) -> bool:
+        """An image's OCR text (a screenshot, a photo): its citation says « capture d'écran »."""
+        return self.ocr == "image"
 
 
 class SearchResponse(BaseModel):
@@ -298,6 +306,9 @@ def _result(note: NoteHit, query: str) -> SearchResult:
         title_similarity=round(note.title_similarity, 4) if note.title_similarity is not None else None,
         matched_terms=lexical.matched_terms(query, payload.get("text", "")),
         page=payload.get("page"),
+        ocr=payload.get("ocr"),
+        ocr_confidence=payload.get("ocr_confidence"),
+        ocr_low=bool(payload.get("ocr_low")),
     )
 
 
