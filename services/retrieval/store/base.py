@@ -20,9 +20,11 @@ DENSE = "dense"
 TITLE = "title"
 SPARSE = "lexical"
 # The shape of a collection. 1: dense + lexical; 2: + the title vector; 3: chunks embedded with their note's
-# aliases and description, the title vector a note summary (``services.indexing.context``). A store built with
-# another layout raises ModelMismatchError with ``layout_only`` set: the indexer then rebuilds it by itself.
-INDEX_LAYOUT = 3
+# aliases and description, the title vector a note summary (``services.indexing.context``); 4: OCR chunks carry
+# ``ocr`` / ``ocr_confidence`` / ``ocr_low`` and an image whose OCR read no real words has none (issue #32). A
+# store built with another layout raises ModelMismatchError with ``layout_only`` set: the indexer then rebuilds
+# it by itself.
+INDEX_LAYOUT = 4
 
 # Never change it: every stored point id derives from it.
 POINT_NAMESPACE = uuid.UUID("5e417076-1c07-41bf-b294-0f3c9b7f4f7d")
