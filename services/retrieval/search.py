@@ -17,6 +17,7 @@ from services.retrieval import lexical
 from services.retrieval.embedding import Embedder, calibration
 from services.retrieval.fact_vectors import FactVectors, MemoryMatch
 from services.retrieval.fusion import FusedHit, NoteHit, boost_title_matches, fuse_scores, rank_notes
+from services.retrieval.learned import Learned, LearnedMarks
 from services.retrieval.models import StoreFilter, StoreHit
 from services.retrieval.rwlock import ReadWriteLock
 from services.retrieval.store import VectorStore
@@ -82,6 +83,7 @@ class SearchResult(BaseModel):
     matched_terms: list[str] = Field(default_factory=list)
     rank_score: float | None = None  # what orders the results (``score`` with the order's title weight)
     page: int | None = None  # an attachment's page (PDF page, slide, chapter) holding the best chunk
+    learned: bool = False  # placed by a recorded question close to this one (first, or last for « pas ça »)
 
 
 class SearchResponse(BaseModel):
@@ -97,10 +99,18 @@ class SearchResponse(BaseModel):
 class SearchEngine:
     """Answers ``SearchRequest``s from a vector store with the configured embedding model."""
 
-    def __init__(self, store: VectorStore, embedder: Embedder, memory: FactVectors | None = None) -> None:
-        """``memory``: where ``SearchRequest.memory`` finds the facts (None: no fact matches)."""
+    def __init__(
+        self,
+        store: VectorStore,
+        embedder: Embedder,
+        memory: FactVectors | None = None,
+        marks: LearnedMarks | None = None,
+    ) -> None:
+        """``memory``: where ``SearchRequest.memory`` finds the facts (None: no fact matches); ``marks``: the
+        questions the user's clicks recorded against notes (None: nothing learned)."""
         self.store = store
         self.memory = memory
+        self.marks = marks
         self._switching = ReadWriteLock()  # a search reads one model's index with that model's queries
         self.use_embedder(embedder)
 
@@ -140,6 +150,8 @@ class SearchEngine:
         notes = rank_notes(fused, request.k, titles, cal.title_weight, **order)
         self._read_whole([note.best for note in notes])
         results = [_result(note, text) for note in notes]
+        if self.marks is not None:
+            results = self._learned(results, vector, flt, text, request.k)
         searched = time.perf_counter()
         facts = self._facts(request, vector, text, results)
         done = time.perf_counter()
@@ -164,6 +176,43 @@ class SearchEngine:
             return []
         topic = (lambda: self.embedder.encode_query(f"{results[0].title} : {text}")) if results else None
         return self.memory.matches(self.embedder, vector, topic=topic)
+
+    def _learned(
+        self, results: list[SearchResult], vector: Sequence[float], flt: StoreFilter, text: str, k: int
+    ) -> list[SearchResult]:
+        """The notes recorded for questions close to this one first (with the best score's evidence), those
+        marked « pas ça » last; a recorded note outside the results is read from the store (the filters hold)."""
+        close = self.marks.close_to(self.embedder, vector) if self.marks is not None else []
+        if not close:
+            return results
+        by_path = {result.path: result for result in results}
+        top = max((result.score for result in results), default=0.0)
+        found = (self._learned_note(one, by_path, vector, flt, text) for one in close if one.pulls)
+        pulled = [result for result in found if result is not None]
+        for result in pulled:
+            result.score, result.learned = max(result.score, top), True
+        placed = {result.path for result in pulled} | {one.path for one in close if not one.pulls}
+        rest = [result for result in results if result.path not in placed]
+        low = min((result.score for result in rest), default=0.0)
+        last = [
+            result.model_copy(update={"learned": True, "score": min(result.score, low)})
+            for result in results
+            if result.path in placed and not result.learned
+        ]
+        return [*pulled, *rest][: max(k - len(last), len(pulled))] + last
+
+    def _learned_note(
+        self, learned: Learned, by_path: dict[str, SearchResult], vector: Sequence[float], flt: StoreFilter, text: str
+    ) -> SearchResult | None:
+        if learned.path in by_path:
+            return by_path[learned.path]
+        only = flt.model_copy(update={"paths": [learned.path]})
+        hits = self.store.search_dense(vector, only, 1, CANDIDATE_FIELDS)
+        if not hits:  # deleted since, or outside the request's filters
+            return None
+        item = FusedHit(hits[0], score=0.0, dense_rank=1, dense_score=hits[0].score)
+        self._read_whole([item])
+        return _result(NoteHit([item], 0.0), text)
 
     @property
     def dense_weight(self) -> float:
