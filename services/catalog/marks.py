@@ -7,6 +7,7 @@ write, so that a search holding the marks in memory reloads them only when they 
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import numpy as np
@@ -34,6 +35,14 @@ class MarksTable(Table):
             )
             _bump(conn)
         return int(cursor.lastrowid or 0)
+
+    def mark_turn_source(self, turn_id: int, path: str, verdict: Verdict, now: datetime | None = None) -> int | None:
+        """Record a mark for a chat turn's question against one of its vault sources (None: no such turn or
+        source): the question is the one asked, never one the caller supplies."""
+        row = self._conn().execute("SELECT question, sources FROM turns WHERE id = ?", (turn_id,)).fetchone()
+        if row is None or path not in {s.get("path") for s in json.loads(row[1] or "[]") if not s.get("url")}:
+            return None
+        return self.add_mark(row[0], path, verdict, now)
 
     def list_marks(self) -> list[Mark]:
         rows = self._conn().execute("SELECT id, question, path, verdict, created_at FROM marks ORDER BY id DESC")

@@ -95,8 +95,9 @@ class LearnedMarks:
 def rerank(
     notes: list[NoteHit], close: list[Learned], outside: Callable[[str], NoteHit | None], learned: LearnedMarks, k: int
 ) -> tuple[list[NoteHit], set[str]]:
-    """The first ``k`` notes once the close marks moved theirs, and the paths they moved. A moved note takes
-    the score (the guard's evidence) of the notes it passed, so that an order by score keeps it there."""
+    """The first ``k`` notes once the close marks moved theirs, and the paths they moved. Each place keeps its
+    score (the guard's evidence: the best score, the margin to the second), so that an order by score (the
+    chat's) keeps the new order."""
     by_path = {note.best.hit.payload["path"]: note for note in notes}
     floor = min((note.rank for note in notes), default=0.0)
     moved = set()
@@ -108,11 +109,10 @@ def rerank(
             note.rank, by_path[one.path] = floor, note
         note.rank += one.shift(learned.threshold, learned.weight)
         moved.add(one.path)
+    places = sorted((note.score for note in notes[:k]), reverse=True)
     ordered = sorted(by_path.values(), key=lambda note: -note.rank)[:k]
-    for i, note in enumerate(ordered):
-        if note.best.hit.payload["path"] in moved:
-            note.score = max(note.score, *(other.score for other in ordered[i + 1 :]), 0.0)
-            note.score = min(note.score, *(other.score for other in ordered[:i]), note.score)
+    for note, score in zip(ordered, places, strict=False):
+        note.score = score
     return ordered, moved
 
 
