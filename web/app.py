@@ -35,6 +35,7 @@ from web.pages.chat import ChatController
 from web.pages.conversations import ConversationsController
 from web.pages.documents import DocumentsController
 from web.pages.graph import GraphController
+from web.pages.marks import LearnedController, MarksController
 from web.pages.memory import MemoryController
 from web.pages.notes import NotesController, VaultFilesController
 from web.pages.reminders import RemindersController
@@ -51,6 +52,8 @@ ROUTES = [
     GraphController,  # /graph
     ArtifactsController,  # /artifacts
     MemoryController,  # /memory…
+    LearnedController,  # /memory/marks/… (forget what the clicks taught)
+    MarksController,  # /sources/mark (a click on a cited note)
     RemindersController,  # /reminders…
     AdminController,  # /admin…
     LoginController,  # /login

@@ -7,7 +7,7 @@ write is one short transaction, so an indexer thread writing never blocks search
 threads reading, nor readers in other processes.
 
 One module per table group: ``notes.py``, ``links.py``, ``runs.py``, ``conversations.py``, ``entities.py``,
-``learner.py``, ``memory.py``; ``_base.py`` holds the
+``learner.py``, ``memory.py``, ``marks.py``; ``_base.py`` holds the
 connections, transactions, migrations and meta; ``_schema.py`` the forward migrations.
 """
 
@@ -20,6 +20,7 @@ from services.catalog.conversations import ConversationsTable
 from services.catalog.entities import EntitiesTable
 from services.catalog.learner import LearnerTable
 from services.catalog.links import LinksTable
+from services.catalog.marks import MarksTable
 from services.catalog.memory import MemoryTable
 from services.catalog.notes import NotesTable
 from services.catalog.runs import CHUNKS_EMBEDDED, RunsTable
@@ -32,6 +33,7 @@ __all__ = [
     "EntitiesTable",
     "LearnerTable",
     "LinksTable",
+    "MarksTable",
     "MemoryTable",
     "NotesTable",
     "RunsTable",
@@ -40,15 +42,23 @@ __all__ = [
 
 
 class Catalog(
-    Database, NotesTable, LinksTable, RunsTable, ConversationsTable, EntitiesTable, LearnerTable, MemoryTable
+    Database,
+    NotesTable,
+    LinksTable,
+    RunsTable,
+    ConversationsTable,
+    EntitiesTable,
+    LearnerTable,
+    MemoryTable,
+    MarksTable,
 ):
     """``Catalog(path)`` opens (creating and migrating if needed) the catalog at ``path``.
 
     Safe to share between threads; ``close()`` closes every thread's connection. Every group's methods
     are the catalog's own (``catalog.get_note``), and each group is also reachable alone for code that
     needs only it (``catalog.notes``, ``catalog.links``, ``catalog.runs``, ``catalog.conversations``,
-    ``catalog.entities``, ``catalog.learner``, ``catalog.memory``). ``Database`` comes first in the bases:
-    its connections serve the inherited methods.
+    ``catalog.entities``, ``catalog.learner``, ``catalog.memory``, ``catalog.marks``). ``Database`` comes
+    first in the bases: its connections serve the inherited methods.
     """
 
     def __init__(self, path: Path, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> None:
@@ -60,3 +70,4 @@ class Catalog(
         self.entities = EntitiesTable(self)
         self.learner = LearnerTable(self)
         self.memory = MemoryTable(self)
+        self.marks = MarksTable(self)

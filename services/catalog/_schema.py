@@ -190,4 +190,19 @@ _V7 = ("ALTER TABLE turns ADD COLUMN kind TEXT NOT NULL DEFAULT ''",)
 # reopened conversation say which outcome was chosen and why (issue #32).
 _V8 = ("ALTER TABLE turns ADD COLUMN grounding TEXT NOT NULL DEFAULT ''",)
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8)
+# What the user's clicks taught (issue #32): a question recorded against the note it opened or judged. The
+# question's vector is stored with its model's name: a search with another model re-embeds it.
+_V9 = (
+    """CREATE TABLE marks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        question TEXT NOT NULL,
+        path TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        model TEXT NOT NULL DEFAULT '',
+        vector BLOB
+    )""",
+    "CREATE INDEX marks_path ON marks(path)",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)

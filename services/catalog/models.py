@@ -258,3 +258,21 @@ class SynapsePair(BaseModel):
     reason: str = ""
     artifact: str | None = None
     created_at: datetime
+
+
+class Verdict(StrEnum):
+    """What a click said of a note for a question: it was opened, it was it (« c'était ça »), it was not."""
+
+    OPENED = "opened"
+    YES = "yes"
+    NO = "no"
+
+
+class Mark(BaseModel):
+    """A question recorded against a note by the user's click (never written in the vault, never sent)."""
+
+    id: int | None = None
+    question: str
+    path: str
+    verdict: Verdict
+    created_at: datetime

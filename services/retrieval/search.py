@@ -17,6 +17,7 @@ from services.retrieval import lexical
 from services.retrieval.embedding import Embedder, calibration
 from services.retrieval.fact_vectors import FactVectors, MemoryMatch
 from services.retrieval.fusion import FusedHit, NoteHit, boost_title_matches, fuse_scores, rank_notes
+from services.retrieval.learned import POOL, LearnedMarks, rerank
 from services.retrieval.models import SparseVector, StoreFilter, StoreHit
 from services.retrieval.rwlock import ReadWriteLock
 from services.retrieval.store import VectorStore
@@ -90,6 +91,7 @@ class SearchResult(BaseModel):
     def screenshot(self) -> bool:
         """An image's OCR text (a screenshot, a photo): its citation says « capture d'écran »."""
         return self.ocr == "image"
+    learned: bool = False  # placed by a recorded question close to this one (first, or last for « pas ça »)
 
 
 class SearchResponse(BaseModel):
@@ -106,10 +108,18 @@ class SearchResponse(BaseModel):
 class SearchEngine:
     """Answers ``SearchRequest``s from a vector store with the configured embedding model."""
 
-    def __init__(self, store: VectorStore, embedder: Embedder, memory: FactVectors | None = None) -> None:
-        """``memory``: where ``SearchRequest.memory`` finds the facts (None: no fact matches)."""
+    def __init__(
+        self,
+        store: VectorStore,
+        embedder: Embedder,
+        memory: FactVectors | None = None,
+        marks: LearnedMarks | None = None,
+    ) -> None:
+        """``memory``: where ``SearchRequest.memory`` finds the facts (None: no fact matches); ``marks``: the
+        questions the user's clicks recorded against notes (None: nothing learned)."""
         self.store = store
         self.memory = memory
+        self.marks = marks
         self._switching = ReadWriteLock()  # a search reads one model's index with that model's queries
         self.use_embedder(embedder)
 
@@ -147,9 +157,14 @@ class SearchEngine:
         order = (
             {} if request.guard_order else {"order_title_weight": cal.order_title_weight, "order_lead": cal.order_lead}
         )
-        notes = rank_notes(fused, request.k, titles, cal.title_weight, **order)
+        close = self.marks.close_to(self.embedder, vector) if self.marks is not None else []
+        notes = rank_notes(fused, max(request.k, POOL) if close else request.k, titles, cal.title_weight, **order)
+        moved: set[str] = set()
+        if close and self.marks is not None:
+            outside = lambda path: self._outside(path, vector, flt)  # noqa: E731
+            notes, moved = rerank(notes, close, outside, self.marks, request.k)
         self._read_whole([note.best for note in notes])
-        results = [_result(note, text) for note in notes]
+        results = [_result(note, text, note.best.hit.payload["path"] in moved) for note in notes]
         searched = time.perf_counter()
         facts = self._facts(request, vector, text, results)
         done = time.perf_counter()
@@ -175,6 +190,13 @@ class SearchEngine:
             return []
         topic = (lambda: self.embedder.encode_query(f"{results[0].title} : {text}")) if results else None
         return self.memory.matches(self.embedder, vector, topic=topic)
+
+    def _outside(self, path: str, vector: Sequence[float], flt: StoreFilter) -> NoteHit | None:
+        """A marked note the search did not rank: its chunk closest to the query (None outside the filters)."""
+        hits = self.store.search_dense(vector, flt.model_copy(update={"paths": [path]}), 1, CANDIDATE_FIELDS)
+        if not hits:
+            return None
+        return NoteHit([FusedHit(hits[0], dense_rank=1, dense_score=hits[0].score)], 0.0)
 
     @property
     def dense_weight(self) -> float:
@@ -285,7 +307,7 @@ def _title_similarities(
     return similarities
 
 
-def _result(note: NoteHit, query: str) -> SearchResult:
+def _result(note: NoteHit, query: str, learned: bool = False) -> SearchResult:
     item = note.best
     payload = item.hit.payload
     return SearchResult(
@@ -309,6 +331,7 @@ def _result(note: NoteHit, query: str) -> SearchResult:
         ocr=payload.get("ocr"),
         ocr_confidence=payload.get("ocr_confidence"),
         ocr_low=bool(payload.get("ocr_low")),
+        learned=learned,
     )
 
 

@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+from services.catalog import Catalog
 from services.config import Settings
 from services.retrieval.embedding import load_embedder
+from services.retrieval.learned import LearnedMarks
 from services.retrieval.search import SearchEngine, SearchRequest, SearchResponse
 from services.retrieval.store import open_store
 from services.system.client import DOWN, SystemClient, SystemNotRunning
@@ -24,12 +26,13 @@ def search_anywhere(settings: Settings, request: SearchRequest) -> SearchRespons
             raise SystemNotRunning(client.unavailable() or "Redis went away during the search") from None
     if message := client.unavailable():
         raise SystemNotRunning(message)
-    store = open_store(settings)
+    store, catalog = open_store(settings), Catalog(settings.catalog_path)
     try:
         recorded = store.recorded_model()  # the index answers with the model that built it
         model = recorded.name if recorded is not None else settings.embedding_model
         embedder = load_embedder(model, threads=settings.torch_threads)
         store.ensure_collection(embedder.dim, embedder.name)
-        return SearchEngine(store, embedder).search(request)
+        return SearchEngine(store, embedder, marks=LearnedMarks(catalog.marks)).search(request)
     finally:
         store.close()
+        catalog.close()

@@ -60,7 +60,16 @@ def test_attachments_inside_the_vault_are_served_sandboxed(client: TestClient) -
 
 
 @pytest.mark.parametrize(
-    "url", ["/admin/reindex", "/chat/ask", "/conversations/abc/delete", "/admin/tasks/abc/retry", "/login"]
+    "url",
+    [
+        "/admin/reindex",
+        "/chat/ask",
+        "/conversations/abc/delete",
+        "/admin/tasks/abc/retry",
+        "/login",
+        "/sources/mark",
+        "/memory/marks/forget",
+    ],
 )
 def test_post_without_csrf_token_is_refused(client: TestClient, url: str) -> None:
     client.get("/")  # the CSRF cookie is set, but the request carries no token

@@ -54,6 +54,7 @@ class MemoryController(Controller):
             "waiting": status.waiting,
             "waiting_since": status.waiting_since,
             "marker_problems": status.marker_problems,
+            "marks": catalog.list_marks(),  # what the user's clicks taught the search
         }
         return Template("memory.html", context=context)
 

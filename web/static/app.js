@@ -113,4 +113,14 @@
 
   document.addEventListener("DOMContentLoaded", function () { drawDiagrams(document); });
   document.addEventListener("htmx:afterSettle", function (event) { drawDiagrams(event.detail.elt); });
+  // A cited note opened from an answer teaches the search (POST /sources/mark, « opened »): sent with
+  // keepalive so that the navigation, kept, does not cancel it. The server reads the question from the turn.
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a.source-link[data-turn]");
+    if (!link) return;
+    var headers = JSON.parse(document.body.getAttribute("hx-headers") || "{}");
+    headers["Content-Type"] = "application/x-www-form-urlencoded";
+    var body = new URLSearchParams({ turn: link.dataset.turn, path: link.dataset.path, verdict: "opened" });
+    fetch("/sources/mark", { method: "POST", headers: headers, body: body, keepalive: true, credentials: "same-origin" });
+  });
 })();

@@ -9,6 +9,7 @@ from services.indexing.entities import payload_names
 from services.indexing.pipeline import IndexPipeline
 from services.indexing.rebuild import Rebuild
 from services.retrieval.embedding import Embedder
+from services.retrieval.learned import LearnedMarks
 from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.sentence_scores import sentence_scores
 from services.retrieval.similar import similar_notes as closest
@@ -35,6 +36,8 @@ class IndexerHandlers:
         ``on_indexed=queues.enqueue_entities``: NER follows every indexed note."""
         self.pipeline = pipeline
         self.engine = search
+        if search.marks is None:  # the running search learns from this vault's recorded clicks
+            search.marks = LearnedMarks(pipeline.catalog.marks)
         self.queues = queues
         self.configured = configured or pipeline.embedder
         self.rebuild = rebuild
