@@ -27,6 +27,10 @@ _PART_SPLIT = re.compile(r"\s*[,;]?\s+(?:et|ainsi que|and|as well as)\s+|\s*;\s*
 PART_TERMS = 2  # content terms each part of a two-part question needs (else "objectifs et durée" of one thing)
 MAX_CANDIDATES = 3  # notes cited side by side when none leads
 CLOSEST_NOTES = 5  # « pas sûr »: the closest notes whose best passage is shown
+# A note the user opened or marked « c'était ça » for a question at least this close (cosine, e5) answers: above
+# every pair of different needs bench/learning.py measured (0.928), so the same question asked again, or a
+# slight rewording of it, answers from the note its user chose; farther ones only move the note up the list.
+LEARNED_ANSWER = 0.93
 EVIDENCE_NOTES = 3  # the best notes whose chunks the dense evidence reads
 FEATURES = ("dense", "title", "coverage", "agreement", "margin", "names", "dense_lead", "title_lead")
 
@@ -65,6 +69,7 @@ class Grounding:
     nearness: float = 0.0  # calibrated probability that the vault is about the question
     guard: float = 0.0  # the guard rule's probability that the vault answers (one signal of the two rules)
     known: float | None = None  # share of the question's words some note holds
+    learned: float | None = None  # answered from the note the user chose for a question this close (cosine)
     answer_from: float = 0.5  # the confidence the chat answers from
     near_from: float = 0.25  # the nearness it shows the closest passages from (else it refuses)
 
@@ -77,6 +82,7 @@ class Grounding:
             "nearness": round(self.nearness, 3),
             "guard": round(self.guard, 3),
             "known": round(self.known, 3) if self.known is not None else None,
+            "learned": round(self.learned, 3) if self.learned is not None else None,
             "answer_from": self.answer_from,
             "near_from": self.near_from,
             "evidence": {k: round(v, 3) for k, v in asdict(self.evidence).items()},
@@ -173,11 +179,24 @@ def assess(
         answer_from=decision.answer_from,
         near_from=decision.near_from,
     )
+    if results and (results[0].learned_similarity or 0.0) >= LEARNED_ANSWER:
+        return _from_learned(grounding, results, calibration)
     if grounding.supported:
         grounding.results = [r for r in results if r.score >= results[0].score * calibration.support_share]
         grounding.main, grounding.candidates = select_main_note(grounding.results, calibration.main_margin)
     elif grounding.outcome == Outcome.CLOSEST:
         grounding.results = results[:CLOSEST_NOTES]
+    return grounding
+
+
+def _from_learned(grounding: Grounding, results: list[SearchResult], calibration: Calibration) -> Grounding:
+    """The user chose ``results[0]`` for a question this close: the answer rests on it, as its main note."""
+    best = results[0]
+    grounding.learned = best.learned_similarity
+    grounding.supported, grounding.outcome = True, Outcome.ANSWER
+    grounding.confidence = max(grounding.confidence, best.learned_similarity or 0.0)
+    grounding.results = [best, *(r for r in results[1:] if r.score >= best.score * calibration.support_share)]
+    grounding.main, grounding.candidates = best, []
     return grounding
 
 

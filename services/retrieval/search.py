@@ -92,6 +92,7 @@ class SearchResult(BaseModel):
         """An image's OCR text (a screenshot, a photo): its citation says « capture d'écran »."""
         return self.ocr == "image"
     learned: bool = False  # placed by a recorded question close to this one (first, or last for « pas ça »)
+    learned_similarity: float | None = None  # the cosine of the recorded question that pulled it (not « pas ça »)
 
 
 class SearchResponse(BaseModel):
@@ -164,7 +165,8 @@ class SearchEngine:
             outside = lambda path: self._outside(path, vector, flt)  # noqa: E731
             notes, moved = rerank(notes, close, outside, self.marks, request.k)
         self._read_whole([note.best for note in notes])
-        results = [_result(note, text, note.best.hit.payload["path"] in moved) for note in notes]
+        pulled = {one.path: one.similarity for one in close if one.pulls}
+        results = [_result(note, text, moved, pulled) for note in notes]
         searched = time.perf_counter()
         facts = self._facts(request, vector, text, results)
         done = time.perf_counter()
@@ -307,9 +309,12 @@ def _title_similarities(
     return similarities
 
 
-def _result(note: NoteHit, query: str, learned: bool = False) -> SearchResult:
+def _result(
+    note: NoteHit, query: str, moved: set[str] | None = None, pulled: dict[str, float] | None = None
+) -> SearchResult:
     item = note.best
     payload = item.hit.payload
+    path = payload["path"]
     return SearchResult(
         path=payload["path"],
         title=payload.get("title", ""),
@@ -331,7 +336,8 @@ def _result(note: NoteHit, query: str, learned: bool = False) -> SearchResult:
         ocr=payload.get("ocr"),
         ocr_confidence=payload.get("ocr_confidence"),
         ocr_low=bool(payload.get("ocr_low")),
-        learned=learned,
+        learned=path in (moved or set()),
+        learned_similarity=(pulled or {}).get(path) if path in (moved or set()) else None,
     )
 
 
