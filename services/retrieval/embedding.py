@@ -54,6 +54,9 @@ class Calibration:
     # The lexical list's share scaled by the share of the query's terms its best hit holds: for a model
     # that matches meaning across languages, where a stray shared word must not outweigh it.
     sparse_by_coverage: bool = False
+    # An English question's vector without the model's English-vs-French direction (``language_axis``): for a
+    # multilingual model, which otherwise ranks any English note above the French one that answers.
+    language_axis: bool = False
     # The chat's memory: a fact joins a question's prompt by meaning from this cosine between their vectors,
     # both centred on reference texts (``services.retrieval.fact_vectors``); fitted on fact/question pairs
     # (docs/performance.md, "Memory recall"). None: not by meaning (MiniLM on French: AUC 0.67, no floor
@@ -95,6 +98,7 @@ CALIBRATIONS = {
         guard_weights=(4.27, 4.02, 1.38, 1.35, -0.34, 0.7, 58.07, -4.03),
         guard_bias=-9.85,
         memory_cosine=0.15,
+        language_axis=True,
         # bench/outcomes.py --fit (docs/performance.md, "Three outcomes"): tuning parts of the help vault's
         # development set and the sample vault's set; OUTCOME_FEATURES order.
         confidence_rule=((2.392, 2.217, 2.050, 0.877, 0.478, 1.794, 13.558, 2.154, 0.416, 1.792), -9.595),
