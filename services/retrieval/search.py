@@ -134,7 +134,7 @@ class SearchEngine:
         # French one keeps its vector (taking the axis out of it too: CNIL MRR@10 0.770 → 0.767).
         meaning = without_language(vector, english_axis(self.embedder)) if english and cal.language_axis else vector
         embedded = time.perf_counter()
-        lexical_list = _LISTS.submit(self._lexical, text, flt, cal.sparse_by_coverage or english, english)
+        lexical_list = _LISTS.submit(self._lexical, text, flt, cal.sparse_by_coverage, english)
         known = _LISTS.submit(self._known, text) if request.guard_order else None
         dense = self.store.search_dense(meaning, flt, CANDIDATES, CANDIDATE_FIELDS)
         sparse, coverage = lexical_list.result()
@@ -180,23 +180,25 @@ class SearchEngine:
 
     def _lexical(self, text: str, flt: StoreFilter, by_coverage: bool, english: bool) -> tuple[list[StoreHit], float]:
         """The lexical list and the share of the sparse weight it gets (1.0, or its coverage), beside the dense
-        list. An English question's common words stay out of it (``crosslingual.ENGLISH_COMMON``)."""
+        list. An English question's common words stay out of it, and an English best hit weighs what it holds
+        of the question (``services.retrieval.crosslingual``)."""
         ignore = META_TERMS | ENGLISH_COMMON if english else META_TERMS
         query = lexical.encode_query(text, ignore=ignore)
         sparse = self.store.search_sparse(query, flt, CANDIDATES, CANDIDATE_FIELDS)
-        return sparse, self._coverage(text, sparse, ignore) if by_coverage else 1.0
+        if not (by_coverage or english):
+            return sparse, 1.0
+        if not sparse:
+            return sparse, 0.0
+        best = self._text_of(sparse[0])
+        if not by_coverage and detect_language(best) != "en":
+            return sparse, 1.0  # a French note met by an English question's names and technical words
+        return sparse, coverage(text, best, ignore)
 
-    def _coverage(self, query: str, sparse: list[StoreHit], ignore: frozenset[str] = frozenset()) -> float:
-        """Share of the query's terms (less ``ignore``) in the best lexical hit: min-max normalisation makes
-        any best hit 1.0, even one that matched a stray word (an English question over French notes), so the
-        lexical list weighs what its best hit really matched (docs/performance.md, "Cross-lingual")."""
-        terms = set(query_terms(query)) - ignore
-        if not terms or not sparse:
-            return 0.0
-        best = self.store.retrieve([sparse[0].id])
-        payload = best[0].payload if best else sparse[0].payload
-        found = set(lexical.analyze(f"{payload.get('title', '')} {payload.get('text', '')}"))
-        return len(terms & found) / len(terms)
+    def _text_of(self, hit: StoreHit) -> str:
+        """A hit's title and whole chunk text (candidates carry a lean payload)."""
+        found = self.store.retrieve([hit.id])
+        payload = found[0].payload if found else hit.payload
+        return f"{payload.get('title', '')} {payload.get('text', '')}"
 
     def _known(self, text: str) -> float | None:
         """Share of the query's content words that some chunk of the vault holds, whatever the filters: a
@@ -215,6 +217,15 @@ class SearchEngine:
         whole = {hit.id: hit.payload for hit in self.store.retrieve([item.hit.id for item in items])}
         for item in items:  # a chunk deleted since the search keeps its lean payload (no text)
             item.hit.payload = whole.get(item.hit.id, item.hit.payload)
+
+
+def coverage(query: str, found: str, ignore: frozenset[str] = frozenset()) -> float:
+    """Share of the query's terms (less ``ignore``) in ``found``, the lexical list's best hit: min-max
+    normalisation makes any best hit 1.0, even one that matched a stray word (an English question over the
+    vault's English notes), so the lexical list weighs what its best hit really matched (docs/performance.md,
+    "Cross-lingual")."""
+    terms = set(query_terms(query)) - ignore
+    return len(terms & set(lexical.analyze(found))) / len(terms) if terms else 0.0
 
 
 def query_terms(text: str) -> list[str]:

@@ -19,7 +19,7 @@ import pytest
 from services.catalog import Catalog
 from services.catalog.models import AnswerKind
 from services.chat.engine import ChatEngine
-from services.chat.prompts import CLOSEST_INTRO, QUOTED_INTRO
+from services.chat.prompts import CLOSEST_INTRO, NOT_IN_VAULT, QUOTED_INTRO
 from services.chat.websearch import FakeWebSearch
 from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.indexing.pipeline import IndexPipeline
@@ -91,7 +91,6 @@ def test_the_heat_map_question_shows_the_project_note(chat: ChatEngine) -> None:
 
 def test_an_english_keyword_list_is_framed_in_english(chat: ChatEngine) -> None:
     prepared = chat.prepare("sync plan max file size storage limit", use_web=False, now=NOW)
-    assert prepared.plan.language == "en"
-    if prepared.kind == AnswerKind.CLOSEST:
-        assert prepared.text.startswith(CLOSEST_INTRO["en"])
-    assert not prepared.text.startswith((QUOTED_INTRO["fr"], CLOSEST_INTRO["fr"]))
+    assert prepared.plan.language == "en"  # it was "fr": « D'après tes notes : »
+    english = {AnswerKind.CLOSEST: CLOSEST_INTRO["en"], AnswerKind.REFUSED: NOT_IN_VAULT["en"]}
+    assert prepared.text.startswith(english.get(prepared.kind, QUOTED_INTRO["en"]))

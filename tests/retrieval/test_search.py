@@ -155,6 +155,10 @@ def test_a_lexical_best_hit_matching_a_stray_word_weighs_what_it_matched() -> No
     english = SearchRequest(query="how many neighbours tend the shared garden plot", now=NOW)
     assert engine.search(english).results[0].path == "X.md"
     assert search.query_terms(english.query) == ["neighbour", "tend", "shar", "garden", "plot"]
+    # ...when its best hit is English: a French note it meets by a name or a technical word keeps the weight.
+    sparse = [hit("y1", 7.0, "Y.md", "Drive", "Le shared drive de l'équipe, dans la note du mois."), sparse[1]]
+    engine = SearchEngine(StubStore(dense, sparse), StubEmbedder())
+    assert engine.search(english).results[0].path == "Y.md"
 
 
 def test_an_english_question_s_common_words_stay_out_of_its_lexical_query(store: StubStore) -> None:
