@@ -73,6 +73,22 @@ _ATLAS, _POTAGER, _QDRANT = (
     "Tech/Qdrant et recherche vectorielle.md",
 )
 _PERMA, _TAUX = "Lectures/Manuel de permaculture urbaine.md", "Lectures/Inflation et taux directeurs.md"
+_RATA, _MENUS, _MONTAIGNE = (
+    "Cuisine/Ratatouille.md",
+    "Cuisine/Menus de la semaine.md",
+    "Lectures/Essais de Montaigne.md",
+)
+_MONTE, _CLAIRE, _SOURCES = (
+    "Lectures/Le Comte de Monte-Cristo.md",
+    "Personnes/Claire Dubois.md",
+    "Projets/Sources de données Atlas.md",
+)
+_PYTHON, _OBSIDIAN, _BCE = (
+    "Tech/Python - bonnes pratiques.md",
+    "Tech/Obsidian - mon organisation.md",
+    "Lectures/Politique monétaire BCE.md",
+)
+_GIT, _DOCKER = "Tech/Git habits.md", "Tech/Docker Compose cheatsheet.md"
 _ADA, _REMOTE, _READING = (
     "English/Notes on Ada Lovelace.md",
     "English/Remote work habits.md",
@@ -88,8 +104,23 @@ SAMPLE = [  # (direction, question, the note that answers it)
     ("en → fr", "Why keep keyword search next to vector search?", _QDRANT),
     ("en → fr", "What are the three ethics of urban permaculture?", _PERMA),
     ("en → fr", "What is the floor of the central bank's interest rate corridor?", _TAUX),
+    # The examples met on the sample vault (issue #32): common English words pulled them to the English notes.
+    ("en → fr", "What did I learn about keeping a sourdough starter alive?", _LEVAIN),
+    ("en → fr", "How much money is the city paying for the heat map project?", _ATLAS),
+    ("en → fr", "How do I cook each vegetable for the ratatouille?", _RATA),
+    ("en → fr", "Where do I do the big weekly grocery shopping?", _MENUS),
+    ("en → fr", "What did Montaigne say about friendship?", _MONTAIGNE),
+    ("en → fr", "Who betrayed Edmond Dantès?", _MONTE),
+    ("en → fr", "How does Claire like to be told about problems?", _CLAIRE),
+    ("en → fr", "Which satellites provide the surface temperature data?", _SOURCES),
+    ("en → fr", "Which coding rules do I follow on Python projects?", _PYTHON),
+    ("en → fr", "How are the folders of my vault organised?", _OBSIDIAN),
+    ("en → fr", "Who sits on the ECB's Governing Council?", _BCE),
     ("fr → en", "Qu'a écrit la fille du poète Byron sur la machine analytique ?", _ADA),
     ("fr → en", "Quels jours est-ce que je travaille depuis la maison ?", _REMOTE),
     ("fr → en", "Comment terminer proprement une journée de télétravail ?", _REMOTE),
     ("fr → en", "Quels livres ai-je déjà finis de lire ?", _READING),
+    ("fr → en", "Comment nommer les branches de travail dans le dépôt ?", _GIT),
+    ("fr → en", "Quelle image PostGIS utilise la pile de développement d'Atlas ?", _DOCKER),
+    ("fr → en", "Quelle machine Charles Babbage a-t-il conçue ?", _ADA),
 ]

@@ -54,6 +54,9 @@ class Calibration:
     # The lexical list's share scaled by the share of the query's terms its best hit holds: for a model
     # that matches meaning across languages, where a stray shared word must not outweigh it.
     sparse_by_coverage: bool = False
+    # An English question's vector without the model's English-vs-French direction (``language_axis``): for a
+    # multilingual model, which otherwise ranks any English note above the French one that answers.
+    language_axis: bool = False
     # The chat's memory: a fact joins a question's prompt by meaning from this cosine between their vectors,
     # both centred on reference texts (``services.retrieval.fact_vectors``); fitted on fact/question pairs
     # (docs/performance.md, "Memory recall"). None: not by meaning (MiniLM on French: AUC 0.67, no floor
@@ -95,6 +98,7 @@ CALIBRATIONS = {
         guard_weights=(4.27, 4.02, 1.38, 1.35, -0.34, 0.7, 58.07, -4.03),
         guard_bias=-9.85,
         memory_cosine=0.15,
+        language_axis=True,
         # bench/outcomes.py --corpus cnil-fr --corpus spf-fr --fit (docs/performance.md, "Three outcomes"):
         # the tuning parts of the help vault's sets, the sample vault's, CNIL's and Service-Public's, each
         # (vault, set) weighing the same; OUTCOME_FEATURES order.

@@ -141,15 +141,33 @@ def test_points_without_a_title_vector_rank_on_their_chunks_alone(store: StubSto
 
 
 def test_a_lexical_best_hit_matching_a_stray_word_weighs_what_it_matched() -> None:
-    # An English question over French notes: the lexical list's best hit shares one word of four with it.
+    # The lexical list's best hit shares one word with the question: "partagé" of four, "shared" of five.
     dense = [hit("x1", 0.9, "X.md", "Potager", "Six voisins cultivent la parcelle."), hit("y1", 0.5, "Y.md", "", "")]
+    sparse = [hit("y1", 7.0, "Y.md", "Drive", "Le drive partagé de l'équipe."), hit("x1", 1.0, "X.md", "", "")]
+    engine = SearchEngine(StubStore(dense, sparse), StubEmbedder())
+    french = SearchRequest(query="combien de voisins cultivent la parcelle partagée", now=NOW)
+    assert engine.search(french).results[0].path == "Y.md"  # min-max makes any best lexical hit 1.0
+    engine.calibration = replace(engine.calibration, sparse_by_coverage=True)
+    assert engine.search(french).results[0].path == "X.md"  # it matched "partagé" only: 1/4 of the terms
+    # An English question always weighs its lexical list so (over French notes, its words seldom meet).
     sparse = [hit("y1", 7.0, "Y.md", "Shared drive", "The shared drive of the team."), hit("x1", 1.0, "X.md", "", "")]
     engine = SearchEngine(StubStore(dense, sparse), StubEmbedder())
-    query = SearchRequest(query="how many neighbours tend the shared garden plot", now=NOW)
-    assert engine.search(query).results[0].path == "Y.md"  # min-max makes any best lexical hit 1.0
-    engine.calibration = replace(engine.calibration, sparse_by_coverage=True)
-    assert engine.search(query).results[0].path == "X.md"  # it matched "shared" only: 1/5 of the terms
-    assert search.query_terms(query.query) == ["neighbour", "tend", "shar", "garden", "plot"]
+    english = SearchRequest(query="how many neighbours tend the shared garden plot", now=NOW)
+    assert engine.search(english).results[0].path == "X.md"
+    assert search.query_terms(english.query) == ["neighbour", "tend", "shar", "garden", "plot"]
+    # ...when its best hit is English: a French note it meets by a name or a technical word keeps the weight.
+    sparse = [hit("y1", 7.0, "Y.md", "Drive", "Le shared drive de l'équipe, dans la note du mois."), sparse[1]]
+    engine = SearchEngine(StubStore(dense, sparse), StubEmbedder())
+    assert engine.search(english).results[0].path == "Y.md"
+
+
+def test_an_english_question_s_common_words_stay_out_of_its_lexical_query(store: StubStore) -> None:
+    engine = SearchEngine(store, StubEmbedder())
+    engine.search(SearchRequest(query="What did I learn about keeping a sourdough starter alive?", now=NOW))
+    engine.search(SearchRequest(query="comment keeping garder le levain", now=NOW))  # French: all its words stay
+    english, french = ({*query.indices} for query in store.sparse_queries)
+    assert term_id("keep") not in english and {term_id(t) for t in ("learn", "sourdough")} <= english
+    assert {term_id(t) for t in ("keep", "gard", "levain")} <= french
 
 
 def test_the_order_s_title_weight_reorders_the_results_but_not_the_chat_s_guard_order() -> None:

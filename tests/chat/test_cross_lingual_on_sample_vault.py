@@ -1,0 +1,96 @@
+"""English questions over the sample vault's French notes, with multilingual-e5-small (issue #32).
+
+The sample vault is French but for six English notes (Docker, Git, a call, three under ``English/``). An English
+question's common words ("keeping", "much") and the model's own pull towards English text used to carry such a
+question to those notes: « What did I learn about keeping a sourdough starter alive? » was answered « From
+your notes: » with the Docker Compose cheatsheet's commands. ``ChatEngine.prepare`` and the search run on a
+real Edge index of the sample vault (no model call).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from services.catalog import Catalog
+from services.catalog.models import AnswerKind
+from services.chat.engine import ChatEngine
+from services.chat.prompts import CLOSEST_INTRO, NOT_IN_VAULT, QUOTED_INTRO
+from services.chat.websearch import FakeWebSearch
+from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
+from services.indexing.pipeline import IndexPipeline
+from services.indexing.reconcile import changed_paths
+from services.llm.client import StreamGenerator
+from services.llm.models import GenerationRequest, StreamEvent
+from services.retrieval.embedding import Embedder
+from services.retrieval.search import SearchEngine, SearchRequest
+from services.retrieval.store import EdgeStore
+from tests.conftest import SAMPLE_VAULT
+from tests.support.system import seed_sample_caches
+
+NOW = datetime(2026, 11, 29, 15, 0).astimezone()
+DOCKER = "Tech/Docker Compose cheatsheet.md"
+LEVAIN = "Cuisine/Pain au levain.md"
+ATLAS = "Projets/Projet Atlas.md"
+SOURDOUGH = "What did I learn about keeping a sourdough starter alive?"
+
+
+def no_model(request: GenerationRequest) -> Iterator[StreamEvent]:
+    raise AssertionError("prepare never calls the model")
+
+
+@pytest.fixture(scope="module")
+def chat(tmp_path_factory: pytest.TempPathFactory, e5_embedder: Embedder, sample_caches: Path) -> Iterator[ChatEngine]:
+    root = tmp_path_factory.mktemp("cross-lingual")
+    shutil.copytree(SAMPLE_VAULT, root / "vault")
+    settings = Settings(
+        _env_file=None,
+        vault=root / "vault",
+        data_dir=root / "data",
+        embedding_model=MULTILINGUAL_EMBEDDING_MODEL,
+        llm_can_write="yes",
+    )
+    seed_sample_caches(settings, sample_caches)  # the sample vault embedded once per run
+    pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), e5_embedder)
+    pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
+    search = SearchEngine(pipeline.store, e5_embedder)
+    yield ChatEngine(settings, search.search, StreamGenerator(no_model), FakeWebSearch(), pipeline.catalog)
+    pipeline.store.close()
+
+
+def paths(chat: ChatEngine, question: str) -> list[str]:
+    return [r.path for r in chat.search(SearchRequest(query=question, k=10, now=NOW, guard_order=True)).results]
+
+
+def test_common_english_words_no_longer_carry_the_sourdough_question_to_the_docker_note(chat: ChatEngine) -> None:
+    """Its words "keeping" and "starter" (→ "start") matched the cheatsheet's commands, the lexical best hit."""
+    assert paths(chat, SOURDOUGH)[0] != DOCKER  # it was first, 1.40 against the next note's 1.11
+    prepared = chat.prepare(SOURDOUGH, use_web=False, now=NOW)
+    assert prepared.plan.language == "en"
+    assert prepared.main_note != DOCKER and not prepared.text.startswith(QUOTED_INTRO["en"])
+    assert not prepared.sources or prepared.sources[0].path != DOCKER
+
+
+@pytest.mark.xfail(strict=True, reason="e5-small ranks « Pain au levain » 8th of its dense list for this question")
+def test_the_sourdough_question_finds_the_bread_note_above_the_docker_note(chat: ChatEngine) -> None:
+    found = paths(chat, SOURDOUGH)
+    assert LEVAIN in found and (DOCKER not in found or found.index(LEVAIN) < found.index(DOCKER))
+
+
+def test_the_heat_map_question_shows_the_project_note(chat: ChatEngine) -> None:
+    """Answered from the call's follow-up list before; the budget is in « Projet Atlas » (420 000 €)."""
+    question = "How much money is the city paying for the heat map project?"
+    assert ATLAS in paths(chat, question)[:2]  # it was 2nd only by the search's order, 5th by the chat's
+    prepared = chat.prepare(question, use_web=False, now=NOW)
+    assert prepared.kind != AnswerKind.REFUSED and ATLAS in [s.path for s in prepared.sources]
+
+
+def test_an_english_keyword_list_is_framed_in_english(chat: ChatEngine) -> None:
+    prepared = chat.prepare("sync plan max file size storage limit", use_web=False, now=NOW)
+    assert prepared.plan.language == "en"  # it was "fr": « D'après tes notes : »
+    english = {AnswerKind.CLOSEST: CLOSEST_INTRO["en"], AnswerKind.REFUSED: NOT_IN_VAULT["en"]}
+    assert prepared.text.startswith(english.get(prepared.kind, QUOTED_INTRO["en"]))
