@@ -7,7 +7,8 @@ of its paraphrase questions, a second paraphrase of the same need in other words
 in the other language than the first). Through ``SearchEngine.search`` (what ``obsirag search`` and the chat
 run) with the marks of a fresh catalog (``services/retrieval/learned.py``): recall@5 of the second paraphrases
 with no mark, then after one ``opened`` mark of the gold note for each FIRST paraphrase; the answered share
-through ``ChatEngine.prepare`` (provenance vault) before and after; and a control, recall@5 and answered share
+through ``ChatEngine.prepare`` (quoted or written: « pas sûr » is no answer) before and after; and a
+control, recall@5 and answered share
 of the set's other questions (no mark of their own: the marks must not hurt them; near and far ones should
 stay refused). The threshold is chosen on half of the pairs (even positions) and the other half is reported
 apart (held out).
@@ -28,7 +29,7 @@ from _obsidian_help import IN_VAULT, HelpQuestion, load_questions, open_help_vau
 from grounding import CACHE, MODELS, NOW, engine
 
 from services.catalog import Catalog
-from services.catalog.models import Provenance, Verdict
+from services.catalog.models import AnswerKind, Verdict
 from services.config import Settings
 from services.retrieval.embedding import Embedder, load_embedder
 from services.retrieval.learned import THRESHOLD, WEIGHT, LearnedMarks
@@ -99,8 +100,9 @@ def recall(searcher: SearchEngine, questions: list[HelpQuestion]) -> list[bool]:
 
 
 def answered(chat: object, questions: list[HelpQuestion]) -> list[bool]:
+    """Answered from the vault (quoted or written; « pas sûr » and refusals are not answers)."""
     prepared = (chat.prepare(q.text, use_web=False, now=NOW) for q in questions)  # type: ignore[attr-defined]
-    return [p.provenance == Provenance.VAULT for p in prepared]
+    return [p.kind in (AnswerKind.QUOTED, AnswerKind.WRITTEN) for p in prepared]
 
 
 def share(flags: list[bool]) -> str:
