@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from services import vault
 from services.config import Settings
@@ -22,6 +23,7 @@ class ContextBlock:
     text: str
     primary: bool = False
     page: int | None = None  # an attachment's page holding the excerpt
+    dated: datetime | None = None  # a period's note: its date in the period
 
     @property
     def label(self) -> str:

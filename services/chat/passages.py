@@ -7,15 +7,19 @@ announces it (ending with ":").
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from services import vault
 from services.config import Settings
+from services.indexing.chunking import embedding_prefix
 from services.retrieval import lexical
 from services.retrieval.search import SearchResult
 
+log = logging.getLogger(__name__)
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+(?=[«\"(\[*_A-ZÀ-Ý0-9])")
 _CALLOUT = re.compile(r"^\[![\w-]+\][+-]?\s*")
@@ -23,6 +27,8 @@ _WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _MARKUP = re.compile(r"[*_`]+|\s\^[\w-]+$|(?<!\w)#(?=\w)")
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
 MIN_UNIT_CHARS = 12  # "Voir aussi :", a lone link: nothing to quote
+SECTION_CHARS = 600  # of a section, what is read for its closeness to the question
+Closeness = Callable[[list[str]], list[float]]  # texts → how close each is to the question (cosines)
 
 
 @dataclass(frozen=True)
@@ -111,10 +117,16 @@ def _rows(lines: list[str], group: int) -> list[Unit]:
     return units
 
 
-def note_passages(settings: Settings, result: SearchResult, limit: int, asked: set[str] | None = None) -> list[Passage]:
-    """The section of ``result``'s best chunk first, then the note's other sections, those holding the most of
-    the ``asked`` terms first (then the most terms of the first), within ``limit`` units (the chunk alone when
-    the note is gone)."""
+def note_passages(
+    settings: Settings,
+    result: SearchResult,
+    limit: int,
+    asked: set[str] | None = None,
+    closeness: Closeness | None = None,
+) -> list[Passage]:
+    """The section of ``result``'s best chunk first, then the note's other sections, the closest in meaning
+    first (``closeness``), then those holding the most of the ``asked`` terms (then the most terms of the
+    first), within ``limit`` units (the chunk alone when the note is gone)."""
     if result.page is not None:  # a document's page: its hit's text is what was extracted, the file no Markdown
         return _within([chunk_passage(result)], limit)
     note = vault.read_note_if_readable(settings.vault, result.path, settings.max_file_bytes)
@@ -127,8 +139,26 @@ def note_passages(settings: Settings, result: SearchResult, limit: int, asked: s
         best = chunk_passage(result)  # a document's page, or a note read before it changed
     others = [p for p in passages if p is not best and p.units]
     words, asked = _terms(best), asked or set()
-    others.sort(key=lambda p: (-len(asked & _terms(p)), -len(words & _terms(p))))
+    close = dict(zip(map(id, others), _closeness(others, closeness), strict=True))
+    # Meaning first: a section answering in other words (« légumes mous » for « carottes molles ») holds none
+    # of the question's terms, and units past ``limit`` are never scored.
+    others.sort(key=lambda p: (-close[id(p)], -len(asked & _terms(p)), -len(words & _terms(p))))
     return _within([best, *others], limit)
+
+
+def _closeness(passages: list[Passage], closeness: Closeness | None) -> list[float]:
+    """Each section read as the index reads a chunk (title and heading, then its text); 0 when unknown."""
+    if closeness is None or not passages:
+        return [0.0] * len(passages)
+    texts = [
+        embedding_prefix(p.title, p.heading.split(" > ")) + " ".join(u.plain for u in p.units)[:SECTION_CHARS]
+        for p in passages
+    ]
+    try:
+        return list(closeness(texts))
+    except Exception:  # the indexer slow or gone: the terms alone rank
+        log.warning("scoring a note's sections failed; ranking them by their terms", exc_info=True)
+        return [0.0] * len(passages)
 
 
 def telling_units(units: list[Unit], asked: set[str], limit: int) -> list[Unit]:

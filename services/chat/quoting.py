@@ -37,6 +37,7 @@ KEEP_MARGIN = 0.035  # a unit this close to its passage's best is quoted too
 OTHER_MARGIN = 0.015  # another passage is quoted when its best unit is this close to the answer's best
 WHOLE_LIST = 6  # a list or table this short is quoted whole once one of its items is
 LEAD_UNITS, LEAD_CHARS = 2, 240  # a summary's quote of each note: its opening sentences
+PERIOD_NOTES = 12  # a period's notes listed one by one, then « et N autres »
 LEXICAL_WEIGHT = 0.08  # the question's rare terms in a unit, against cosines that spread over ~0.1
 _TRAILING_TAGS = re.compile(r"(?:\s+#[\w/-]+|\s+\^[\w-]+)+\s*$")
 
@@ -61,7 +62,7 @@ def quote_answer(
     settings: Settings, question: str, language: str, grounding: Grounding, score: ScoreFn | None
 ) -> Quote:
     """The passages of ``grounding``'s notes that answer ``question``, quoted with their citations."""
-    scored = _score(_passages(settings, question, grounding), question, grounding.results, score)
+    scored = _score(_passages(settings, question, grounding, score), question, grounding.results, score)
     chosen = _without_repeats(_choose(scored))
     sources, quotes = [], []
     for n, (passage, units) in enumerate(chosen, start=1):
@@ -83,15 +84,16 @@ def quote_answer(
     return Quote("\n\n".join(lines), sources)
 
 
-def _passages(settings: Settings, question: str, grounding: Grounding) -> list[Passage]:
-    """The main note's sections (each candidate's when no note leads), then other notes' best chunks (their
-    units holding the question's terms), ``MAX_SCORED`` units in all."""
+def _passages(settings: Settings, question: str, grounding: Grounding, score: ScoreFn | None) -> list[Passage]:
+    """The main note's sections (each candidate's when no note leads; the closest to the question first), then
+    other notes' best chunks (their units holding the question's terms), ``MAX_SCORED`` units in all."""
     leads = [grounding.main] if grounding.main else grounding.candidates or grounding.results[:1]
     asked = set(content_terms(question))
     passages: list[Passage] = []
+    closeness = (lambda texts: list(score(question, texts))) if score else None
     share = (MAX_SCORED - OTHER_NOTES * OTHER_UNITS) // max(1, len(leads))
     for result in leads:
-        for passage in note_passages(settings, result, share, asked):
+        for passage in note_passages(settings, result, share, asked, closeness):
             passage.primary = grounding.main is not None
             passages.append(passage)
     lead_paths = {r.path for r in leads}
@@ -212,15 +214,26 @@ def _render(passage: Passage, units: list[Unit], n: int) -> str:
 
 
 def quote_notes(blocks: list[ContextBlock], language: str) -> str:
-    """A period's notes, each with its opening sentences and ``[n]``: a summary without a model."""
+    """A period's notes in their order (newest first), each with its date, opening sentences and ``[n]``: a
+    summary without a model; past ``PERIOD_NOTES``, how many more (all are among the sources)."""
     lines = [prompts.QUOTED_SUMMARY[language]]
-    for block in blocks:
+    for block in blocks[:PERIOD_NOTES]:
         lead, size = [], 0
         for unit in units_of(block.text)[:LEAD_UNITS]:
             if size and size + len(unit.plain) > LEAD_CHARS:
                 break
             lead.append(unit.plain)
             size += len(unit.plain)
+        when = _when(block, language)
         said = f" : « {' '.join(lead)} »" if lead else ""
-        lines.append(f"- **{block.title}** [{block.n}]{said}")
+        lines.append(f"- **{block.title}** [{block.n}]{when}{said}")
+    if len(blocks) > PERIOD_NOTES:
+        lines.append(prompts.MORE_NOTES[language].format(count=len(blocks) - PERIOD_NOTES))
     return "\n".join(lines)
+
+
+def _when(block: ContextBlock, language: str) -> str:
+    """The note's date after its title, unless the title says it (a daily note, « 2026-11-25 »)."""
+    if block.dated is None or block.dated.strftime("%Y-%m-%d") in block.title:
+        return ""
+    return f", {block.dated.strftime(prompts.NOTE_DATE[language])}"
