@@ -7,7 +7,6 @@ announces it (ending with ":").
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,11 +14,9 @@ from typing import Literal
 
 from services import vault
 from services.config import Settings
-from services.indexing.chunking import embedding_prefix
 from services.retrieval import lexical
 from services.retrieval.search import SearchResult
 
-log = logging.getLogger(__name__)
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+(?=[«\"(\[*_A-ZÀ-Ý0-9])")
 _CALLOUT = re.compile(r"^\[![\w-]+\][+-]?\s*")
@@ -27,8 +24,7 @@ _WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _MARKUP = re.compile(r"[*_`]+|\s\^[\w-]+$|(?<!\w)#(?=\w)")
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
 MIN_UNIT_CHARS = 12  # "Voir aussi :", a lone link: nothing to quote
-SECTION_CHARS = 600  # of a section, what is read for its closeness to the question
-Closeness = Callable[[list[str]], list[float]]  # texts → how close each is to the question (cosines)
+Closeness = Callable[[list["Passage"]], list[float]]  # sections → how close each is to the question
 
 
 @dataclass(frozen=True)
@@ -139,26 +135,11 @@ def note_passages(
         best = chunk_passage(result)  # a document's page, or a note read before it changed
     others = [p for p in passages if p is not best and p.units]
     words, asked = _terms(best), asked or set()
-    close = dict(zip(map(id, others), _closeness(others, closeness), strict=True))
+    close = dict(zip(map(id, others), closeness(others) if closeness else [0.0] * len(others), strict=True))
     # Meaning first: a section answering in other words (« légumes mous » for « carottes molles ») holds none
     # of the question's terms, and units past ``limit`` are never scored.
     others.sort(key=lambda p: (-close[id(p)], -len(asked & _terms(p)), -len(words & _terms(p))))
     return _within([best, *others], limit)
-
-
-def _closeness(passages: list[Passage], closeness: Closeness | None) -> list[float]:
-    """Each section read as the index reads a chunk (title and heading, then its text); 0 when unknown."""
-    if closeness is None or not passages:
-        return [0.0] * len(passages)
-    texts = [
-        embedding_prefix(p.title, p.heading.split(" > ")) + " ".join(u.plain for u in p.units)[:SECTION_CHARS]
-        for p in passages
-    ]
-    try:
-        return list(closeness(texts))
-    except Exception:  # the indexer slow or gone: the terms alone rank
-        log.warning("scoring a note's sections failed; ranking them by their terms", exc_info=True)
-        return [0.0] * len(passages)
 
 
 def telling_units(units: list[Unit], asked: set[str], limit: int) -> list[Unit]:

@@ -36,6 +36,7 @@ from tests.conftest import SAMPLE_VAULT
 from tests.support.system import seed_sample_caches
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
+FERMENTATION = "Cuisine/Fermentation des légumes.md"
 PENTES = "Associations/Les Pentes.md"
 PENTES_NOTE = """---
 created: 2026-01-10
@@ -138,3 +139,21 @@ def test_past_twelve_notes_a_period_says_how_many_more() -> None:
     assert lines[1] == "- **Note 1** [1], 29/11/2026 : « Ouverture de la note 1. »"
     assert lines[-1] == "- … et 2 autres (dans les sources)."
     assert quote_notes(blocks, "en").splitlines()[-1] == "- … and 2 more (in the sources)."
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Mes carottes en bocal sont devenues toutes molles",  # quoted « Mes essais réussis » (« carottes »)
+        "Pourquoi mes carottes en bocal sont-elles devenues toutes molles ?",
+    ],
+)
+def test_the_section_that_answers_a_problem_is_quoted_not_the_one_sharing_its_words(
+    quoting: ChatEngine, question: str
+) -> None:
+    prepared = quoted(quoting, question)
+    assert prepared.kind == AnswerKind.QUOTED and prepared.main_note == FERMENTATION
+    first = prepared.sources[0]
+    assert (first.path, first.heading) == (FERMENTATION, "Fermentation des légumes > Problèmes rencontrés")
+    assert "**Légumes mous** : température trop élevée ou sel insuffisant." in prepared.text
+    assert "Carottes au gingembre" not in prepared.text
