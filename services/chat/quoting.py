@@ -48,6 +48,7 @@ _TRAILING_TAGS = re.compile(r"(?:\s+#[\w/-]+|\s+\^[\w-]+)+\s*$")
 class Quote:
     text: str
     sources: list[Source]
+    said: str = ""  # the quoted units' plain text: what the answer can claim to cover (``kinds.uncovered``)
 
 
 @dataclass
@@ -83,7 +84,8 @@ def quote_answer(
     if grounding.missing_names:
         names = ", ".join(f"« {name} »" for name in grounding.missing_names)
         lines.append(prompts.QUOTED_MISSING[language].format(names=names))
-    return Quote("\n\n".join(lines), sources)
+    said = " ".join(unit.plain for _, units in chosen for unit in units)
+    return Quote("\n\n".join(lines), sources, said)
 
 
 def _passages(settings: Settings, question: str, grounding: Grounding, score: ScoreFn | None) -> list[Passage]:

@@ -19,6 +19,7 @@ from services.catalog import Catalog
 from services.catalog.models import AnswerKind
 from services.chat.context import ContextBlock
 from services.chat.engine import ChatEngine
+from services.chat.kinds import covers
 from services.chat.prepared import Prepared
 from services.chat.prompts import QUOTED_SUMMARY
 from services.chat.quoting import PERIOD_NOTES, quote_notes
@@ -157,3 +158,37 @@ def test_the_section_that_answers_a_problem_is_quoted_not_the_one_sharing_its_wo
     assert (first.path, first.heading) == (FERMENTATION, "Fermentation des légumes > Problèmes rencontrés")
     assert "**Légumes mous** : température trop élevée ou sel insuffisant." in prepared.text
     assert "Carottes au gingembre" not in prepared.text
+
+
+ADHESION = "Combien coûte l'adhésion annuelle à l'association des Pentes"
+
+
+@pytest.mark.parametrize("then", ["avant quand faut-il s'en acquitter ?", "avant quand dois-je verser l'argent ?"])
+def test_a_part_the_quote_answers_is_not_said_missing(quoting: ChatEngine, then: str) -> None:
+    prepared = quoted(quoting, f"{ADHESION}, et {then}")
+    assert prepared.kind == AnswerKind.QUOTED and prepared.main_note == PENTES
+    assert "à régler avant le 31 janvier" in prepared.text  # the part's answer, quoted
+    assert prepared.text.startswith("D'après tes notes :") and "ne dit rien" not in prepared.text
+    assert prepared.grounding is not None and prepared.grounding.missing_parts == []  # ``--explain`` agrees
+
+
+def test_a_part_the_quote_does_not_answer_is_still_said_missing(quoting: ChatEngine) -> None:
+    prepared = quoted(quoting, f"{ADHESION} et quand a lieu la fête des voisins ?")  # a date is quoted, not its
+    assert "à régler avant le 31 janvier" in prepared.text
+    assert prepared.text.startswith("Ton coffre ne dit rien sur « quand a lieu la fête des voisins »")
+
+
+@pytest.mark.parametrize(
+    ("part", "quote", "covered"),
+    [
+        ("avant quand faut-il payer", "L'adhésion coûte 15 €, à régler avant le 31 janvier.", True),
+        ("by when must I pay the fee", "The fee is due on March 3.", True),
+        ("combien coûte le pain", "Le pain coûte 2,40 € chez Paul.", True),
+        ("combien coûte le pain", "Le pain se fait avec du levain.", False),  # no amount written
+        ("quelle est la date du marathon", "L'adhésion est à régler avant le 31 janvier.", False),
+        ("qui tient la permanence du samedi", "Martine tient la permanence du samedi.", True),
+        ("qui tient la permanence du samedi", "L'adhésion coûte 15 €.", False),
+    ],
+)
+def test_what_a_quote_covers(part: str, quote: str, covered: bool) -> None:
+    assert covers(part, quote) is covered
