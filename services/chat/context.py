@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from services import vault
 from services.config import Settings
@@ -23,6 +24,7 @@ class ContextBlock:
     primary: bool = False
     page: int | None = None  # an attachment's page holding the excerpt
     screenshot: bool = False  # an image's OCR text (``SearchResult.ocr``): its source is cited as such
+    dated: datetime | None = None  # a period's note: its date in the period
 
     @property
     def label(self) -> str:

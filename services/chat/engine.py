@@ -16,7 +16,7 @@ from datetime import datetime
 
 from services.catalog import Catalog
 from services.catalog.models import AnswerKind, Provenance, Source, Thread
-from services.chat import preface, prompts
+from services.chat import kinds, preface, prompts
 from services.chat.answer import ChatAnswer, ChatEvent
 from services.chat.context import ContextBlock, pack_context
 from services.chat.evidence import below_notes
@@ -185,6 +185,7 @@ class ChatEngine:
         prepared.memory = remembered.uses
         if not prepared.writes:  # the notes' own sentences, at once
             quote = quote_answer(self.settings, plan.question, plan.language, grounding, self.score)
+            grounding.missing_parts = kinds.uncovered(grounding.missing_parts, quote.said)  # said only if true
             prepared.text = preface.quoted(plan, grounding, prepared.any_date) + quote.text
             prepared.sources = quote.sources
             prepared.kind = AnswerKind.QUOTED
@@ -196,6 +197,7 @@ class ChatEngine:
         blocks = pack_context(self.settings, grounding.results, main, room, fit.limits.count)
         reused, blocks = fit.split_known(blocks, prepared.thread.turns)
         blocks = fit.within_limits(blocks, label)
+        grounding.missing_parts = kinds.uncovered(grounding.missing_parts, " ".join(b.text for b in blocks))
         prepared.text = preface.written(plan, grounding, blocks, prepared.any_date)
         prepared.sources = reused + _vault_sources(blocks)
         prepared.messages = remembered.into(prepared.fit.messages(blocks, label))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
 from services import vault
 from services.catalog import NotesTable
@@ -63,19 +64,20 @@ def is_about(topic: str, result: SearchResult, results: list[SearchResult], cali
 
 
 def notes_in_range(notes: NotesTable, settings: Settings, plan: QueryPlan) -> list[ContextBlock]:
-    """The user's notes dated in the plan's range (or the latest ones), oldest first, as excerpts."""
+    """The user's notes dated in the plan's range (or the latest ones), newest first, as excerpts dated."""
     types = plan.types or [NoteType.NOTE]
     records = [r for r in notes.list_notes() if r.note_type in types and r.chunk_count > 0]
     if plan.since is not None:
         records = [r for r in records if _in_range(r, plan)]
-    else:
-        records = sorted(records, key=_date, reverse=True)[:LATEST_NOTES]
-    records.sort(key=_date)
+    records = sorted(records, key=lambda r: _timestamp(_date(r, plan)), reverse=True)
+    if plan.since is None:
+        records = records[:LATEST_NOTES]
     blocks = []
     for record in records:
         text = _note_text(settings, record)
         if text:
-            blocks.append(ContextBlock(len(blocks) + 1, record.path, record.title, "", text))
+            n = len(blocks) + 1
+            blocks.append(ContextBlock(n, record.path, record.title, "", text, dated=_date(record, plan)))
     return blocks
 
 
@@ -93,14 +95,24 @@ def batch_blocks(blocks: list[ContextBlock], budget_tokens: int) -> list[list[Co
     return [b for b in batches if b]
 
 
-def _date(record: NoteRecord) -> float:
-    stamp = record.modified or record.created
+def _date(record: NoteRecord, plan: QueryPlan) -> datetime | None:
+    """The note's date in the plan's range (written then, or changed then), else its latest one."""
+    stamps = [s for s in (record.created, record.modified) if s is not None]
+    if plan.since is not None:
+        stamps = [s for s in stamps if _within(s, plan)] or stamps
+    return max(stamps, key=_timestamp, default=None)
+
+
+def _timestamp(stamp: datetime | None) -> float:
     return stamp.timestamp() if stamp else 0.0
 
 
 def _in_range(record: NoteRecord, plan: QueryPlan) -> bool:
-    stamps = [s for s in (record.created, record.modified) if s is not None]
-    return any(plan.since <= s < plan.until for s in stamps)  # type: ignore[operator]
+    return any(_within(s, plan) for s in (record.created, record.modified) if s is not None)
+
+
+def _within(stamp: datetime, plan: QueryPlan) -> bool:
+    return plan.since <= stamp < plan.until  # type: ignore[operator]
 
 
 def _note_text(settings: Settings, record: NoteRecord) -> str:

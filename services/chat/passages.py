@@ -8,6 +8,7 @@ announces it (ending with ":").
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,6 +24,7 @@ _WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _MARKUP = re.compile(r"[*_`]+|\s\^[\w-]+$|(?<!\w)#(?=\w)")
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
 MIN_UNIT_CHARS = 12  # "Voir aussi :", a lone link: nothing to quote
+Closeness = Callable[[list["Passage"]], list[float]]  # sections → how close each is to the question
 
 
 @dataclass(frozen=True)
@@ -112,10 +114,16 @@ def _rows(lines: list[str], group: int) -> list[Unit]:
     return units
 
 
-def note_passages(settings: Settings, result: SearchResult, limit: int, asked: set[str] | None = None) -> list[Passage]:
-    """The section of ``result``'s best chunk first, then the note's other sections, those holding the most of
-    the ``asked`` terms first (then the most terms of the first), within ``limit`` units (the chunk alone when
-    the note is gone)."""
+def note_passages(
+    settings: Settings,
+    result: SearchResult,
+    limit: int,
+    asked: set[str] | None = None,
+    closeness: Closeness | None = None,
+) -> list[Passage]:
+    """The section of ``result``'s best chunk first, then the note's other sections, the closest in meaning
+    first (``closeness``), then those holding the most of the ``asked`` terms (then the most terms of the
+    first), within ``limit`` units (the chunk alone when the note is gone)."""
     if result.page is not None:  # a document's page: its hit's text is what was extracted, the file no Markdown
         return _within([chunk_passage(result)], limit)
     note = vault.read_note_if_readable(settings.vault, result.path, settings.max_file_bytes)
@@ -128,7 +136,10 @@ def note_passages(settings: Settings, result: SearchResult, limit: int, asked: s
         best = chunk_passage(result)  # a document's page, or a note read before it changed
     others = [p for p in passages if p is not best and p.units]
     words, asked = _terms(best), asked or set()
-    others.sort(key=lambda p: (-len(asked & _terms(p)), -len(words & _terms(p))))
+    close = dict(zip(map(id, others), closeness(others) if closeness else [0.0] * len(others), strict=True))
+    # Meaning first: a section answering in other words (« légumes mous » for « carottes molles ») holds none
+    # of the question's terms, and units past ``limit`` are never scored.
+    others.sort(key=lambda p: (-close[id(p)], -len(asked & _terms(p)), -len(words & _terms(p))))
     return _within([best, *others], limit)
 
 

@@ -66,6 +66,8 @@ QUOTED_MISSING = {
     "en": "I find nothing about {names} in these passages.",
 }
 QUOTED_SUMMARY = {"fr": "Ce que tu as écrit sur la période :", "en": "What you wrote in that period:"}
+NOTE_DATE = {"fr": "%d/%m/%Y", "en": "%Y-%m-%d"}  # a period's note, listed with its date
+MORE_NOTES = {"fr": "- … et {count} autres (dans les sources).", "en": "- … and {count} more (in the sources)."}
 QUOTED_LABEL = {  # under a quoted answer: what it is, and how to get written ones
     "fr": "Réponse citée de tes notes, sans modèle : le modèle configuré est trop petit pour rédiger. Pour des "
     "réponses rédigées, choisis un modèle plus grand (OBSIRAG_LLM_MODEL, tableau par plateforme du README), ou "

@@ -46,10 +46,13 @@ _LIST_PATTERNS = (
 _SUMMARY_PATTERNS = (
     r"\b(synth[eè]se|r[ée]sum[ée]|r[ée]sume|fais le point|bilan)\b",
     r"\b(mes|les)\s+derni[eè]res\s+notes\b",
-    r"\b(qu['’]est-ce que|qu['’])\s*j['’]ai\s+(écrit|appris|noté)\b",
+    # A period's notes (« qu'ai-je écrit la semaine dernière ? »): listed, never answered from a few of them.
+    r"\b(qu['’]est-ce que|qu['’])\s*j['’]ai\s+(écrit|appris|noté|fait)\b",
+    r"\bqu['’]ai-je\s+(écrit|appris|noté|fait)\b",
+    r"\bj['’]ai\s+(écrit|appris|noté|fait)\s+quoi\b",
     r"\b(summar(y|ise|ize)|recap|overview)\b",
     r"\bmy\s+(latest|recent|last)\s+notes\b",
-    r"\bwhat\s+did\s+i\s+(write|learn|note)\b",
+    r"\bwhat\s+(did|have)\s+i\s+(write|written|learn|learned|learnt|note|noted|do|done)\b",
 )
 _TOPIC_AFTER = re.compile(
     r"\b(?:parle(?:nt)?\s+d[e'’]|parlent\s+de|mentionne(?:nt)?|traite(?:nt)?\s+de|évoque(?:nt)?|concerne(?:nt)?|sur|"

@@ -14,16 +14,16 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from services.catalog.models import SCREENSHOT_LABEL, Source
-from services.chat import prompts
+from services.chat import kinds, prompts
 from services.chat.context import ContextBlock
 from services.chat.grounding import Grounding, content_terms
 from services.chat.passages import Passage, Unit, chunk_passage, note_passages, telling_units, units_of
 from services.config import Settings
 from services.indexing.chunking import embedding_prefix
 from services.llm.degeneration import PHRASE_WORDS, words_of
-from services.retrieval import lexical
 from services.retrieval.search import SearchResult
 
 log = logging.getLogger(__name__)
@@ -32,13 +32,16 @@ MAX_SCORED = 16  # units scored per question: their embedding is most of what a 
 CLOSEST_UNITS = 3  # « pas sûr »: units of each closest note's best chunk scored (five notes: 15 embeddings)
 OTHER_NOTES, OTHER_UNITS = 2, 2  # notes besides the main one whose best chunk may be quoted, units of each
 SCORED_CHARS = 200  # of a unit, what is embedded: its start says what it is about
+SECTION_CHARS = 600  # of a section, what is embedded to rank it among its note's sections
 MAX_PASSAGES = 3
 MAX_UNITS = 6  # quoted per passage
 KEEP_MARGIN = 0.035  # a unit this close to its passage's best is quoted too
 OTHER_MARGIN = 0.015  # another passage is quoted when its best unit is this close to the answer's best
 WHOLE_LIST = 6  # a list or table this short is quoted whole once one of its items is
 LEAD_UNITS, LEAD_CHARS = 2, 240  # a summary's quote of each note: its opening sentences
+PERIOD_NOTES = 12  # a period's notes listed one by one, then « et N autres »
 LEXICAL_WEIGHT = 0.08  # the question's rare terms in a unit, against cosines that spread over ~0.1
+TROUBLE_WEIGHT = 0.03  # a troubles section's units, for a problem asked (``kinds.asks_trouble``)
 _TRAILING_TAGS = re.compile(r"(?:\s+#[\w/-]+|\s+\^[\w-]+)+\s*$")
 
 
@@ -46,6 +49,7 @@ _TRAILING_TAGS = re.compile(r"(?:\s+#[\w/-]+|\s+\^[\w-]+)+\s*$")
 class Quote:
     text: str
     sources: list[Source]
+    said: str = ""  # the quoted units' plain text: what the answer can claim to cover (``kinds.uncovered``)
 
 
 @dataclass
@@ -62,7 +66,7 @@ def quote_answer(
     settings: Settings, question: str, language: str, grounding: Grounding, score: ScoreFn | None
 ) -> Quote:
     """The passages of ``grounding``'s notes that answer ``question``, quoted with their citations."""
-    scored = _score(_passages(settings, question, grounding), question, grounding.results, score)
+    scored = _score(_passages(settings, question, grounding, score), question, grounding.results, score)
     chosen = _without_repeats(_choose(scored))
     sources, quotes = [], []
     for n, (passage, units) in enumerate(chosen, start=1):
@@ -82,7 +86,8 @@ def quote_answer(
     if grounding.missing_names:
         names = ", ".join(f"« {name} »" for name in grounding.missing_names)
         lines.append(prompts.QUOTED_MISSING[language].format(names=names))
-    return Quote("\n\n".join(lines), sources)
+    said = " ".join(unit.plain for _, units in chosen for unit in units)
+    return Quote("\n\n".join(lines), sources, said)
 
 
 def quote_closest(question: str, language: str, grounding: Grounding, score: ScoreFn | None) -> Quote:
@@ -116,15 +121,16 @@ def quote_closest(question: str, language: str, grounding: Grounding, score: Sco
     return Quote("\n\n".join([prompts.CLOSEST_INTRO[language], *quotes]), sources)
 
 
-def _passages(settings: Settings, question: str, grounding: Grounding) -> list[Passage]:
-    """The main note's sections (each candidate's when no note leads), then other notes' best chunks (their
-    units holding the question's terms), ``MAX_SCORED`` units in all."""
+def _passages(settings: Settings, question: str, grounding: Grounding, score: ScoreFn | None) -> list[Passage]:
+    """The main note's sections (each candidate's when no note leads; the closest to the question first), then
+    other notes' best chunks (their units holding the question's terms), ``MAX_SCORED`` units in all."""
     leads = [grounding.main] if grounding.main else grounding.candidates or grounding.results[:1]
     asked = set(content_terms(question))
     passages: list[Passage] = []
+    closeness = partial(_closeness, question, score)
     share = (MAX_SCORED - OTHER_NOTES * OTHER_UNITS) // max(1, len(leads))
     for result in leads:
-        for passage in note_passages(settings, result, share, asked):
+        for passage in note_passages(settings, result, share, asked, closeness):
             passage.primary = grounding.main is not None
             passages.append(passage)
     lead_paths = {r.path for r in leads}
@@ -134,18 +140,34 @@ def _passages(settings: Settings, question: str, grounding: Grounding) -> list[P
     return [p for p in passages + others if p.units]
 
 
+def _closeness(question: str, score: ScoreFn | None, sections: list[Passage]) -> list[float]:
+    """Each section read as the index reads a chunk (title and heading, then its text), and a troubles
+    section for a problem asked (``_score``): which of a note's sections to score first."""
+    texts = [embedding_prefix(p.title, p.heading.split(" > ")) + " ".join(u.plain for u in p.units) for p in sections]
+    cosines = _scored_or_zero(question, [t[:SECTION_CHARS] for t in texts], score, "a note's sections")
+    return [c + _trouble_bonus(question, p) for c, p in zip(cosines, sections, strict=True)]
+
+
+def _trouble_bonus(question: str, passage: Passage) -> float:
+    """A problem asked: the note's section of troubles answers it, though the model reads the words the
+    question shares with another section (« carottes » in « Mes essais réussis »)."""
+    return TROUBLE_WEIGHT if kinds.asks_trouble(question) and kinds.lists_troubles(passage.heading) else 0.0
+
+
 def _score(passages: list[Passage], question: str, results: list[SearchResult], score: ScoreFn | None) -> list[_Scored]:
     cosines = iter(_cosines(question, passages, score))
     weights = _term_weights(question, results)
     total = sum(weights.values()) or 1.0
     scored = []
     for passage in passages:
-        titled = set(lexical.analyze(passage.title))  # the note's name tells none of its sentences apart
+        titled = kinds.terms(passage.title)  # the note's name tells none of its sentences apart
         telling = {t: w for t, w in weights.items() if t not in titled}
+        bonus = _trouble_bonus(question, passage)
         values = []
         for unit in passage.units:
-            terms = set(lexical.analyze(unit.plain))
-            values.append(next(cosines) + LEXICAL_WEIGHT * sum(w for t, w in telling.items() if t in terms) / total)
+            terms = kinds.terms(unit.plain)
+            lexical_part = LEXICAL_WEIGHT * sum(w for t, w in telling.items() if t in terms) / total
+            values.append(next(cosines) + lexical_part + bonus)
         scored.append(_Scored(passage, values))
     return scored
 
@@ -156,19 +178,23 @@ def _cosines(question: str, passages: list[Passage], score: ScoreFn | None) -> l
     texts = [
         embedding_prefix(p.title, p.heading.split(" > ")) + u.plain[:SCORED_CHARS] for p in passages for u in p.units
     ]
+    return _scored_or_zero(question, texts, score, "the quoted sentences")
+
+
+def _scored_or_zero(question: str, texts: list[str], score: ScoreFn | None, what: str) -> list[float]:
     if score is None or not texts:
         return [0.0] * len(texts)
     try:
         return list(score(question, texts))
     except Exception:  # the indexer slow or gone: the terms alone choose
-        log.warning("scoring the quoted sentences failed; choosing them by their terms", exc_info=True)
+        log.warning("scoring %s failed; choosing by their terms", what, exc_info=True)
         return [0.0] * len(texts)
 
 
 def _term_weights(question: str, results: list[SearchResult]) -> dict[str, float]:
     """The question's terms, a term held by fewer retrieved notes weighing more (as the guard weighs them)."""
-    bags = [set(lexical.analyze(f"{r.title} {r.heading} {r.text}")) for r in results]
-    return {t: 1.0 / (1 + sum(t in bag for bag in bags)) for t in content_terms(question)}
+    bags = [kinds.terms(f"{r.title} {r.heading} {r.text}") for r in results]
+    return {t: 1.0 / (1 + sum(t in bag for bag in bags)) for t in map(kinds.term, content_terms(question))}
 
 
 def _choose(scored: list[_Scored]) -> list[tuple[Passage, list[Unit]]]:
@@ -247,15 +273,26 @@ def _render(passage: Passage, units: list[Unit], n: int, language: str = "fr") -
 
 
 def quote_notes(blocks: list[ContextBlock], language: str) -> str:
-    """A period's notes, each with its opening sentences and ``[n]``: a summary without a model."""
+    """A period's notes in their order (newest first), each with its date, opening sentences and ``[n]``: a
+    summary without a model; past ``PERIOD_NOTES``, how many more (all are among the sources)."""
     lines = [prompts.QUOTED_SUMMARY[language]]
-    for block in blocks:
+    for block in blocks[:PERIOD_NOTES]:
         lead, size = [], 0
         for unit in units_of(block.text)[:LEAD_UNITS]:
             if size and size + len(unit.plain) > LEAD_CHARS:
                 break
             lead.append(unit.plain)
             size += len(unit.plain)
+        when = _when(block, language)
         said = f" : « {' '.join(lead)} »" if lead else ""
-        lines.append(f"- **{block.title}** [{block.n}]{said}")
+        lines.append(f"- **{block.title}** [{block.n}]{when}{said}")
+    if len(blocks) > PERIOD_NOTES:
+        lines.append(prompts.MORE_NOTES[language].format(count=len(blocks) - PERIOD_NOTES))
     return "\n".join(lines)
+
+
+def _when(block: ContextBlock, language: str) -> str:
+    """The note's date after its title, unless the title says it (a daily note, « 2026-11-25 »)."""
+    if block.dated is None or block.dated.strftime("%Y-%m-%d") in block.title:
+        return ""
+    return f", {block.dated.strftime(prompts.NOTE_DATE[language])}"

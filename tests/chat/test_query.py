@@ -72,3 +72,18 @@ def test_elliptic_follow_ups_borrow_the_previous_topic(follow_up: str) -> None:
 def test_a_new_full_question_is_not_a_follow_up() -> None:
     plan = understand("Comment faire un pain au levain avec de la farine de seigle ?", NOW, history=["Atlas"])
     assert not plan.is_followup and "Atlas" not in plan.retrieval_query
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "qu'ai-je écrit la semaine dernière ?",  # was an answer question: quoted one note, « toutes dates confondues »
+        "j'ai écrit quoi cette semaine ?",
+        "qu'est-ce que j'ai fait hier ?",
+        "what have I written this week?",
+        "what did I do yesterday?",
+    ],
+)
+def test_what_was_written_in_a_period_is_a_summary_of_its_notes(question: str) -> None:
+    plan = understand(question, datetime(2026, 11, 29, 15, 0).astimezone())
+    assert plan.intent == Intent.SUMMARY and plan.since is not None
