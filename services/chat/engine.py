@@ -207,7 +207,7 @@ class ChatEngine:
         them (what the search found is never hidden), with the remembered facts that bear on the question."""
         plan = prepared.plan
         grounding.results = self._retrieve(prepared, plan.retrieval_query, CLOSEST_NOTES, shown=True).results
-        quote = quote_closest(plan.question, plan.language, grounding, self.score)
+        quote = quote_closest(self.settings, plan.question, plan.language, grounding, self.score)
         prepared.text, prepared.sources, prepared.kind = quote.text, quote.sources, AnswerKind.CLOSEST
         prepared.provenance = Provenance.VAULT
         prepared.memory = self.memory.for_prompt(plan.question, plan.language, prepared.memory_matches).uses

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from services.catalog.models import SCREENSHOT_LABEL, Source
@@ -90,20 +90,32 @@ def quote_answer(
     return Quote("\n\n".join(lines), sources, said)
 
 
-def quote_closest(question: str, language: str, grounding: Grounding, score: ScoreFn | None) -> Quote:
-    """« Pas sûr »: the best unit of each closest note's best chunk, each cited, none given as the answer."""
+def quote_closest(
+    settings: Settings, question: str, language: str, grounding: Grounding, score: ScoreFn | None
+) -> Quote:
+    """« Pas sûr »: the best unit of each closest note, each cited, none given as the answer. The first note's
+    sections are ranked as a main note's are (its answering section, not only its best chunk); the others
+    offer their best chunk."""
+    if not grounding.results:
+        return Quote(prompts.CLOSEST_INTRO[language], [])
+    first, *others = grounding.results
+    lead = replace(grounding, main=first, candidates=[], results=[first])
+    passages = _passages(settings, question, lead, score) or [chunk_passage(first)]
     asked = set(content_terms(question))
-    passages = [chunk_passage(r) for r in grounding.results]
-    for passage, result in zip(passages, grounding.results, strict=True):
+    for result in others:
+        passage = chunk_passage(result)
         # A chunk of code or of a lone link has no sentence to quote: its snippet stands in, never dropped.
-        passage.units = telling_units(passage.units, asked, CLOSEST_UNITS) or [
-            Unit(result.snippet or result.title, "sentence", 0)
-        ]
-    scored = _score(passages, question, grounding.results, score)
+        stand_in = [Unit(result.snippet or result.title, "sentence", 0)]
+        passage.units = telling_units(passage.units, asked, CLOSEST_UNITS) or stand_in
+        passages.append(passage)
+    best: dict[str, _Scored] = {}
+    for item in _score([p for p in passages if p.units], question, grounding.results, score):
+        if item.passage.path not in best or item.best > best[item.passage.path].best:
+            best[item.passage.path] = item
     sources, quotes = [], []
-    for n, item in enumerate(scored, start=1):
-        best = max(range(len(item.scores)), key=item.scores.__getitem__)
+    for n, item in enumerate((best[r.path] for r in grounding.results if r.path in best), start=1):
         passage = item.passage
+        unit = passage.units[max(range(len(item.scores)), key=item.scores.__getitem__)]
         sources.append(
             Source(
                 n=n,
@@ -114,7 +126,7 @@ def quote_closest(question: str, language: str, grounding: Grounding, score: Sco
                 screenshot=passage.screenshot,
             )
         )
-        quotes.append(_render(passage, [passage.units[best]], n, language))
+        quotes.append(_render(passage, [unit], n, language))
     if grounding.missing_names:  # a name the question asks about and no close note holds
         names = ", ".join(f"« {name} »" for name in grounding.missing_names)
         quotes.append(prompts.QUOTED_MISSING[language].format(names=names))

@@ -93,6 +93,7 @@ class SearchResult(BaseModel):
     def screenshot(self) -> bool:
         """An image's OCR text (a screenshot, a photo): its citation says « capture d'écran »."""
         return self.ocr == "image"
+
     learned: bool = False  # placed by a recorded question close to this one (first, or last for « pas ça »)
     learned_similarity: float | None = None  # the cosine of the recorded question that pulled it (not « pas ça »)
 
