@@ -99,10 +99,20 @@ def recall(searcher: SearchEngine, questions: list[HelpQuestion]) -> list[bool]:
     return found
 
 
+WRONG: list[str] = []  # questions answered from a note not among their gold notes (printed at the end)
+
+
 def answered(chat: object, questions: list[HelpQuestion]) -> list[bool]:
-    """Answered from the vault (quoted or written; « pas sûr » and refusals are not answers)."""
-    prepared = (chat.prepare(q.text, use_web=False, now=NOW) for q in questions)  # type: ignore[attr-defined]
-    return [p.kind in (AnswerKind.QUOTED, AnswerKind.WRITTEN) for p in prepared]
+    """Answered from the vault (quoted or written; « pas sûr » and refusals are not answers); the ones answered
+    from a wrong main note are kept in ``WRONG``."""
+    flags = []
+    for q in questions:
+        prepared = chat.prepare(q.text, use_web=False, now=NOW)  # type: ignore[attr-defined]
+        said = prepared.kind in (AnswerKind.QUOTED, AnswerKind.WRITTEN)
+        if said and prepared.main_note not in q.gold:
+            WRONG.append(f"{q.id}: {prepared.main_note} (gold {', '.join(q.gold) or 'none'})")
+        flags.append(said)
+    return flags
 
 
 def share(flags: list[bool]) -> str:
@@ -164,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             before = measure(searcher, chat, groups)
             near_before = answered(chat, near)
+            wrong_before = len(WRONG)
             for pair in pairs:  # one click: the gold note opened from the first paraphrase's answer
                 marks.add_mark(pair.first.text, pair.first.gold[0], Verdict.OPENED)
             after = measure(searcher, chat, groups)
@@ -173,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n### Learning from one click — {model}, floor {threshold}, weight {args.weight}\n\n{summary}\n")
     print(table(before, after))
     print(f"\nnear/far (should be refused): answered {share(near_before)} before, {share(near_after)} after")
+    print(f"answered from a wrong main note: {wrong_before} before, {len(WRONG) - wrong_before} after")
+    for line in WRONG[wrong_before:]:
+        print(f"- {line}")
     return 0
 
 
