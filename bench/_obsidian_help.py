@@ -1,7 +1,9 @@
 """The Obsidian Help development set: questions written over the French help vault, and its cached index.
 
 ``bench/obsidian_help_questions.jsonl`` (public, a tuning set): one question a line, ``id``, ``lang`` (fr, en),
-``kind`` and ``gold`` (the vault-relative paths of the notes that answer it). Kinds: ``paraphrase`` (a
+``kind`` and ``gold`` (the vault-relative paths of the notes that answer it); an in-vault question but a
+listing also has ``evidence``, the sentences, list items or table rows that answer it, copied verbatim from
+its first gold note (from ``evidence_note`` when another gold note answers it better). Kinds: ``paraphrase`` (a
 situation, then the question, in other words than the note's), ``typo`` (the same, typed in a hurry),
 ``which`` ("which notes…", the chat's listing), ``near`` (the vault's topic, not its answer: Dataview, Joplin,
 prices in yen) and ``far`` (nothing to do with it). The vault itself is real data (© Obsidian), read by path
@@ -40,7 +42,8 @@ class HelpQuestion:
     kind: str
     text: str
     gold: tuple[str, ...]
-    evidence: tuple[str, ...] = ()  # the gold note's sentence(s) that answer it (verbatim), when annotated
+    evidence: tuple[str, ...] = ()
+    evidence_note: str = ""  # the gold note holding the evidence (the first one unless said)
 
     @property
     def in_vault(self) -> bool:
@@ -50,7 +53,15 @@ class HelpQuestion:
 def load_questions(path: Path = QUESTIONS) -> list[HelpQuestion]:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [
-        HelpQuestion(r["id"], r["lang"], r["kind"], r["question"], tuple(r["gold"]), tuple(r.get("evidence", ())))
+        HelpQuestion(
+            r["id"],
+            r["lang"],
+            r["kind"],
+            r["question"],
+            tuple(r["gold"]),
+            tuple(r.get("evidence", ())),
+            r.get("evidence_note", r["gold"][0] if r["gold"] else ""),
+        )
         for r in rows
     ]
 
