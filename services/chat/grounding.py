@@ -181,6 +181,10 @@ def assess(
     )
     if results and (results[0].learned_similarity or 0.0) >= LEARNED_ANSWER:
         return _from_learned(grounding, results, calibration)
+    if grounding.supported and any(r.learned for r in results):
+        # A mark moved notes of this list: the places' scores (margin, lead) are no longer the notes' own evidence,
+        # so a farther question is shown its closest notes (the marked one first), never answered on borrowed scores.
+        grounding.supported, grounding.outcome = False, Outcome.CLOSEST
     if grounding.supported:
         grounding.results = [r for r in results if r.score >= results[0].score * calibration.support_share]
         grounding.main, grounding.candidates = select_main_note(grounding.results, calibration.main_margin)
