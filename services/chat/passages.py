@@ -25,6 +25,7 @@ _MARKUP = re.compile(r"[*_`]+|\s\^[\w-]+$|(?<!\w)#(?=\w)")
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
 MIN_UNIT_CHARS = 12  # "Voir aussi :", a lone link: nothing to quote
 Closeness = Callable[[list["Passage"]], list[float]]  # sections → how close each is to the question
+LEAD_UNITS = 2  # of a note's opening section, scored beside its best chunk's section
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class Passage:
     primary: bool = False
     page: int | None = None  # a document's page (the search hit's): the quote cites it
     screenshot: bool = False  # an image's OCR text: cited « capture d'écran : … »
+    lead: bool = False  # the note's opening (what it is about), scored beside its best section
 
 
 def units_of(text: str) -> list[Unit]:
@@ -134,13 +136,40 @@ def note_passages(
     best = next((p for p in passages if p.heading == result.heading and p.units), None)
     if best is None:
         best = chunk_passage(result)  # a document's page, or a note read before it changed
+    lead = next((p for p in passages if p.units), best)
     others = [p for p in passages if p is not best and p.units]
     words, asked = _terms(best), asked or set()
     close = dict(zip(map(id, others), closeness(others) if closeness else [0.0] * len(others), strict=True))
     # Meaning first: a section answering in other words (« légumes mous » for « carottes molles ») holds none
-    # of the question's terms, and units past ``limit`` are never scored.
-    others.sort(key=lambda p: (-close[id(p)], -len(asked & _terms(p)), -len(words & _terms(p))))
-    return _within([best, *others], limit)
+    # of the question's terms, and units past ``limit`` are never scored; then the best section's siblings (the
+    # step or list item that answers sits beside the chunk found), then the sections holding the most terms.
+    others.sort(
+        key=lambda p: (
+            -close[id(p)],
+            -_shared(best.heading, p.heading),
+            -len(asked & _terms(p)),
+            -len(words & _terms(p)),
+        )
+    )
+    titled = set(lexical.analyze(result.title))
+    if lead is best or (titled and titled <= asked):
+        return _within([best, *others], limit)
+    # "Is there a way to…?" is answered by the note's opening ("X is a core plugin that lets you…"), however
+    # far below it the best chunk is: its first sentences are scored too, unless the question names the note
+    # (who asks about « projet Atlas » knows what it is).
+    opening = Passage(result.path, result.title, lead.heading, lead.units[:LEAD_UNITS], lead=True)
+    cut = _within([best], limit - len(opening.units))  # a long best section leaves the opening its room
+    return _within([*cut, opening, *(p for p in others if p is not lead)], limit)
+
+
+def _shared(heading: str, other: str) -> int:
+    """How many headings two sections' paths share from the top."""
+    shared = 0
+    for mine, theirs in zip(heading.split(" > "), other.split(" > "), strict=False):
+        if mine != theirs:
+            break
+        shared += 1
+    return shared
 
 
 def telling_units(units: list[Unit], asked: set[str], limit: int) -> list[Unit]:
@@ -172,6 +201,7 @@ def _within(passages: list[Passage], limit: int) -> list[Passage]:
                 passage.primary,
                 passage.page,
                 passage.screenshot,
+                passage.lead,
             )
         )
         left -= len(kept[-1].units)

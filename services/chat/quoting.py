@@ -37,6 +37,7 @@ MAX_PASSAGES = 3
 MAX_UNITS = 6  # quoted per passage
 KEEP_MARGIN = 0.035  # a unit this close to its passage's best is quoted too
 OTHER_MARGIN = 0.015  # another passage is quoted when its best unit is this close to the answer's best
+LEAD_MARGIN = 0.06  # the main note's opening is quoted before its best section when this close to it
 WHOLE_LIST = 6  # a list or table this short is quoted whole once one of its items is
 LEAD_UNITS, LEAD_CHARS = 2, 240  # a summary's quote of each note: its opening sentences
 PERIOD_NOTES = 12  # a period's notes listed one by one, then « et N autres »
@@ -217,6 +218,9 @@ def _choose(scored: list[_Scored]) -> list[tuple[Passage, list[Unit]]]:
     leading = [s for s in scored if s.passage.primary] or scored
     first = max(leading, key=lambda s: s.best)
     picked = [first]
+    opening = next((s for s in leading if s.passage.lead and s.passage.path == first.passage.path), None)
+    if opening is not None and opening is not first and opening.best >= first.best - LEAD_MARGIN:
+        picked.insert(0, opening)  # what the note is about, then the section that answers
     others = sorted((s for s in scored if s.passage.path != first.passage.path), key=lambda s: -s.best)
     for candidate in others:
         seen = {p.passage.path for p in picked}

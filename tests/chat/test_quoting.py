@@ -136,3 +136,91 @@ def test_a_period_is_quoted_by_each_note_s_opening_sentences() -> None:
         "- **Lundi** [1] : « Réunion Atlas. Puis courses. »",
         "- **Mardi** [2] : « appeler Sophie à propos du potager »",
     ]
+
+
+REMINDERS = """Rappels est un module qui t'envoie une notification à l'heure choisie pour chaque tâche.
+
+## Créer un rappel
+
+1. Ouvre la tâche.
+2. Clique sur l'icône de cloche.
+3. Choisis le jour et l'heure.
+4. Valide avec **Enregistrer**.
+
+## Couleurs
+
+Un rappel en retard revient en rouge dans la liste des tâches.
+Il passe au gris quand la tâche date de plus d'une semaine. Un rappel fait revient en vert.
+La couleur des retards se change dans le thème.
+
+## Export
+
+Un rappel exporté revient dans le fichier CSV avec sa date.
+L'export couvre les tâches d'une semaine passée. Le fichier revient vide quand aucun rappel n'existe.
+Le séparateur du fichier est le point-virgule.
+
+## Corbeille
+
+Un rappel supprimé revient de la corbeille si tu le restaures dans la semaine.
+La corbeille se vide ensuite toute seule. Un rappel restauré revient à sa place.
+La corbeille garde au plus cent éléments.
+
+## Options
+
+### Son
+
+Le son joué par défaut est une cloche discrète.
+
+### Répétition
+
+Les répétitions possibles :
+
+- **Aucune** : la notification n'est envoyée qu'une fois.
+- **Quotidienne** : elle est relancée chaque matin.
+- **Jours ouvrés** : du lundi au vendredi.
+- **Mensuelle** : le même jour de chaque mois.
+- **Annuelle** : à la même date chaque année.
+- **Hebdomadaire** : la notification est relancée le même jour tous les sept jours.
+"""
+
+
+@pytest.fixture
+def reminders(tmp_path: Path) -> Settings:
+    (tmp_path / "Rappels.md").write_text(REMINDERS, encoding="utf-8")
+    return Settings(vault=tmp_path, data_dir=tmp_path / "data")
+
+
+@pytest.fixture
+def e5_score(e5_embedder) -> ScoreFn:  # type: ignore[no-untyped-def]
+    from services.retrieval.sentence_scores import sentence_scores
+
+    return lambda question, texts: sentence_scores(e5_embedder, question, texts)
+
+
+def test_a_list_item_far_down_a_sibling_section_is_quoted_before_sections_sharing_words(
+    reminders: Settings, e5_score: ScoreFn
+) -> None:
+    """The chunk found is « Son »; the answer is the last item of « Répétition » beside it, below three sections
+    holding the question's words (« rappel », « revient », « semaine ») that say nothing of repeating: they
+    used to take every unit the quote may score."""
+    main = result("Options > Son", "Le son joué par défaut est une cloche discrète.", "Rappels.md", "Rappels")
+    question = "Comment faire pour que mon rappel revienne chaque semaine ?"
+    quote = quote_answer(reminders, question, "fr", grounding(main), e5_score)
+    assert "**Hebdomadaire** : la notification est relancée le même jour tous les sept jours." in quote.text
+    assert "— Rappels › Répétition [" in quote.text
+
+
+def test_the_note_s_opening_says_what_answers_a_question_that_does_not_name_it(
+    reminders: Settings, e5_score: ScoreFn
+) -> None:
+    main = result("Créer un rappel", "1. Ouvre la tâche.", "Rappels.md", "Rappels")
+    question = "Est-ce que l'application peut me prévenir à une heure précise pour une tâche ?"
+    quote = quote_answer(reminders, question, "fr", grounding(main), e5_score)
+    assert quote.text.startswith("D'après tes notes :\n\n> Rappels est un module qui t'envoie une notification")
+    assert quote.sources[0].heading == "" and quote.sources[0].path == "Rappels.md"
+
+
+def test_a_question_naming_the_note_gets_no_opening(reminders: Settings, e5_score: ScoreFn) -> None:
+    main = result("Créer un rappel", "1. Ouvre la tâche.", "Rappels.md", "Rappels")
+    quote = quote_answer(reminders, "Comment créer des rappels ?", "fr", grounding(main), e5_score)
+    assert "Rappels est un module" not in quote.text and "> 2. Clique sur l'icône de cloche." in quote.text
