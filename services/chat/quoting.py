@@ -198,7 +198,9 @@ def _scored_or_zero(question: str, texts: list[str], score: ScoreFn | None, what
     if score is None or not texts:
         return [0.0] * len(texts)
     try:
-        return list(score(question, texts))
+        scores = list(score(question, texts))
+        # The scorer reads at most ``sentence_scores.MAX_SENTENCES`` (a note of 100 sections): the rest rank by terms.
+        return scores + [0.0] * (len(texts) - len(scores))
     except Exception:  # the indexer slow or gone: the terms alone choose
         log.warning("scoring %s failed; choosing by their terms", what, exc_info=True)
         return [0.0] * len(texts)

@@ -224,3 +224,16 @@ def test_a_question_naming_the_note_gets_no_opening(reminders: Settings, e5_scor
     main = result("Créer un rappel", "1. Ouvre la tâche.", "Rappels.md", "Rappels")
     quote = quote_answer(reminders, "Comment créer des rappels ?", "fr", grounding(main), e5_score)
     assert "Rappels est un module" not in quote.text and "> 2. Clique sur l'icône de cloche." in quote.text
+
+
+def test_a_note_of_more_sections_than_one_scoring_reads_is_still_quoted(tmp_path: Path, e5_score: ScoreFn) -> None:
+    """The indexer scores at most 64 texts a request (``sentence_scores.MAX_SENTENCES``); a glossary of 80
+    sections used to end the question in an error (the sections' closeness one short of the sections)."""
+    sections = "\n\n".join(f"## Terme {i}\n\nLe terme numéro {i} désigne une chose du glossaire." for i in range(80))
+    (tmp_path / "Glossaire.md").write_text(f"# Glossaire\n\n{sections}\n", encoding="utf-8")
+    settings = Settings(vault=tmp_path, data_dir=tmp_path / "data")
+    main = result(
+        "Glossaire > Terme 3", "Le terme numéro 3 désigne une chose du glossaire.", "Glossaire.md", "Glossaire"
+    )
+    quote = quote_answer(settings, "Que désigne le terme numéro 3 ?", "fr", grounding(main), e5_score)
+    assert "Le terme numéro 3 désigne une chose du glossaire." in quote.text
