@@ -13,16 +13,23 @@ out of an English question's vector.
 from __future__ import annotations
 
 import threading
+from functools import cache
 
 import numpy as np
-from spacy.lang.en.stop_words import STOP_WORDS
 
 from services.retrieval import lexical
 from services.retrieval.embedding import Embedder
 
+
 # Analysed like the notes (Snowball French), so "keeping" meets "keep"; stems a French note could share
 # ("part", "call", "name"…) only leave an English question's lexical query, never a French one's.
-ENGLISH_COMMON: frozenset[str] = frozenset(lexical.analyze(" ".join(sorted(STOP_WORDS))))
+@cache
+def english_common() -> frozenset[str]:
+    """spaCy's English stop words, analysed as the lexical list analyses words. Imported on first use: spaCy
+    brings thinc and torch, which the web and the learner processes never need (they import the search)."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(lexical.analyze(" ".join(sorted(STOP_WORDS))))
 
 PAIRS = (
     ("How do I keep my plants alive during the winter?", "Comment garder mes plantes en vie pendant l'hiver ?"),

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from services.language.dates import parse_date_range, strip_date_expression
 from services.language.detect import detect_language
 from services.retrieval import lexical
-from services.retrieval.crosslingual import ENGLISH_COMMON, english_axis, without_language
+from services.retrieval.crosslingual import english_axis, english_common, without_language
 from services.retrieval.embedding import Embedder, calibration
 from services.retrieval.fact_vectors import FactVectors, MemoryMatch
 from services.retrieval.fusion import FusedHit, NoteHit, boost_title_matches, fuse_scores, rank_notes
@@ -215,7 +215,7 @@ class SearchEngine:
         """The lexical list and the share of the sparse weight it gets (1.0, or its coverage), beside the dense
         list. An English question's common words stay out of it, and an English best hit weighs what it holds
         of the question (``services.retrieval.crosslingual``)."""
-        ignore = META_TERMS | ENGLISH_COMMON if english else META_TERMS
+        ignore = META_TERMS | english_common() if english else META_TERMS
         query = lexical.encode_query(text, ignore=ignore)
         sparse = self.store.search_sparse(query, flt, CANDIDATES, CANDIDATE_FIELDS)
         if not (by_coverage or english):
