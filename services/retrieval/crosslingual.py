@@ -31,6 +31,7 @@ def english_common() -> frozenset[str]:
 
     return frozenset(lexical.analyze(" ".join(sorted(STOP_WORDS))))
 
+
 PAIRS = (
     ("How do I keep my plants alive during the winter?", "Comment garder mes plantes en vie pendant l'hiver ?"),
     ("What time does the train to Lyon leave?", "À quelle heure part le train pour Lyon ?"),
