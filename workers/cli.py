@@ -276,6 +276,8 @@ def status(settings: Settings, as_json: bool) -> None:
         click.echo(state.rebuild.line())
     for reading in state.extractions:
         click.echo(reading.line())
+    if state.extraction_backlog is not None:
+        click.echo(state.extraction_backlog.line())
     for problem in state.problems:
         label = {"error": "failed", "skipped": "skipped"}.get(problem.status.value, "warning")
         click.echo(f"  {label}: {problem.path}: {problem.reason} → {problem.fix}")

@@ -8,6 +8,7 @@ a rename or a reindex finds the text of an unchanged document and never reads (o
 from __future__ import annotations
 
 import sqlite3
+import statistics
 import threading
 import time
 from pathlib import Path
@@ -24,7 +25,11 @@ CREATE TABLE IF NOT EXISTS progress (
     path TEXT PRIMARY KEY, content_hash TEXT NOT NULL, done INTEGER NOT NULL, total INTEGER NOT NULL,
     started REAL NOT NULL, updated REAL NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS durations (path TEXT NOT NULL, seconds REAL NOT NULL, finished REAL NOT NULL);
 """
+PACE_SAMPLE = 20  # the last documents read set the pace: OCR of screenshots is not that of born-digital PDFs
+PACE_LEAST = 3  # fewer finished documents than this: no estimate at all rather than a wild one
+DURATIONS_KEPT = 100
 
 
 class ExtractionProgress(BaseModel):
@@ -55,6 +60,17 @@ def read_extraction(path: Path, content_hash: str) -> Extraction | None:
     cache = ExtractionCache(path)
     try:
         return cache.get(content_hash)
+    finally:
+        cache.close()
+
+
+def read_pace(path: Path) -> float | None:
+    """The median seconds per document of the last ones read (None before ``PACE_LEAST`` are known)."""
+    if not path.exists():
+        return None
+    cache = ExtractionCache(path)
+    try:
+        return cache.seconds_per_document()
     finally:
         cache.close()
 
@@ -101,8 +117,8 @@ class ExtractionCache:
 
     # --- progress of the files being read ------------------------------------------------------------
 
-    def start(self, path: str, content_hash: str) -> None:
-        now = time.time()
+    def start(self, path: str, content_hash: str, at: float | None = None) -> None:
+        now = time.time() if at is None else at
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO progress VALUES (?, ?, 0, 0, ?, ?)", (path, content_hash, now, now)
@@ -115,8 +131,26 @@ class ExtractionCache:
             )
 
     def finish(self, path: str) -> None:
+        """The file is read (or given up): its duration joins the pace of the documents still to read."""
+        now = time.time()
         with self._lock:
+            row = self._db.execute("SELECT started FROM progress WHERE path = ?", (path,)).fetchone()
             self._db.execute("DELETE FROM progress WHERE path = ?", (path,))
+            if row is not None:
+                self._db.execute("INSERT INTO durations VALUES (?, ?, ?)", (path, now - row[0], now))
+                self._db.execute(
+                    "DELETE FROM durations WHERE rowid NOT IN "
+                    "(SELECT rowid FROM durations ORDER BY finished DESC LIMIT ?)",
+                    (DURATIONS_KEPT,),
+                )
+
+    def seconds_per_document(self) -> float | None:
+        """The median duration of the last ``PACE_SAMPLE`` documents read; None with fewer than ``PACE_LEAST``."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seconds FROM durations ORDER BY finished DESC LIMIT ?", (PACE_SAMPLE,)
+            ).fetchall()
+        return statistics.median(r[0] for r in rows) if len(rows) >= PACE_LEAST else None
 
     def clear_progress(self) -> None:
         with self._lock:

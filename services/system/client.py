@@ -14,7 +14,7 @@ import redis
 from huey.exceptions import ResultTimeout
 from pydantic import BaseModel, Field
 
-from services.attachments.cache import ExtractionProgress
+from services.attachments.cache import ExtractionProgress, read_pace
 from services.attachments.cache import read_progress as read_extractions
 from services.catalog import Catalog
 from services.catalog.models import NoteStatus
@@ -38,6 +38,18 @@ class SystemNotRunning(RuntimeError):
     pass
 
 
+class ExtractionBacklog(BaseModel):
+    """The documents still to read (queued for the extract worker, or being read) and when all will be."""
+
+    remaining: int
+    eta_seconds: float | None = None  # remaining × the median time of the last documents read; None until known
+
+    def line(self) -> str:
+        """``obsirag status``'s line for it."""
+        eta = f", about {_minutes(self.eta_seconds)} left" if self.eta_seconds is not None else ""
+        return f"documents to read: {self.remaining}{eta}"
+
+
 class SystemStatus(BaseModel):
     running: bool  # some process of the system beats, or the supervisor holds the data dir (Redis restarting)
     notes: dict[str, int]
@@ -50,6 +62,7 @@ class SystemStatus(BaseModel):
     queue_tasks: list[QueueState] = Field(default_factory=list)  # the first tasks of each queue, when asked
     redis: RedisState = RedisState.READY  # "restarting": the supervisor runs, its Redis is coming back
     extractions: list[ExtractionProgress] = Field(default_factory=list)  # documents being read (pages done)
+    extraction_backlog: ExtractionBacklog | None = None  # documents left to read in all; None when none waits
 
     def redis_message(self, lang: Lang = "en") -> str | None:
         """The line every surface shows while Redis does not answer (None when it does or nothing runs)."""
@@ -184,11 +197,26 @@ class SystemClient:
                 "processes": processes,
                 "generation": generation,
                 "queue_tasks": tasks,
+                "extraction_backlog": _backlog(self.settings, depths, down.extractions),
             }
         )
         web = status.process("web")
         status.web_url = web.details.get("url") if web else None
         return status
+
+
+def _backlog(
+    settings: Settings, depths: dict[str, dict[str, int]], reading: list[ExtractionProgress]
+) -> ExtractionBacklog | None:
+    remaining = depths.get("extract", {}).get("pending", 0) + len(reading)
+    if not remaining:
+        return None
+    pace = read_pace(settings.extraction_cache_path)
+    return ExtractionBacklog(remaining=remaining, eta_seconds=remaining * pace if pace is not None else None)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 def _catalog_state(settings: Settings, lang: Lang, limit: int | None) -> tuple[dict[str, int], list[NoteProblem]]:

@@ -8,8 +8,10 @@ from collections.abc import Iterator
 from datetime import datetime
 
 import pytest
+from click.testing import CliRunner
 from litestar.testing import TestClient
 
+from services.attachments.cache import ExtractionCache
 from services.catalog import Catalog
 from services.catalog.models import LearnOutcome
 from services.config import Settings
@@ -19,6 +21,7 @@ from services.system.processes import HEARTBEAT_KEY, publish_heartbeat
 from web.app import CSRF_COOKIE, create_app
 from web.dependencies import WebServices
 from web.pages.admin import live_state
+from workers.cli import main
 
 
 def forget(site: WebServices) -> None:
@@ -137,3 +140,41 @@ def test_a_rebuild_under_way_is_said_in_one_line(client: TestClient, web_setting
         progress.unlink()
         progress.parent.rmdir()
     assert "Reconstruction de l'index" not in client.get("/admin/live").text
+
+
+@pytest.fixture
+def pace(site: WebServices) -> Iterator[ExtractionCache]:
+    """The extraction cache of the site's data folder, without the durations or files under way of others."""
+    cache = ExtractionCache(site.settings.extraction_cache_path)
+    forget_pace(cache)
+    yield cache
+    forget_pace(cache)
+    cache.close()
+
+
+def forget_pace(cache: ExtractionCache) -> None:
+    cache.clear_progress()
+    cache._db.execute("DELETE FROM durations")
+
+
+def test_the_documents_left_to_read_and_when_all_will_be_read_are_said(
+    site: WebServices, pace: ExtractionCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with TestClient(create_app(site.settings, site)) as browser:
+        assert "Documents à lire" not in browser.get("/admin/live").text  # nothing waits: nothing said
+        for shot in ("Captures/a.png", "Captures/b.png"):
+            site.client.queues.enqueue_extraction(shot)
+        pace.start("Captures/c.png", "h")  # the one being read counts too
+        assert "Documents à lire : 3.</p>" in browser.get("/admin/live").text  # no pace known yet: no ETA
+        for done in ("Captures/x.png", "Captures/y.png", "Captures/z.png"):
+            pace.start(done, "h", at=time.time() - 61)
+            pace.finish(done)
+        assert "Documents à lire : 3 (~3 min).</p>" in browser.get("/admin/live").text
+    backlog = site.client.status().extraction_backlog
+    assert backlog is not None and backlog.remaining == 3 and 183 <= backlog.eta_seconds < 190
+    monkeypatch.setenv("OBSIRAG_REDIS_URL", site.settings.effective_redis_url)
+    where = ["--vault", str(site.settings.vault), "--data", str(site.settings.data_dir)]
+    printed = CliRunner().invoke(main, ["status", *where], catch_exceptions=False).stdout
+    assert "documents to read: 3, about 3 min left" in printed
+    as_json = json.loads(CliRunner().invoke(main, ["status", "--json", *where]).stdout)
+    assert as_json["extraction_backlog"]["remaining"] == 3
