@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from services import vault
+from services.catalog.models import Source
 from services.config import Settings
 from services.indexing.chunking import split_sections
 from services.llm.limits import TokenCount, estimate_tokens
@@ -100,3 +101,19 @@ def clip_tokens(text: str, budget_tokens: int, count: TokenCount) -> str:
         else:
             high = middle - 1
     return " ".join(words[:low])
+
+
+def sources_of(blocks: list[ContextBlock]) -> list[Source]:
+    """The sources an answer from ``blocks`` cites, numbered as the blocks are."""
+    return [
+        Source(
+            n=b.n,
+            title=b.title,
+            path=b.path,
+            heading=b.heading,
+            primary=b.primary,
+            page=b.page,
+            screenshot=b.screenshot,
+        )
+        for b in blocks
+    ]

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from services.catalog import Catalog
-from services.catalog.models import AnswerKind, Provenance, Source, Thread
+from services.catalog.models import AnswerKind, Provenance, Thread
 from services.chat import kinds, preface, prompts
 from services.chat.answer import ChatAnswer, ChatEvent
-from services.chat.context import ContextBlock, pack_context
+from services.chat.context import ContextBlock, pack_context, sources_of
 from services.chat.evidence import below_notes
 from services.chat.grounding import CLOSEST_NOTES, Grounding, assess, combine_parts, split_question
 from services.chat.grounding_check import check_enabled, run_check
@@ -27,7 +27,7 @@ from services.chat.listing import answer_listing, batch_blocks, notes_in_range
 from services.chat.outcome import Outcome
 from services.chat.prepared import Prepared
 from services.chat.prompt_fit import PromptFit
-from services.chat.query import Intent, QueryPlan, existing_folders, understand
+from services.chat.query import Intent, asks_latest, existing_folders, understand
 from services.chat.quoting import ScoreFn, quote_answer, quote_closest, quote_notes
 from services.chat.record import record_answer
 from services.chat.web_answer import FRAME_TOKENS, WebAnswer
@@ -161,7 +161,7 @@ class ChatEngine:
             prepared.kind = AnswerKind.MEMORY
         elif prepared.plan.intent == Intent.LIST:
             self._prepare_listing(prepared)
-        elif prepared.plan.intent == Intent.SUMMARY and (prepared.plan.since or _asks_latest(prepared.plan)):
+        elif prepared.plan.intent == Intent.SUMMARY and (prepared.plan.since or asks_latest(prepared.plan)):
             self._prepare_summary(prepared)
         else:
             self._prepare_answer(prepared, self.settings.web_search if use_web is None else use_web)
@@ -176,7 +176,7 @@ class ChatEngine:
             self._prepare_closest(prepared, grounding)
             return
         if not grounding.supported:
-            _refuse(prepared, use_web)
+            prepared.refuse(use_web)
             return
         main = grounding.main
         prepared.provenance = Provenance.VAULT
@@ -199,7 +199,7 @@ class ChatEngine:
         blocks = fit.within_limits(blocks, label)
         grounding.missing_parts = kinds.uncovered(grounding.missing_parts, " ".join(b.text for b in blocks))
         prepared.text = preface.written(plan, grounding, blocks, prepared.any_date)
-        prepared.sources = reused + _vault_sources(blocks)
+        prepared.sources = reused + sources_of(blocks)
         prepared.messages = remembered.into(prepared.fit.messages(blocks, label))
 
     def _prepare_closest(self, prepared: Prepared, grounding: Grounding) -> None:
@@ -225,7 +225,7 @@ class ChatEngine:
         )
         prepared.lap("check_ms")
         if grounding.check.refuses:
-            _refuse(prepared, self.settings.web_search if use_web is None else use_web)
+            prepared.refuse(self.settings.web_search if use_web is None else use_web)
 
     def _ground_any_date(self, prepared: Prepared) -> Grounding:
         """The guard on the question; when no note of its date answers, on the question at any date: a date
@@ -275,7 +275,7 @@ class ChatEngine:
         if not blocks:
             prepared.text, prepared.kind = prompts.NO_NOTES_IN_RANGE[lang], AnswerKind.REFUSED
             return
-        prepared.sources = prepared.notes = _vault_sources(blocks)
+        prepared.sources = prepared.notes = sources_of(blocks)
         prepared.provenance = Provenance.VAULT
         if not prepared.writes:  # each note's opening sentences, at once
             prepared.text, prepared.kind = quote_notes(blocks, lang), AnswerKind.QUOTED
@@ -346,31 +346,3 @@ class ChatEngine:
                 raise KeyError(f"no conversation {thread_id!r}")
             return thread
         return self.catalog.get_thread(self.catalog.create_thread(question, now))  # type: ignore[return-value]
-
-
-def _asks_latest(plan: QueryPlan) -> bool:
-    return any(w in plan.question.lower() for w in ("dernières", "latest", "recent"))
-
-
-def _refuse(prepared: Prepared, use_web: bool) -> None:
-    """The vault does not answer: the refusal said at once, then the web when allowed."""
-    prepared.text = prompts.NOT_IN_VAULT[prepared.plan.language]
-    prepared.kind = AnswerKind.REFUSED
-    prepared.try_web = use_web
-    prepared.sources, prepared.main_note, prepared.messages, prepared.memory = [], None, None, []
-    prepared.provenance = Provenance.NONE
-
-
-def _vault_sources(blocks: list[ContextBlock]) -> list[Source]:
-    return [
-        Source(
-            n=b.n,
-            title=b.title,
-            path=b.path,
-            heading=b.heading,
-            primary=b.primary,
-            page=b.page,
-            screenshot=b.screenshot,
-        )
-        for b in blocks
-    ]

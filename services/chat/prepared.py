@@ -10,6 +10,7 @@ from services.catalog.models import AnswerKind, MemoryUse, Provenance, Source, T
 from services.chat.context import ContextBlock
 from services.chat.grounding import Grounding
 from services.chat.prompt_fit import PromptFit
+from services.chat.prompts import NOT_IN_VAULT
 from services.chat.query import QueryPlan
 from services.llm.client import CancelScope
 from services.llm.limits import PromptLimits
@@ -43,6 +44,14 @@ class Prepared:
     writes: bool = True  # the model writes the answer; False: it is quoted from the notes, without a model
     kind: AnswerKind | None = None  # None until decided: a model call makes it "written"
     any_date: bool = False  # the question's date dropped: no note of that date answered it
+
+    def refuse(self, use_web: bool) -> None:
+        """The vault does not answer: the refusal said at once, then the web when allowed."""
+        self.text = NOT_IN_VAULT[self.plan.language]
+        self.kind = AnswerKind.REFUSED
+        self.try_web = use_web
+        self.sources, self.main_note, self.messages, self.memory = [], None, None, []
+        self.provenance = Provenance.NONE
 
     def lap(self, name: str) -> None:
         self.timings[name] = round((time.perf_counter() - self.started) * 1000, 2)

@@ -169,3 +169,8 @@ def _subfolders(folder: Path) -> list[Path]:
         return [c for c in folder.iterdir() if c.is_dir()]
     except OSError:
         return []
+
+
+def asks_latest(plan: QueryPlan) -> bool:
+    """« mes dernières notes », "latest", "recent": a summary of the newest notes without a date."""
+    return any(w in plan.question.lower() for w in ("dernières", "latest", "recent"))

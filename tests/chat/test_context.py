@@ -63,7 +63,7 @@ def test_without_a_worker_the_limits_are_this_process_s_settings(tmp_path: Path)
 
 
 def test_a_document_excerpt_is_named_with_its_page_for_the_model_and_the_citation(tmp_path: Path) -> None:
-    from services.chat.engine import _vault_sources
+    from services.chat.context import sources_of
     from services.chat.prompt_fit import PromptFit
 
     settings = Settings(vault=tmp_path, data_dir=tmp_path / "data")
@@ -73,4 +73,4 @@ def test_a_document_excerpt_is_named_with_its_page_for_the_model_and_the_citatio
     assert [(b.label, b.page) for b in blocks] == [("Manuel.pdf, p. 12", 12), ("Tarte tatin", None)]
     fit = PromptFit(prompt_limits(settings), "fr", "Combien de miel ?")
     assert "[1] Manuel.pdf, p. 12\nUne ruche" in fit.messages(blocks, "Question :")[-1].content
-    assert [s.label for s in _vault_sources(blocks)] == ["Manuel.pdf, p. 12", "Tarte tatin"]
+    assert [s.label for s in sources_of(blocks)] == ["Manuel.pdf, p. 12", "Tarte tatin"]

@@ -9,8 +9,7 @@ import pytest
 
 from services.catalog.models import Provenance, Source
 from services.chat.answer import ChatAnswer
-from services.chat.context import pack_context
-from services.chat.engine import _vault_sources
+from services.chat.context import pack_context, sources_of
 from services.chat.grounding import Evidence, Grounding
 from services.chat.query import QueryPlan
 from services.chat.quoting import quote_answer
@@ -62,7 +61,7 @@ def test_a_quoted_screenshot_is_cited_as_one(settings: Settings, language: str, 
 
 def test_a_scanned_page_keeps_its_page_and_a_written_answer_s_sources_mark_the_screenshot(settings: Settings) -> None:
     results = [hit("Scan.pdf", "scan", page=3), hit("Captures/Réglages.png", "image")]
-    sources = _vault_sources(pack_context(settings, results, None, 2000))
+    sources = sources_of(pack_context(settings, results, None, 2000))
     assert [(s.label, s.screenshot) for s in sources] == [
         ("Scan.pdf, p. 3", False),
         ("capture d'écran : Réglages.png", True),
