@@ -71,17 +71,7 @@ def quote_answer(
     chosen = _without_repeats(_choose(scored))
     sources, quotes = [], []
     for n, (passage, units) in enumerate(chosen, start=1):
-        sources.append(
-            Source(
-                n=n,
-                title=passage.title,
-                path=passage.path,
-                heading=passage.heading,
-                primary=passage.primary,
-                page=passage.page,
-                screenshot=passage.screenshot,
-            )
-        )
+        sources.append(_source(passage, n, passage.primary))
         quotes.append(_render(passage, units, n, language))
     lines = [prompts.QUOTED_INTRO[language], *quotes]
     if grounding.missing_names:
@@ -117,21 +107,25 @@ def quote_closest(
     for n, item in enumerate((best[r.path] for r in grounding.results if r.path in best), start=1):
         passage = item.passage
         unit = passage.units[max(range(len(item.scores)), key=item.scores.__getitem__)]
-        sources.append(
-            Source(
-                n=n,
-                title=passage.title,
-                path=passage.path,
-                heading=passage.heading,
-                page=passage.page,
-                screenshot=passage.screenshot,
-            )
-        )
+        sources.append(_source(passage, n, primary=False))
         quotes.append(_render(passage, [unit], n, language))
     if grounding.missing_names:  # a name the question asks about and no close note holds
         names = ", ".join(f"« {name} »" for name in grounding.missing_names)
         quotes.append(prompts.QUOTED_MISSING[language].format(names=names))
     return Quote("\n\n".join([prompts.CLOSEST_INTRO[language], *quotes]), sources)
+
+
+def _source(passage: Passage, n: int, primary: bool) -> Source:
+    """The citation ``[n]`` of a quoted passage: its note at its heading (a document at its page)."""
+    return Source(
+        n=n,
+        title=passage.title,
+        path=passage.path,
+        heading=passage.heading,
+        primary=primary,
+        page=passage.page,
+        screenshot=passage.screenshot,
+    )
 
 
 def _passages(settings: Settings, question: str, grounding: Grounding, score: ScoreFn | None) -> list[Passage]:
