@@ -13,6 +13,7 @@ import click
 from services.config import Settings
 from services.system.startup import claim_data_dir
 from services.vault.models import NoteType
+from workers.cli_checks import K_RANGE, check_range, check_thread, day, not_blank
 from workers.cli_memory import memory_status_now
 from workers.cli_memory import register as _register_memory
 from workers.cli_options import common_options
@@ -118,28 +119,29 @@ def rebuild_in_foreground(settings: Settings) -> None:
 
 
 @main.command()
-@click.argument("query", nargs=-1, required=True)
-@click.option("-k", "k", default=10, show_default=True, help="How many notes to return.")
+@click.argument("query", nargs=-1, required=True, callback=not_blank)
+@click.option("-k", "k", default=10, show_default=True, type=K_RANGE, help="How many notes to return.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--tag", "tags", multiple=True, help="Only notes with this tag (repeatable).")
 @click.option("--folder", "folders", multiple=True, help="Only notes under this folder (repeatable).")
 @click.option("--type", "types", multiple=True, type=click.Choice([t.value for t in NoteType]), help="Note type.")
-@click.option("--since", help="Only notes dated from this day on (YYYY-MM-DD).")
-@click.option("--until", help="Only notes dated before this day (YYYY-MM-DD).")
+@click.option("--since", callback=day, help="Only notes dated from this day on (YYYY-MM-DD).")
+@click.option("--until", callback=day, help="Only notes dated before this day (YYYY-MM-DD).")
 @click.option("--explain", is_flag=True, help="Show each hit's ranks, title match and cosine, score and matched terms.")
 @common_options
 def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: bool, **filters: Any) -> None:
     """Hybrid search over the vault."""
     from services.retrieval.search import SearchRequest
 
+    check_range(filters["since"], filters["until"])
     request = SearchRequest(
         query=" ".join(query),
         k=filters["k"],
         tags=list(filters["tags"]),
         folders=list(filters["folders"]),
         types=[NoteType(t) for t in filters["types"]],
-        since=_day(filters["since"]),
-        until=_day(filters["until"]),
+        since=filters["since"],
+        until=filters["until"],
     )
     response = run_search(settings, request)
     if as_json:
@@ -149,7 +151,7 @@ def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: b
 
 
 @main.command()
-@click.argument("question", nargs=-1, required=True)
+@click.argument("question", nargs=-1, required=True, callback=not_blank)
 @click.option("--thread", "thread_id", help="Continue this conversation (id printed after each answer).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON once the answer is complete.")
 @click.option(
@@ -180,6 +182,7 @@ def ask(
     """Ask the vault a question; the answer streams with its sources."""
     from services.system import SystemClient, SystemNotRunning, build_chat_engine
 
+    check_thread(settings, thread_id)
     client = SystemClient(settings)
     try:
         client.ensure_running()
@@ -342,15 +345,6 @@ def _open_pipeline(settings: Settings) -> IndexPipeline:
     from services.indexing.rebuild import open_pipeline
 
     return open_pipeline(settings)
-
-
-def _day(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value).astimezone()
-    except ValueError:
-        raise click.BadParameter(f"expected YYYY-MM-DD, got {value!r}") from None
 
 
 def _print_counts(settings: Settings) -> None:

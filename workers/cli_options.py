@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from services.config import Settings, SetupError, load_settings
-from services.system.startup import claim_data_dir, data_dir_problem
+from services.system.startup import claim_data_dir, data_dir_problem, vault_problem
 
 VAULT_HELP = "Vault folder (default: OBSIRAG_VAULT)."
 DATA_HELP = "Data folder (default: OBSIRAG_DATA_DIR, else the vault's own folder under OBSIRAG_DATA_ROOT)."
@@ -34,8 +34,9 @@ def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def settings_for(vault: str | None, data: str | None) -> Settings:
-    """The settings of a command; refused when the data folder was made for another vault."""
+    """The settings of a command; refused when the vault is missing (before any data folder is made for it)
+    or when the data folder was made for another vault."""
     settings = load_settings(vault=vault, data_dir=data)
-    if problem := data_dir_problem(settings):
+    if problem := vault_problem(settings) or data_dir_problem(settings):
         raise click.ClickException(problem)
     return settings

@@ -36,16 +36,24 @@ def startup_problem(settings: Settings) -> str | None:
         )
     if problem := data_dir_problem(settings):
         return problem
-    vault = settings.vault
-    if not vault.is_dir():
-        return f"vault not found: {vault} (set OBSIRAG_VAULT or --vault to your Obsidian vault's folder)"
-    if not os.access(vault, os.R_OK | os.X_OK):
-        return f"vault not readable: {vault} (give this user read access, or set OBSIRAG_VAULT to another folder)"
+    if problem := vault_problem(settings):
+        return problem
     if not _writable(settings.data_dir):
         return (
             f"data dir not writable: {settings.data_dir} "
             "(set OBSIRAG_DATA_DIR or --data to a folder this user may write to)"
         )
+    return None
+
+
+def vault_problem(settings: Settings) -> str | None:
+    """The refusal of a vault folder that is missing or unreadable (every command: none makes a data folder
+    for it)."""
+    vault = settings.vault
+    if not vault.is_dir():
+        return f"vault not found: {vault} (set OBSIRAG_VAULT or --vault to your Obsidian vault's folder)"
+    if not os.access(vault, os.R_OK | os.X_OK):
+        return f"vault not readable: {vault} (give this user read access, or set OBSIRAG_VAULT to another folder)"
     return None
 
 
