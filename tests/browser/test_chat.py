@@ -60,6 +60,7 @@ def test_chat_quotes_writes_on_request_stops_saves_and_leads_to_the_notes(ui: Pa
     expect(ui.locator(".answer-body.final")).to_have_count(3, timeout=ANSWER_TIMEOUT)
     expect(written.locator(".badge.warn")).to_have_text("réponse interrompue")
     expect(written.locator(".badge.quoted")).to_have_count(0)
+    expect(ui.locator("#write-opt-in input")).not_to_be_checked()  # a choice for that question only
     assert ui.locator("#thread-id").input_value() == thread_id
 
     ui.get_by_role("button", name="Enregistrer cette conversation").click()

@@ -118,6 +118,9 @@ def test_the_dashboard_says_the_learner_waits_for_a_model_that_writes(site: WebS
     waiting = page[page.index('id="learner-waiting"') :].split("</p>")[0]
     assert "Insights et synapses en attente d&#39;un modèle capable de rédiger : le modèle intégré" in waiting
     assert "OBSIRAG_LLM_MODEL" in waiting and "OBSIRAG_LLM_CAN_WRITE=yes" in waiting
+    # Work that does not run has no end time: it says it waits (the sample vault leaves notes to process).
+    end = page[page.index("<dt>Fin estimée</dt>") :].split("</dd>")[0]
+    assert "en attente d'un modèle capable de rédiger" in end and "dans" not in end
 
 
 def test_a_rebuild_under_way_is_said_in_one_line(client: TestClient, web_settings: Settings) -> None:

@@ -188,6 +188,11 @@ def test_briefings_are_artifacts_of_their_own_type(memory_site: tuple[WebService
     assert vault.read_note(site.settings.vault, briefing.path, 10**6).note_type == NoteType.BRIEFING
     page = html(client, "/artifacts?kind=briefing")
     assert f"Briefing du {CREATED.date().isoformat()}" in page and "Briefings" in page
+    # Its preview is rendered as the note viewer does: a link to the cited note, no raw Markdown.
+    card = page.split('class="card artifact"')[1].split("</article>")[0]
+    preview = card.split("</header>")[1].split("<footer>")[0]
+    assert "[[" not in preview and "_Aucun" not in preview and "**" not in preview
+    assert 'href="/notes/Projets/Atlas.md' in preview and "<em>" in preview
     # The graph: the briefing is a node linked to the note it cites, on the graph page too.
     view = KnowledgeGraph.from_catalog(site.catalog).view(GraphFilter())
     node = next(n for n in view.nodes if n.id == briefing.path)

@@ -19,6 +19,7 @@ from services.config import Settings
 from services.vault.artifacts import GENERATED_ROOT
 from services.vault.models import NoteType
 from web.page_route import page
+from web.rendering import MAX_EMBED_DEPTH, MarkdownRenderer
 
 KINDS = (
     (NoteType.INSIGHT, "Insights"),
@@ -47,7 +48,7 @@ class Artifact(BaseModel):
     provenance: str = ""
     sources: list[tuple[str, str]] = Field(default_factory=list)  # (path, title)
     exchanges: list[QA] = Field(default_factory=list)
-    summary: str = ""
+    summary: str = ""  # sanitised HTML: the start of the body, rendered as the note viewer does
 
 
 class ArtifactsController(Controller):
@@ -59,6 +60,7 @@ class ArtifactsController(Controller):
         settings: NamedDependency[Settings],
         notes: NamedDependency[NotesTable],
         links: NamedDependency[LinksTable],
+        renderer: NamedDependency[MarkdownRenderer],
         kind: FromQuery[str] = "",
     ) -> Template:
         records = [n for n in notes.list_notes(folder=GENERATED_ROOT) if n.note_type != NoteType.NOTE]
@@ -67,6 +69,9 @@ class ArtifactsController(Controller):
         chosen = [r for r in records if selected is None or r.note_type == selected]
         chosen.sort(key=lambda r: r.created.timestamp() if r.created else r.mtime, reverse=True)
         artifacts = [_artifact(settings, notes, links, r) for r in chosen[:PER_KIND]]
+        for item in artifacts:
+            # Embeds stay links in a preview (the deepest level): a card is not the note.
+            item.summary = renderer.render_note(item.summary, item.path, MAX_EMBED_DEPTH) if item.summary else ""
         context = {"kinds": KINDS, "counts": counts, "selected": selected, "artifacts": artifacts}
         return Template("artifacts.html", context={"active": "artifacts", **context})
 
@@ -93,7 +98,7 @@ def _artifact(settings: Settings, notes: NotesTable, links: LinksTable, record: 
         provenance=provenance,
         sources=list(titles.items()),
         exchanges=exchanges,
-        summary="" if exchanges else _excerpt(body),
+        summary="" if exchanges else _preview(body),
     )
 
 
@@ -104,6 +109,23 @@ def _exchanges(body: str, frontmatter: dict[str, Any]) -> list[QA]:
     if str(frontmatter.get("type", "")).lower() != "conversation":
         return []
     return [QA(question=t.question, answer=_excerpt(t.answer)) for t in exported_thread(frontmatter, body).turns]
+
+
+def _preview(text: str) -> str:
+    """The body's first lines as Markdown (headings and markers left out), cut between lines, or between
+    words outside a ``[[link]]`` when the first line alone is too long."""
+    lines = [line for line in _COMMENT.sub("", text).split("\n") if line.strip() and not line.startswith("#")]
+    if lines and len(lines[0]) > EXCERPT:
+        cut = lines[0][:EXCERPT].rsplit(" ", 1)[0]
+        if cut.count("[[") > cut.count("]]"):  # a link cut in two would show as raw Markdown
+            cut = cut[: cut.rindex("[[")]
+        return cut.rstrip() + " …"
+    kept: list[str] = []
+    for line in lines:
+        if kept and sum(len(k) for k in kept) + len(line) > EXCERPT:
+            return "\n".join(kept) + "\n\n…"
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def _excerpt(text: str) -> str:

@@ -17,6 +17,8 @@
     var form = composer();
     if (!form || event.detail.elt !== form || !event.detail.successful) return;
     form.querySelector("textarea").value = "";
+    // A per-question choice (« rédiger avec le modèle ») is unticked once its question is sent.
+    form.querySelectorAll("[data-per-question]").forEach(function (box) { box.checked = false; });
     var hint = document.getElementById("chat-hint");
     if (hint) hint.remove();
   });
