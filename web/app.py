@@ -125,6 +125,9 @@ def _configure_jinja(engine: JinjaTemplateEngine) -> None:
         run_kind=partial(filters.french, words=filters.RUN_KINDS),
         task_label=filters.task_label,
         error_message=filters.error_message,
+        decimal=filters.decimal,
+        catalog_message=filters.catalog_message,
+        evidence_label=partial(filters.french, words=filters.EVIDENCE),
         writes=filters.writes_label,
     )
     env.globals.update(

@@ -148,6 +148,8 @@ TASKS = {  # the Huey task names of services/system/queues.py
     "extract_entities": "extraction des entités",
     "learn_tick": "cycle d'apprentissage",
     "generate": "génération de texte",
+    "score_sentences": "choix des phrases citées",
+    "extract_document": "extraction d'un document",
 }
 PROCESSES = {  # services/system/processes.py
     "supervisor": "superviseur",
@@ -156,10 +158,32 @@ PROCESSES = {  # services/system/processes.py
     "mlx_worker": "génération (modèle)",
     "ner": "entités nommées",
     "learner": "apprentissage",
+    "extractor": "extracteur de documents",
     "web": "interface web",
 }
 QUEUES = {"index": "indexation", "search": "recherche", "enrich": "enrichissement", "learn": "apprentissage"}
-QUEUES |= {"generate": "génération", "mcp": "clients MCP"}
+QUEUES |= {"generate": "génération", "mcp": "clients MCP", "extract": "extraction des documents"}
+EVIDENCE = {  # services/chat/grounding.py's Evidence, as « pourquoi ces sources ? » names it
+    "dense": "proximité du meilleur passage",
+    "title": "titre",
+    "coverage": "mots rares couverts",
+    "agreement": "accord des deux recherches",
+    "margin": "avance sur la note suivante",
+    "names": "noms retrouvés",
+    "dense_lead": "avance du meilleur passage",
+    "title_lead": "avance du titre",
+}
+# The catalog stores documents' messages in English for the CLI; the web says them in French.
+_MESSAGES = (
+    (re.compile(r"^low-confidence OCR: pages (.+)$"), r"lecture OCR incertaine : pages \1"),
+    (re.compile(r"^(.+): pages (.+) not read$"), r"\1 : pages \2 non lues"),
+    (re.compile(r"^unreadable document: (.+)$", re.S), r"document illisible : \1"),
+    (re.compile(r"^no text found in the document$"), "aucun texte trouvé dans le document"),
+    (
+        re.compile(r"^no text found in the image: OCR read no real words, indexed without chunks$"),
+        "aucun texte trouvé dans l'image : l'OCR n'a lu aucun vrai mot, indexée sans passages",
+    ),
+)
 NOTE_TYPES = {"note": "note", "insight": "insight", "synapse": "synapse", "synthesis": "synthèse"}
 NOTE_TYPES |= {"conversation": "conversation", "briefing": "briefing", "profile": "profil et rappels"}
 LEARN_OUTCOMES = {"processed": "traitées", "skipped": "sans suite", "failed": "en échec"}
@@ -173,6 +197,22 @@ _EXCEPTION = re.compile(  # « GenerationError: pas de réponse… », as the ta
 def french(value: object, words: dict[Any, str]) -> str:
     """``value``'s French word, else the value as it is (a value added later still shows)."""
     return words.get(value, str(getattr(value, "value", value)))
+
+
+def decimal(value: float | None, digits: int = 2) -> str:
+    """A number as the French write it: ``0.87`` → « 0,87 »."""
+    if value is None:
+        return "—"
+    return f"{float(value):.{digits}f}".replace(".", ",")
+
+
+def catalog_message(message: str | None) -> str:
+    """A document's stored (English) message in French; one not known here shows as it is."""
+    text = (message or "").strip()
+    for pattern, french_text in _MESSAGES:
+        if pattern.match(text):
+            return pattern.sub(french_text, text)
+    return text
 
 
 def task_label(name: str, queue: str = "") -> str:

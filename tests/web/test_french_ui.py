@@ -15,6 +15,7 @@ import pytest
 from litestar.testing import TestClient
 
 from services.catalog.memory_models import Fact, FactKind, FactSource, FactStatus
+from services.catalog.models import Provenance, Turn
 from services.config import Settings
 from services.memory.recall import statement_fact
 from services.system.history import HISTORY_KEY, TaskRecord
@@ -27,6 +28,9 @@ MODEL_ERROR = "GenerationError: pas de réponse du modèle en 300 s"
 LONG_ERROR = "OSError: " + "x" * 400  # one unbroken word: it must wrap, not widen the page
 ENGLISH = ("indexed", "preference", "confirmed", "pending", "habit", "GenerationError", "OSError")
 TASKS = ("sync_batch", "apply_entities", "learn_tick")
+WORKERS = ("extractor", "extract")  # a process and a queue of /admin
+EVIDENCE = ("dense", "title", "coverage", "agreement", "margin", "names", "dense_lead", "title_lead")
+DECIMAL_POINT = re.compile(r"\d\.\d")  # « 0.87 »: a French number has a comma
 CSS = Path(__file__).parents[2] / "web" / "static" / "app.css"
 
 
@@ -53,6 +57,11 @@ def visible(page: str) -> str:
     reader = VisibleText()
     reader.feed(page)
     return " ".join(reader.parts)
+
+
+def readable(page: str) -> str:
+    """All the text a person can read, « détails » opened (attributes, scripts and styles left out)."""
+    return " ".join(re.sub(r"<script.*?</script>|<style.*?</style>|<[^>]*>", " ", page, flags=re.S).split())
 
 
 def english_in(page: str, words: tuple[str, ...]) -> list[str]:
@@ -120,7 +129,8 @@ def test_the_dashboard_names_tasks_and_errors_in_french(site: tuple[WebServices,
     finally:
         web.client.queues.index.flush()
 
-    assert english_in(page, ENGLISH + TASKS) == []
+    assert english_in(page, ENGLISH + TASKS + WORKERS) == []
+    assert DECIMAL_POINT.findall(readable(page)) == []
     assert all(name in page for name in TASKS)  # still there for whoever opens « détails »
     shown = visible(page)
     assert "indexation d'un lot de notes" in shown and "cycle d'apprentissage" in shown
@@ -150,3 +160,34 @@ def test_error_text_wraps_in_the_stylesheet() -> None:
     css = CSS.read_text(encoding="utf-8")
     rule = next(line for line in css.splitlines() if line.startswith(".error-text,"))
     assert "overflow-wrap: anywhere" in rule
+
+
+def test_why_these_sources_names_its_evidence_in_french(site: tuple[WebServices, TestClient]) -> None:
+    """« pourquoi ces sources ? » showed ``dense 0.87 · dense_lead 0.12``: raw keys and decimal points."""
+    web, client = site
+    thread = web.catalog.create_thread("Miel")
+    evidence = dict(zip(EVIDENCE, (0.87, 0.61, 0.5, 0.75, 0.2, 1.0, 0.12, 0.05), strict=True))
+    grounding = {"supported": True, "outcome": "answer", "confidence": 0.83, "answer_from": 0.5}
+    grounding |= {"nearness": 0.9, "near_from": 0.25, "evidence": evidence, "main_note": "Ruches.md"}
+    turn = Turn(thread_id=thread, question="Combien de miel ?", answer="Quinze kilogrammes.", sources=[],
+                provenance=Provenance.VAULT, created_at=NOW, grounding=grounding)  # fmt: skip
+    web.catalog.add_turn(turn)
+
+    shown = readable(html(client, f"/?thread={thread}"))
+
+    assert "proximité du meilleur passage 0,87" in shown and "mots rares couverts 0,50" in shown
+    assert [word for word in EVIDENCE if re.search(rf"\b{word}\b", shown)] == []
+    assert DECIMAL_POINT.findall(shown) == []
+
+
+def test_the_graph_density_has_a_decimal_comma(client: TestClient) -> None:
+    shown = readable(html(client, "/graph"))
+    assert re.search(r"densité \d,\d{4}", shown) and DECIMAL_POINT.findall(shown) == []
+
+
+def test_a_document_message_is_translated_only_at_display() -> None:
+    from web.filters import catalog_message
+
+    assert catalog_message("low-confidence OCR: pages 1, 4") == "lecture OCR incertaine : pages 1, 4"
+    assert catalog_message("unreadable document: OSError: truncated").startswith("document illisible : ")
+    assert catalog_message("un message inconnu") == "un message inconnu"  # one not known shows as it is
