@@ -113,7 +113,7 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
 
     @main.group()
     def reminders() -> None:
-        """Reminders: ``list`` the active ones, ``done ID``, ``snooze ID``."""
+        """Reminders: list the active ones, mark one done, snooze one."""
 
     @reminders.command("list")
     @click.option("--due", is_flag=True, help="Only the reminders due now.")

@@ -11,7 +11,7 @@ from services.catalog.models import AnswerKind, Provenance
 from services.chat.prompts import QUOTED_LABEL, TRUNCATED, WEB_STATUS
 
 if TYPE_CHECKING:
-    from services.retrieval.search import SearchResponse
+    from services.retrieval.search import SearchResponse, SearchResult
 
 
 def explain_grounding(grounding: dict[str, Any]) -> str:
@@ -143,6 +143,11 @@ def search_json(response: SearchResponse) -> list[dict[str, Any]]:
     ]
 
 
+def _order(result: SearchResult) -> float:
+    """What orders the hits: ``rank_score`` when the search set one (a heavier title term), else ``score``."""
+    return result.rank_score if result.rank_score is not None else result.score
+
+
 def print_results(response: SearchResponse, explain: bool) -> None:
     if response.since or response.until:
         click.echo(f"dates: {response.since:%Y-%m-%d} → {response.until:%Y-%m-%d}", err=True)
@@ -151,13 +156,14 @@ def print_results(response: SearchResponse, explain: bool) -> None:
     for rank, r in enumerate(response.results, start=1):
         heading = f" › {r.heading}" if r.heading else ""
         page = f", p. {r.page}" if r.page is not None else ""
-        click.echo(click.style(f"{rank}. {r.title}{page}", bold=True) + f"  {r.path}{heading}  ({r.score:.4f})")
+        order = f"  ({_order(r):.4f})"  # the value the list is sorted by, so the numbers fall down the list
+        click.echo(click.style(f"{rank}. {r.title}{page}", bold=True) + f"  {r.path}{heading}{order}")
         click.echo(f"   {r.snippet}")
         if explain:
             cosine = f"{r.title_similarity:.3f}" if r.title_similarity is not None else "-"
             click.echo(
                 f"   dense rank {r.dense_rank or '-'} · sparse rank {r.sparse_rank or '-'} · "
                 f"title match {'yes' if r.title_match else 'no'} · title cosine {cosine} · "
-                f"score {r.score:.4f} · order {r.rank_score or r.score:.4f} · "
+                f"score {r.score:.4f} · order {_order(r):.4f} · "
                 f"terms: {', '.join(r.matched_terms) or '-'}"
             )

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from litestar.testing import TestClient
@@ -249,3 +252,32 @@ def test_search_json_gives_a_document_hit_its_page(small_vault: Path, tmp_path: 
     assert manual["page"] == 2 and manual["title"] == "Manuel.pdf" and "ruche" in manual["snippet"]
     assert all(set(h) == {"path", "title", "score", "heading", "snippet"} for h in hits if h["path"].endswith(".md"))
     assert "Manuel.pdf, p. 2" in run("search", "miel des abeilles", *where)
+
+
+def test_search_prints_the_value_its_hits_are_ordered_by(small_vault: Path, tmp_path: Path) -> None:
+    # A note titled with the query ranks above a richer body (a heavier title term): the number beside each
+    # hit is that order's value, so the numbers never rise down the list (#39).
+    (small_vault / "Levain.md").write_text("# Levain\n\nUn pot sur l'étagère.", encoding="utf-8")
+    (small_vault / "Boulange.md").write_text(
+        "# Boulange\n\nLe levain, le levain nourri, le levain liquide : tout sur le levain.", encoding="utf-8"
+    )
+    where = ["--vault", str(small_vault), "--data", str(tmp_path / "data")]
+    run("index", *where)
+    printed = run("search", "levain", *where)
+    shown = [float(m) for m in re.findall(r"^\d+\. .*\((\d+\.\d+)\)$", printed, flags=re.MULTILINE)]
+    assert len(shown) >= 3 and shown == sorted(shown, reverse=True), printed
+    orders = [float(m) for m in re.findall(r"· order (\d+\.\d+) ·", run("search", "levain", "--explain", *where))]
+    assert shown == orders
+
+
+def test_no_help_shows_rst_markup() -> None:
+    # A docstring's ``literal`` reached click's help as is: every command's --help reads as plain text.
+    def walk(command: click.Command, path: list[str]) -> Iterator[list[str]]:
+        yield path
+        for name, sub in getattr(command, "commands", {}).items():
+            yield from walk(sub, [*path, name])
+
+    paths = list(walk(main, []))
+    assert ["reminders", "list"] in paths
+    for path in paths:
+        assert "``" not in run(*path, "--help"), path
