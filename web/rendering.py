@@ -60,6 +60,10 @@ class LinkUrls(Protocol):
 
     def file(self, path: str) -> str: ...
 
+    def source(self, path: str, heading: str | None = None, page: int | None = None) -> str:
+        """Where a cited source opens: a note at its heading, a document at its page."""
+        ...
+
     def is_file(self, url: str) -> bool:
         """Whether ``url`` is one of ``file``'s: the only images a page may load."""
         ...
@@ -161,7 +165,9 @@ class MarkdownRenderer:
         source: Source | None = env["sources"].get(n)
         if source is None:
             return None
-        href = source.url or self.urls.note(source.path or "", source.heading.split(" > ")[-1] or None)
+        # where the source list's link opens: a PDF at its page, never a note URL for a non-note
+        heading = source.heading.split(" > ")[-1] or None
+        href = source.url or self.urls.source(source.path or "", heading, source.page)
         return f'<a class="cite" href="{escape(href)}" title="{escape(source.title)}">[{n}]</a>'
 
 

@@ -35,6 +35,7 @@ class WebUrls:
 
     note = staticmethod(note_url)
     file = staticmethod(file_url)
+    source = staticmethod(source_url)
 
     @staticmethod
     def is_file(url: str) -> bool:

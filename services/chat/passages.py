@@ -23,6 +23,7 @@ _CALLOUT = re.compile(r"^\[![\w-]+\][+-]?\s*")
 _WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _MARKUP = re.compile(r"[*_`]+|\s\^[\w-]+$|(?<!\w)#(?=\w)")
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}")
+_NUMBERED_HEADING = re.compile(r"^\s*\d+(?:\.\d+)*[.)]\s+\S.{0,100}(?<![.;:,!?])$")
 MIN_UNIT_CHARS = 12  # "Voir aussi :", a lone link: nothing to quote
 Closeness = Callable[[list["Passage"]], list[float]]  # sections → how close each is to the question
 LEAD_UNITS = 2  # of a note's opening section, scored beside its best chunk's section
@@ -56,16 +57,20 @@ class Passage:
     lead: bool = False  # the note's opening (what it is about), scored beside its best section
 
 
-def units_of(text: str) -> list[Unit]:
-    """The sentences, list items and table rows of a section's text, in order (code, embeds, headings left out)."""
+def units_of(text: str, document: bool = False) -> list[Unit]:
+    """The sentences, list items and table rows of a section's text, in order (code, embeds, headings left out).
+    ``document``: text extracted from a PDF or slides, where « 2. Le bokashi » is a heading, not a list item."""
     units: list[Unit] = []
-    for group, block in enumerate(_blocks(text)):
+    blocks = _blocks(text)
+    for group, block in enumerate(_split_headings(blocks) if document else blocks):
         lines = [_CALLOUT.sub("", line.lstrip("> ").rstrip()) for line in block]
         lines = [line for line in lines if line.strip()]
         if not lines or lines[0].startswith(("```", "~~~", "#", "![[", "![")):
             continue
         if lines[0].lstrip().startswith("|"):
             units += _rows(lines, group)
+        elif _NUMBERED_HEADING.match(lines[0]) and len(lines) == 1 and document:
+            units.append(Unit(lines[0].strip(), "sentence", group))  # a heading of its own, kept apart
         elif _ITEM.match(lines[0]):
             units += _items(lines, group)
         else:
@@ -88,6 +93,19 @@ def _blocks(text: str) -> list[list[str]]:
             blocks.append([])
         blocks[-1].append(line)
     return [b for b in blocks if b]
+
+
+def _split_headings(blocks: list[list[str]]) -> list[list[str]]:
+    """Extracted text has no Markdown: a short numbered line without final punctuation, followed by prose (or
+    alone), is a section heading on its own line, the prose after it its paragraph."""
+    split: list[list[str]] = []
+    for block in blocks:
+        first, rest = block[0], block[1:]
+        if _NUMBERED_HEADING.match(first) and not any(_ITEM.match(line) for line in rest):
+            split += [[first], rest] if rest else [[first]]
+        else:
+            split.append(block)
+    return split
 
 
 def _sentences(paragraph: str, group: int) -> list[Unit]:
@@ -183,7 +201,7 @@ def _terms(passage: Passage) -> set[str]:
 
 
 def chunk_passage(result: SearchResult) -> Passage:
-    units = units_of(result.text)
+    units = units_of(result.text, document=result.page is not None)
     return Passage(result.path, result.title, result.heading, units, page=result.page, screenshot=result.screenshot)
 
 

@@ -43,6 +43,7 @@ LEAD_UNITS, LEAD_CHARS = 2, 240  # a summary's quote of each note: its opening s
 PERIOD_NOTES = 12  # a period's notes listed one by one, then « et N autres »
 LEXICAL_WEIGHT = 0.08  # the question's rare terms in a unit, against cosines that spread over ~0.1
 TROUBLE_WEIGHT = 0.03  # a troubles section's units, for a problem asked (``kinds.asks_trouble``)
+_NOT_A_LIST = re.compile(r"^(\d+)([.)]\s)")  # « 2. Le bokashi », a heading: escaped, no list starts
 _TRAILING_TAGS = re.compile(r"(?:\s+#[\w/-]+|\s+\^[\w-]+)+\s*$")
 
 
@@ -262,26 +263,33 @@ def _units_to_quote(scored: _Scored) -> list[Unit]:
 
 
 def _render(passage: Passage, units: list[Unit], n: int, language: str = "fr") -> str:
-    """The units as a block quote (a gap between two as « […] »), then where they come from and ``[n]``."""
-    lines: list[str] = []
+    """The units as a block quote keeping their blocks (a list, then a new paragraph; a gap between two as
+    « […] »), then where they come from and ``[n]``."""
+    blocks: list[str] = []
     previous: Unit | None = None
     for unit in units:
         text = _TRAILING_TAGS.sub("", unit.text)
         follows = previous is not None and passage.units.index(previous) == passage.units.index(unit) - 1
         if previous is not None and not follows:
-            lines.append("[…]")
-        if follows and unit.kind == previous.kind == "sentence" and unit.group == previous.group:  # type: ignore[union-attr]
-            lines[-1] += f" {text}"
+            blocks.append("[…]")
+        if previous is not None and follows and unit.group == previous.group and unit.kind == previous.kind:
+            # one paragraph's sentences run on; one list's items are lines of that list
+            blocks[-1] += f" {text}" if unit.kind == "sentence" else f"\n{_item(unit, text)}"
         else:
-            lines.append(f"- {text}" if unit.kind == "row" else text)
+            blocks.append(_item(unit, text) if unit.kind != "sentence" else _NOT_A_LIST.sub(r"\1\\\2", text))
         previous = unit
     heading = passage.heading.split(" > ")[-1] if passage.heading else ""
     where = f"{passage.title} › {heading}" if heading and heading != passage.title else passage.title
     where += f", p. {passage.page}" if passage.page is not None else ""  # « Manuel.pdf, p. 12 »
     if passage.screenshot:  # an image's OCR text says so: « capture d'écran : Réglages.png »
         where = SCREENSHOT_LABEL.get(language, SCREENSHOT_LABEL["fr"]) + passage.title
-    quoted = "\n".join(f"> {line}" for line in lines)
+    # a blank quoted line between blocks: no paragraph runs into the list item before it
+    quoted = "\n>\n".join("\n".join(f"> {line}" for line in block.split("\n")) for block in blocks)
     return f"{quoted}\n\n— {where} [{n}]"
+
+
+def _item(unit: Unit, text: str) -> str:
+    return f"- {text}" if unit.kind == "row" else text
 
 
 def quote_notes(blocks: list[ContextBlock], language: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from markdown_it import MarkdownIt
 
 from services.chat.context import ContextBlock
 from services.chat.grounding import Evidence, Grounding
@@ -77,7 +78,8 @@ def test_sections_become_sentences_items_and_rows_without_code() -> None:
 def test_the_list_is_quoted_whole_with_the_sentence_announcing_it(settings: Settings) -> None:
     main = result("Atlas > Objectifs", "Les trois objectifs contractuels :")
     quote = quote_answer(settings, "Quels sont les objectifs ?", "fr", grounding(main), by_words({"Objectifs": 0.9}))
-    assert quote.text.startswith("D'après tes notes :\n\n> Les trois objectifs contractuels :\n> 1. **Publier")
+    assert quote.text.startswith("D'après tes notes :\n\n> Les trois objectifs contractuels :\n>\n> 1. **Publier")
+    assert "> 1. **Publier une carte web** chaque semaine.\n> 2. **Réduire" in quote.text  # one list
     assert "> 3. **Former 40 agents** de la Métropole." in quote.text
     assert quote.text.endswith("— Atlas › Objectifs [1]") and "18 mois" not in quote.text
     assert [(s.n, s.heading, s.primary) for s in quote.sources] == [(1, "Atlas > Objectifs", True)]
@@ -123,6 +125,31 @@ def test_a_document_s_page_is_quoted_from_its_text_and_cited_with_its_number(set
     assert "> La vanne se ferme en tournant la molette vers la droite." in quote.text
     assert "— Manuel.pdf, p. 12 [1]" in quote.text and "PDF-1.4" not in quote.text
     assert (quote.sources[0].path, quote.sources[0].page) == ("Manuel.pdf", 12)
+
+
+def test_the_paragraph_after_a_list_stays_a_paragraph_of_its_own(settings: Settings) -> None:
+    items = "1. **Publier** la carte.\n2. **Former 40 agents** de la Métropole."
+    text = f"Les objectifs :\n\n{items}\n\nUn objectif implicite : que l'outil survive."
+    (settings.vault / "Projets" / "Atlas.md").write_text(f"# Atlas\n\n## Objectifs\n\n{text}\n", encoding="utf-8")
+    main = result("Atlas > Objectifs", text)
+    quote = quote_answer(settings, "que faire ?", "fr", grounding(main), by_words({"agents": 0.9, "implicite": 0.89}))
+    assert "> 2. **Former 40 agents** de la Métropole.\n>\n> Un objectif implicite" in quote.text
+    html = MarkdownIt().render(quote.text)  # the list item ends where the paragraph begins
+    assert "de la Métropole.</li>" in html and "<p>Un objectif implicite" in html
+
+
+def test_a_numbered_heading_of_a_document_s_text_is_no_list_item(settings: Settings) -> None:
+    (settings.vault / "Guide.pdf").write_text("%PDF-1.4", encoding="utf-8")
+    text = "2. Le bokashi en appartement\nLe bokashi fait fermenter les restes dans un seau fermé.\nIl ne sent pas."
+    hit = result("", text, path="Guide.pdf", title="Guide.pdf")
+    hit.page = 3
+    units = units_of(text, document=True)
+    assert [(u.kind, u.group) for u in units] == [("sentence", 0), ("sentence", 1), ("sentence", 1)]
+    assert units_of(text)[0].kind == "item"  # in a note, Markdown says it is a list
+    quote = quote_answer(settings, "le bokashi ?", "fr", grounding(hit), by_words({"bokashi": 0.9}))
+    assert "> 2\\. Le bokashi en appartement\n>\n> Le bokashi fait fermenter" in quote.text
+    html = MarkdownIt().render(quote.text)
+    assert "<li>" not in html and "<p>2. Le bokashi en appartement</p>" in html
 
 
 def test_a_period_is_quoted_by_each_note_s_opening_sentences() -> None:

@@ -106,6 +106,9 @@ class _Elsewhere:
     def file(self, path: str) -> str:
         return f"/fichiers/{path}"
 
+    def source(self, path: str, heading: str | None = None, page: int | None = None) -> str:
+        return self.note(path, heading) if path.endswith(".md") else self.file(path)
+
     def is_file(self, url: str) -> bool:
         return url.startswith("/fichiers/")
 

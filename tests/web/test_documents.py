@@ -117,6 +117,9 @@ def test_a_chat_answer_cites_the_page_and_its_link_opens_it(
     page = html(document_client, f"/?thread={thread}")
     assert 'href="/vault-files/Docs/Manuel.pdf#page=2"' in page and "[1] Manuel.pdf, p. 2" in page
     assert 'href="/documents/Docs/Diapos.pptx#page-2"' in page and "[2] Diapos.pptx, p. 2" in page
+    # the inline [n] of the answer opens the same page as the source list, not a /notes/ URL (a 404)
+    assert 'class="cite" href="/vault-files/Docs/Manuel.pdf#page=2"' in page
+    assert 'class="cite" href="/documents/Docs/Diapos.pptx#page-2"' in page and "/notes/Docs/" not in page
 
 
 def test_the_dashboard_shows_a_document_being_read_and_a_low_confidence_one(
