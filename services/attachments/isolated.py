@@ -56,7 +56,7 @@ def _context() -> multiprocessing.context.BaseContext:
 def _wait(child, receiver: Connection, cache: ExtractionCache, path: str, kind: str, stall: float) -> Extraction:
     last_done, last_change = -1, time.monotonic()
     while True:
-        if receiver.poll(0.2):
+        if receiver.poll(min(0.2, stall / 2)):  # a short stall is checked as often as it asks
             try:
                 return Extraction.model_validate_json(receiver.recv())
             except EOFError:
