@@ -97,8 +97,8 @@ def outcome_why(grounding: dict[str, object] | None) -> str:
     nearness, near_from = float(grounding["nearness"]), float(grounding["near_from"])  # type: ignore[arg-type]
     sure = "≥" if confidence >= answer_from else "<"
     near = "≥" if nearness >= near_from else "<"
-    text = f"confiance {confidence:.2f} {sure} {answer_from:.2f} ; proximité {nearness:.2f} {near} {near_from:.2f}"
-    return text.replace(".", ",")
+    said = f"confiance {decimal(confidence)} {sure} {decimal(answer_from)}"
+    return f"{said} ; proximité {decimal(nearness)} {near} {decimal(near_from)}"
 
 
 def web_status(value: str | None) -> str:

@@ -38,7 +38,7 @@ from services.llm.client import CancelScope, Generator
 from services.llm.limits import prompt_limits, token_budget
 from services.llm.models import ChatMessage, GenerationError, GenerationRequest, Priority, StreamEvent
 from services.memory.assistant import ChatMemory
-from services.retrieval.embedding import calibration
+from services.retrieval.embedding import Calibration, calibration
 from services.retrieval.search import SearchRequest, SearchResponse
 
 log = logging.getLogger(__name__)
@@ -250,12 +250,12 @@ class ChatEngine:
         response = self._retrieve(prepared, query, memory=True)  # the facts close in meaning too
         prepared.memory_matches = response.memory
         whole = assess(query, response.results, cal, response.known)
-        parts = [(part, self._assess_part(prepared, part)) for part in split_question(query)]
+        parts = [(part, self._assess_part(prepared, part, cal)) for part in split_question(query)]
         return combine_parts(whole, parts)
 
-    def _assess_part(self, prepared: Prepared, part: str) -> Grounding:
+    def _assess_part(self, prepared: Prepared, part: str, cal: Calibration) -> Grounding:
         response = self._retrieve(prepared, part)
-        return assess(part, response.results, calibration(self.settings.embedding_model), response.known)
+        return assess(part, response.results, cal, response.known)
 
     def _prepare_listing(self, prepared: Prepared) -> None:
         lang = prepared.plan.language

@@ -12,12 +12,11 @@ shares words but neither the rare ones nor the cosine of the real answer.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import asdict, dataclass, field
 
 from services.chat.grounding_check import CheckOutcome
-from services.chat.outcome import Outcome, decide
+from services.chat.outcome import Outcome, decide, logistic
 from services.retrieval import lexical
 from services.retrieval.embedding import DEFAULT_CALIBRATION, Calibration
 from services.retrieval.search import SearchResult, query_terms
@@ -147,8 +146,7 @@ def _inverse(rank: int | None) -> float:
 
 
 def confidence(evidence: Evidence, calibration: Calibration) -> float:
-    z = calibration.guard_bias + sum(w * x for w, x in zip(calibration.guard_weights, evidence.values(), strict=True))
-    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+    return logistic(calibration.guard_weights, calibration.guard_bias, evidence.values())
 
 
 def assess(

@@ -74,10 +74,7 @@ def quote_answer(
     for n, (passage, units) in enumerate(chosen, start=1):
         sources.append(_source(passage, n, passage.primary))
         quotes.append(_render(passage, units, n, language))
-    lines = [prompts.QUOTED_INTRO[language], *quotes]
-    if grounding.missing_names:
-        names = ", ".join(f"« {name} »" for name in grounding.missing_names)
-        lines.append(prompts.QUOTED_MISSING[language].format(names=names))
+    lines = [prompts.QUOTED_INTRO[language], *quotes, *_missing_names(grounding, language)]
     said = " ".join(unit.plain for _, units in chosen for unit in units)
     return Quote("\n\n".join(lines), sources, said)
 
@@ -110,10 +107,15 @@ def quote_closest(
         unit = passage.units[max(range(len(item.scores)), key=item.scores.__getitem__)]
         sources.append(_source(passage, n, primary=False))
         quotes.append(_render(passage, [unit], n, language))
-    if grounding.missing_names:  # a name the question asks about and no close note holds
-        names = ", ".join(f"« {name} »" for name in grounding.missing_names)
-        quotes.append(prompts.QUOTED_MISSING[language].format(names=names))
-    return Quote("\n\n".join([prompts.CLOSEST_INTRO[language], *quotes]), sources)
+    return Quote("\n\n".join([prompts.CLOSEST_INTRO[language], *quotes, *_missing_names(grounding, language)]), sources)
+
+
+def _missing_names(grounding: Grounding, language: str) -> list[str]:
+    """The line saying which names the question asks about no retrieved note holds (none when all are held)."""
+    if not grounding.missing_names:
+        return []
+    names = ", ".join(f"« {name} »" for name in grounding.missing_names)
+    return [prompts.QUOTED_MISSING[language].format(names=names)]
 
 
 def _source(passage: Passage, n: int, primary: bool) -> Source:

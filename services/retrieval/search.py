@@ -88,14 +88,13 @@ class SearchResult(BaseModel):
     ocr: str | None = None  # the best chunk is OCR text: "image" (a screenshot, a photo) or "scan" (a PDF page)
     ocr_confidence: float | None = None  # that OCR page's mean word confidence, 0–100
     ocr_low: bool = False  # below OBSIRAG_OCR_MIN_CONFIDENCE: cited, never the main note
+    learned: bool = False  # placed by a recorded question close to this one (first, or last for « pas ça »)
+    learned_similarity: float | None = None  # the cosine of the recorded question that pulled it (not « pas ça »)
 
     @property
     def screenshot(self) -> bool:
         """An image's OCR text (a screenshot, a photo): its citation says « capture d'écran »."""
         return self.ocr == "image"
-
-    learned: bool = False  # placed by a recorded question close to this one (first, or last for « pas ça »)
-    learned_similarity: float | None = None  # the cosine of the recorded question that pulled it (not « pas ça »)
 
 
 class SearchResponse(BaseModel):
@@ -330,13 +329,14 @@ def _title_similarities(
 
 
 def _result(
-    note: NoteHit, query: str, moved: set[str] | None = None, pulled: dict[str, float] | None = None
+    note: NoteHit, query: str, moved: frozenset[str] | set[str] = frozenset(), pulled: dict[str, float] | None = None
 ) -> SearchResult:
+    """``moved``: the paths the marks reordered; ``pulled``: the cosine of the recorded question that pulled each."""
     item = note.best
     payload = item.hit.payload
     path = payload["path"]
     return SearchResult(
-        path=payload["path"],
+        path=path,
         title=payload.get("title", ""),
         score=round(note.score, 6),
         rank_score=round(note.rank, 6),
@@ -356,8 +356,8 @@ def _result(
         ocr=payload.get("ocr"),
         ocr_confidence=payload.get("ocr_confidence"),
         ocr_low=bool(payload.get("ocr_low")),
-        learned=path in (moved or set()),
-        learned_similarity=(pulled or {}).get(path) if path in (moved or set()) else None,
+        learned=path in moved,
+        learned_similarity=(pulled or {}).get(path) if path in moved else None,
     )
 
 
