@@ -14,6 +14,7 @@ import random
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +26,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_VAULT = ROOT / "examples" / "vault"
 RESULTS = ROOT / "bench" / "results"
+# The benches' data root: its model cache (``models/``) holds the bundled model, converted once per machine.
+BENCH_DATA_ROOT = Path(tempfile.gettempdir()) / "obsirag-bench"
 
 _FRONTMATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+(?=[A-ZÀ-ÖØ-Þ«])")

@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import logging
 import statistics
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from _beir import percentile
-from _common import start_openai_server
+from _common import BENCH_DATA_ROOT, start_openai_server
 
 from services.chat.grounding_check import check_request
 from services.llm import bundled
@@ -37,7 +35,7 @@ def check_server(url: str, model: str | None) -> Iterator[tuple[OpenAIBackend, s
     """The backend to ``url`` (``bundled``: a fresh mlx_lm.server with the bundled model), and its model."""
     server = None
     if url == "bundled":
-        models = bundled.ensure_converted(Path(tempfile.gettempdir()) / "obsirag-bench-models")  # once per machine
+        models = bundled.ensure_converted(BENCH_DATA_ROOT / "models")  # once per machine
         server, url = start_openai_server(models)
         model = str(models)
         log.info("mlx_lm.server with %s at %s", models.name, url)

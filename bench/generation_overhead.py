@@ -50,7 +50,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, SAMPLE_VAULT, hermetic_environment, machine, percentiles, print_table, write_results
+from _common import (
+    BENCH_DATA_ROOT,
+    ROOT,
+    SAMPLE_VAULT,
+    hermetic_environment,
+    machine,
+    percentiles,
+    print_table,
+    write_results,
+)
 from _system import start_system, stop_system, wait_until_ready
 
 TARGET_RATIO = 0.95
@@ -121,7 +130,7 @@ def measure_generation(tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="bundled:smollm2-135m", help="bundled:…, a folder or a hub id")
-    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "obsirag-bench-models")
+    parser.add_argument("--cache", type=Path, default=BENCH_DATA_ROOT / "models")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--chat-rounds", type=int, default=8, help="passes over the chat conversations")

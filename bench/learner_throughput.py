@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, SAMPLE_VAULT, hermetic_environment, machine, print_table, write_results
+from _common import BENCH_DATA_ROOT, ROOT, SAMPLE_VAULT, hermetic_environment, machine, print_table, write_results
 
 START_TIMEOUT = 600.0
 OLD_MTIME = datetime(2026, 1, 1).timestamp()
@@ -65,14 +65,13 @@ def environment(args: argparse.Namespace) -> dict[str, str]:
 
 
 def start_system(root: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    from services.llm.bundled import FOLDER, ensure_converted
+    from services.llm.bundled import ensure_converted
 
     shutil.copytree(SAMPLE_VAULT, root / "vault")
     for path in (root / "vault").rglob("*"):
         os.utime(path, (OLD_MTIME, OLD_MTIME))  # nothing "changed lately": pass 2 picks the notes
-    cache = ensure_converted(Path(tempfile.gettempdir()) / "obsirag-bench-models")
-    (root / "data" / "models").mkdir(parents=True)
-    (root / "data" / "models" / FOLDER).symlink_to(cache)
+    ensure_converted(BENCH_DATA_ROOT / "models")
+    env = {**env, "OBSIRAG_DATA_ROOT": str(BENCH_DATA_ROOT)}  # its data dir is given: the root holds the models
     command = [sys.executable, "-m", "workers.cli", "up", "--vault", str(root / "vault"), "--data", str(root / "data")]
     log = (root / "system.log").open("wb")  # the workers' logs, kept out of the figures
     return subprocess.Popen(command, env={**os.environ, **env}, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)

@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     hermetic_environment()
     from services.catalog import Catalog
     from services.config import Settings
-    from services.llm.bundled import FOLDER, ensure_converted
+    from services.llm.bundled import ensure_converted
     from services.llm.configured_backend import open_backend
     from services.memory.consolidate import consolidate
     from services.memory.llm import ask_backend
@@ -65,11 +65,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     now = datetime.now().astimezone()
     changed_vault(args.vault, root / "vault", args.notes, now - timedelta(hours=1))
     settings = Settings(
-        vault=root / "vault", data_dir=root / "data", memory_max_notes=args.notes, memory_daily_tokens=10**9
+        vault=root / "vault",
+        data_dir=root / "data",
+        data_root=Path(tempfile.gettempdir()) / "obsirag-bench",  # its model cache: converted once per machine
+        memory_max_notes=args.notes,
+        memory_daily_tokens=10**9,
     )
-    cache = ensure_converted(Path(tempfile.gettempdir()) / "obsirag-bench-models")
-    settings.model_cache.mkdir(parents=True)
-    (settings.model_cache / FOLDER).symlink_to(cache)
+    ensure_converted(settings.model_cache)
     backend = open_backend(settings)
     started = time.perf_counter()
     backend.load()

@@ -41,6 +41,7 @@ from typing import Any
 from urllib.parse import quote
 
 from _common import (
+    BENCH_DATA_ROOT,
     ROOT,
     SAMPLE_VAULT,
     hermetic_environment,
@@ -175,10 +176,9 @@ def browser_first_token(questions: int, openai_server: bool = False) -> dict[str
             "OBSIRAG_LEARN_ENABLED": "false",
             "PYTHONUNBUFFERED": "1",
         }
-        settings = Settings(vault=root / "vault", data_dir=root / "data")
-        models = bundled.ensure_converted(Path(tempfile.gettempdir()) / "obsirag-bench-models")  # once per machine
-        settings.model_cache.mkdir(parents=True)
-        (settings.model_cache / models.name).symlink_to(models)
+        settings = Settings(vault=root / "vault", data_dir=root / "data", data_root=BENCH_DATA_ROOT)
+        models = bundled.ensure_converted(settings.model_cache)  # once per machine, shared by the benches
+        env["OBSIRAG_DATA_ROOT"] = str(BENCH_DATA_ROOT)
         server = None
         if openai_server:
             server, url = start_openai_server(models)

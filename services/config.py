@@ -359,7 +359,9 @@ class Settings(BaseSettings):
 
     @cached_property
     def model_cache(self) -> Path:
-        return self.data_dir / "models"
+        """Models converted for ObsiRAG (the bundled chat model), shared by every vault: under the data
+        root, not a vault's data dir, so that a second vault converts nothing again."""
+        return self.data_root / "models"
 
     @property
     def effective_redis_url(self) -> str:

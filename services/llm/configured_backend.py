@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from services.config import Settings
 from services.llm.backend import Backend, Decoding
+from services.llm.bundled import is_bundled, note_old_copy
 from services.llm.mlx_backend import MLXBackend
 from services.llm.openai_backend import OpenAIBackend
 
@@ -18,6 +19,8 @@ def open_backend(settings: Settings) -> Backend:
             settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_seconds
         )
     else:
+        if is_bundled(settings.llm_model):
+            note_old_copy(settings)
         backend = MLXBackend(settings.llm_model, settings.model_cache, settings.llm_blas, settings.llm_blas_threads)
     backend.decoding = decoding(settings)
     return backend

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from services.config import Settings
-from services.llm.bundled import FOLDER as BUNDLED_FOLDER
-from services.llm.bundled import is_bundled
+from services.llm.bundled import is_bundled, ready_folder
 from services.llm.models import WorkerState
 
 CHARS_PER_TOKEN = 3.2  # conservative for French with small-vocabulary tokenizers
@@ -44,8 +43,8 @@ def prompt_limits(settings: Settings, worker: WorkerState | None = None) -> Prom
 def _bundled_tokenizer(settings: Settings) -> str | None:
     if settings.llm_backend != "mlx" or not is_bundled(settings.llm_model):
         return None
-    path = settings.model_cache / BUNDLED_FOLDER / "tokenizer.json"  # converted by the worker
-    return str(path) if path.is_file() else None
+    folder = ready_folder(settings.model_cache)  # converted by the worker
+    return str(folder / "tokenizer.json") if folder else None
 
 
 @functools.lru_cache(maxsize=4)

@@ -21,6 +21,7 @@ from services.chat.websearch import FakeWebSearch
 from services.config import BUNDLED_LLM_MODEL, Settings
 from services.indexing.pipeline import IndexPipeline
 from services.indexing.reconcile import changed_paths
+from services.llm.bundled import converted_folder
 from services.llm.client import StreamGenerator
 from services.llm.mlx_backend import MLXBackend
 from services.llm.models import GenerationRequest, StreamEvent, WorkerState
@@ -253,7 +254,7 @@ def test_the_packed_prompt_never_exceeds_the_budget_the_worker_publishes(
     from transformers import AutoTokenizer
 
     settings, search = setup
-    folder = model_cache / "smollm2-135m"
+    folder = converted_folder(model_cache)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     sizes = {}
     for budget, tokenizer_path in [(384, None), (384, folder / "tokenizer.json"), (900, None), (3000, None)]:

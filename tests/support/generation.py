@@ -21,19 +21,25 @@ from services.system.queues import Queues
 from workers.mlx_worker import build_service, serve
 
 
-def converted_model_cache() -> Path:
-    """A model cache holding the converted bundled model, reused by every test and later test runs.
+def shared_data_root() -> Path:
+    """A data root whose model cache (``<root>/models``) holds the converted bundled model, reused by every
+    test and later test runs: started systems get it as ``OBSIRAG_DATA_ROOT`` (their data dirs are given).
 
-    Converting costs ~30-60 s on two cores, so the result is kept in the system's temp folder under a
+    Converting costs ~60-120 s on two cores, so the result is kept in the system's temp folder under a
     key that changes with the converter's code and the libraries it uses. A fresh machine converts once;
     concurrent callers are safe (the converter's lock and atomic rename).
     """
     recipe = [Path(bundled.__file__).read_bytes(), str(bundled.gguf_path().stat().st_size).encode()]
     recipe += [version(name).encode() for name in ("transformers", "gguf", "mlx-lm")]
     key = hashlib.sha1(b"\0".join(recipe)).hexdigest()[:12]
-    cache = Path(tempfile.gettempdir()) / "obsirag-test-models" / key
-    bundled.ensure_converted(cache)
-    return cache
+    root = Path(tempfile.gettempdir()) / "obsirag-test-models" / key
+    bundled.ensure_converted(root / "models")
+    return root
+
+
+def converted_model_cache() -> Path:
+    """A model cache holding the converted bundled model (``shared_data_root``'s)."""
+    return shared_data_root() / "models"
 
 
 @pytest.fixture(scope="session")

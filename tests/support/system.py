@@ -130,21 +130,22 @@ def system_env(settings: Settings) -> dict[str, str]:
         OBSIRAG_MEMORY_ENABLED=str(settings.memory_enabled),
         PYTHONUNBUFFERED="1",
     )
+    from tests.support.generation import shared_data_root
+
+    # Its data dir is always given (--data): the data root only holds the shared model cache.
+    env["OBSIRAG_DATA_ROOT"] = str(shared_data_root())
     if settings.learn_enabled is not None:
         env["OBSIRAG_LEARN_ENABLED"] = str(settings.learn_enabled)
     return env
 
 
 def share_converted_model(settings: Settings) -> None:
-    """The bundled model, converted once per machine (``tests.support.generation``), linked into this
-    data dir: every system started by a test converted it again otherwise (~30-60 s of both cores)."""
-    from services.llm.bundled import FOLDER
-    from tests.support.generation import converted_model_cache
+    """The bundled model, converted once per machine (``tests.support.generation``) before ``settings``'
+    system starts: it finds it in the model cache of the data root ``system_env`` gives it (every system
+    started by a test converted it again otherwise, ~60-120 s of both cores)."""
+    from tests.support.generation import shared_data_root
 
-    target = settings.model_cache / FOLDER
-    if not target.exists():
-        settings.model_cache.mkdir(parents=True, exist_ok=True)
-        target.symlink_to(converted_model_cache() / FOLDER)
+    shared_data_root()
 
 
 def seed_sample_caches(settings: Settings, sample: Path) -> None:
