@@ -3,7 +3,9 @@
 Built from the catalog (resolved links between notes; a synapse note ``obsirag/synapses/*.md`` is not a
 node but an edge between the two notes it links), cached until the catalog changes, and exported to
 ``<data_dir>/graph/knowledge_graph.json`` on each rebuild. A view is a filtered subgraph cut to the
-``limit`` best-connected notes, so the page stays light whatever the vault's size.
+``limit`` best-connected notes, so the page stays light whatever the vault's size. ObsiRAG's own files
+(under ``obsirag/``: briefings, insights, syntheses…) are left out of a view unless its filter asks for them:
+a briefing links to every note it cites and would rank among the best-connected notes of the user's own.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from services.catalog import Catalog
 from services.catalog.models import NoteRecord
+from services.vault.artifacts import is_generated
 from services.vault.models import NoteType
 
 DEFAULT_LIMIT = 300
@@ -52,6 +55,7 @@ class GraphFilter(BaseModel):
     note_type: str = ""
     days: int | None = None  # only notes modified in the last ``days`` days
     limit: int = DEFAULT_LIMIT
+    own: bool = False  # ObsiRAG's own files (under ``obsirag/``) shown too
 
 
 class GraphNode(BaseModel):
@@ -79,6 +83,7 @@ class GraphView(BaseModel):
     density: float
     matched: int  # notes passing the filters (``nodes`` holds at most ``limit`` of them)
     top: list[GraphNode]
+    own_files: int  # ObsiRAG's own files in the graph, shown only when the filter asks for them
     folders: dict[str, str]  # folder -> colour, for the legend and the folder filter
     tags: list[str]
 
@@ -91,13 +96,17 @@ class KnowledgeGraph:
         folders = sorted({data["folder"] for _, data in graph.nodes(data=True)}, key=str.casefold)
         self.colors = folder_colors(folders)
         self.degrees = dict(graph.degree())
+        # Without ObsiRAG's own files, a note's links to them do not count: a briefing citing it is no link.
+        self.own = {node for node in graph if is_generated(node)}
+        self.vault_degrees = {node: sum(other not in self.own for other in graph[node]) for node in graph}
         self.tags = sorted({tag for _, data in graph.nodes(data=True) for tag in data["tags"]}, key=str.casefold)
         # Plain dicts and totals, once per build: networkx's views are too slow to walk on every page view.
         self.data: dict[str, dict[str, Any]] = dict(graph.nodes(data=True))
         self.links = {node: {other: edge["kind"] for other, edge in near.items()} for node, near in graph.adjacency()}
-        self.ranked = sorted(self.data, key=lambda n: (-self.degrees[n], self.data[n]["title"].casefold(), n))
-        self.total_edges = graph.number_of_edges()
-        self.density = round(nx.density(graph), 5) if len(self.data) > 1 else 0.0
+        self.ranked = self._rank(self.degrees, self.data)
+        self.vault_ranked = self._rank(self.vault_degrees, {n: d for n, d in self.data.items() if n not in self.own})
+        # The totals the page shows, with ObsiRAG's own files (``True``) and without them (``False``).
+        self.totals = {True: _totals(graph), False: _totals(graph.subgraph(n for n in graph if n not in self.own))}
 
     @classmethod
     def from_catalog(cls, catalog: Catalog) -> KnowledgeGraph:
@@ -117,9 +126,15 @@ class KnowledgeGraph:
                 graph.add_edge(ends[0], ends[1], kind="synapse", via=path)
         return cls(graph)
 
+    @staticmethod
+    def _rank(degrees: dict[str, int], data: dict[str, dict[str, Any]]) -> list[str]:
+        return sorted(data, key=lambda n: (-degrees[n], data[n]["title"].casefold(), n))
+
     def view(self, flt: GraphFilter, now: datetime | None = None) -> GraphView:
         passes = _matcher(flt, now)
-        ranked = [node for node in self.ranked if passes(node, self.data[node])]
+        degrees = self.degrees if flt.own else self.vault_degrees
+        total_nodes, total_edges, density = self.totals[flt.own]
+        ranked = [node for node in (self.ranked if flt.own else self.vault_ranked) if passes(node, self.data[node])]
         kept = ranked[: max(1, min(flt.limit, MAX_LIMIT))]
         position = {node: i for i, node in enumerate(kept)}
         edges = [
@@ -129,25 +144,26 @@ class KnowledgeGraph:
             if position.get(b, -1) > position[a]  # each edge once
         ]
         return GraphView(
-            nodes=[self._node(n, label=i < LABELS) for i, n in enumerate(kept)],  # kept is ranked by degree
+            nodes=[self._node(n, degrees, label=i < LABELS) for i, n in enumerate(kept)],  # ranked by degree
             edges=edges,
-            total_nodes=len(self.data),
-            total_edges=self.total_edges,
-            density=self.density,
+            total_nodes=total_nodes,
+            total_edges=total_edges,
+            density=density,
             matched=len(ranked),
-            top=[self._node(n) for n in ranked[:TOP_CONNECTED]],
+            top=[self._node(n, degrees) for n in ranked[:TOP_CONNECTED]],
+            own_files=len(self.own),
             folders=self.colors,
             tags=self.tags,
         )
 
-    def _node(self, path: str, label: bool = False) -> GraphNode:
+    def _node(self, path: str, degrees: dict[str, int], label: bool = False) -> GraphNode:
         data = self.data[path]
         return GraphNode(
             id=path,
             title=data["title"],
             folder=data["folder"],
             color=self.colors[data["folder"]],
-            degree=self.degrees[path],
+            degree=degrees[path],
             tags=data["tags"],
             type=data["type"],
             label=label,
@@ -161,6 +177,11 @@ class KnowledgeGraph:
         temporary = target.with_suffix(".tmp")
         temporary.write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
         os.replace(temporary, target)
+
+
+def _totals(graph: nx.Graph) -> tuple[int, int, float]:
+    nodes = graph.number_of_nodes()
+    return nodes, graph.number_of_edges(), round(nx.density(graph), 5) if nodes > 1 else 0.0
 
 
 def folder_colors(folders: list[str]) -> dict[str, str]:

@@ -60,6 +60,23 @@ def test_nodes_edges_metrics_and_top(catalog: Catalog) -> None:
     assert view.nodes[0].color != next(n for n in view.nodes if n.folder == "A").color  # colour by folder
 
 
+def test_obsirag_files_are_left_out_unless_asked_for(catalog: Catalog) -> None:
+    """A briefing cites many notes: shown, it would top the best-connected list of the user's own (#39)."""
+    add(catalog, "obsirag/briefings/2026-11-29.md", "Hub", "A/One", "A/Two", "B/Three", "B/Lonely")
+    add(catalog, "obsirag/insights/Atlas.md", "Hub", note_type=NoteType.INSIGHT)
+    catalog.resolve_links()
+    graph = KnowledgeGraph.from_catalog(catalog)
+    view = graph.view(GraphFilter())
+    assert not [n.id for n in [*view.nodes, *view.top] if n.id.startswith("obsirag/")]
+    assert view.own_files == 2 and view.total_nodes == 5 and view.total_edges == 5 and view.matched == 5
+    assert view.top[0].id == "Hub.md" and view.top[0].degree == 3  # a briefing's citation is no link
+    assert graph.view(GraphFilter(note_type="insight")).matched == 0
+    shown = graph.view(GraphFilter(own=True))
+    assert shown.top[0].id == "obsirag/briefings/2026-11-29.md" and shown.top[0].degree == 5
+    assert shown.total_nodes == 7 and shown.total_edges == 11 and shown.top[1].degree == 5  # Hub: 3 + 2
+    assert graph.view(GraphFilter(own=True, note_type="insight")).matched == 1
+
+
 def test_filters_and_server_side_limit(catalog: Catalog) -> None:
     graph = KnowledgeGraph.from_catalog(catalog)
     assert {n.id for n in graph.view(GraphFilter(folder="A")).nodes} == {"A/One.md", "A/Two.md"}

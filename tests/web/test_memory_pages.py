@@ -194,12 +194,13 @@ def test_briefings_are_artifacts_of_their_own_type(memory_site: tuple[WebService
     assert "[[" not in preview and "_Aucun" not in preview and "**" not in preview
     assert 'href="/notes/Projets/Atlas.md' in preview and "<em>" in preview
     # The graph: the briefing is a node linked to the note it cites, on the graph page too.
-    view = KnowledgeGraph.from_catalog(site.catalog).view(GraphFilter())
+    view = KnowledgeGraph.from_catalog(site.catalog).view(GraphFilter(own=True))
     node = next(n for n in view.nodes if n.id == briefing.path)
     assert node.type == "briefing" and node.degree == 1
     [edge] = [e for e in view.edges if briefing.path in (e.source, e.target)]
     assert {edge.source, edge.target} == {briefing.path, "Projets/Atlas.md"} and edge.kind == "link"
-    assert briefing.path in html(client, "/graph")
+    assert briefing.path in html(client, "/graph?own=true")  # ObsiRAG's own files: behind the page's toggle
+    assert briefing.path not in html(client, "/graph")
 
 
 def test_a_managed_file_whose_markers_were_removed_is_reported_on_every_memory_page(

@@ -74,7 +74,8 @@ def test_graph_filters_metrics_top_and_export(client: TestClient, web_settings: 
     partial = client.get("/graph?folder=Cuisine", headers={"hx-request": "true", "hx-target": "graph-panel"}).text
     assert partial.startswith('<div id="graph-panel"') and 'id="metric-matched">5<' in partial
     exported = json.loads((web_settings.data_dir / "graph" / "knowledge_graph.json").read_text(encoding="utf-8"))
-    assert len(exported["nodes"]) == len(ids) and exported["edges"]
+    own = int(re.search(r'id="own-hidden">(\d+) ', page)[1])  # ObsiRAG's conversation: exported, not drawn
+    assert len(exported["nodes"]) == len(ids) + own and own == 1 and exported["edges"]
 
 
 def test_conversations_list_search_rename_delete_and_export(

@@ -29,8 +29,9 @@ class GraphController(Controller):
         type: FromQuery[str] = "",
         days: FromQuery[int] = 0,
         limit: FromQuery[int] = DEFAULT_LIMIT,
+        own: FromQuery[bool] = False,
     ) -> Template:
-        flt = GraphFilter(text=q, folder=folder, tag=tag, note_type=type, days=days or None, limit=limit)
+        flt = GraphFilter(text=q, folder=folder, tag=tag, note_type=type, days=days or None, limit=limit, own=own)
         view = graph.get().view(flt)
         index = {node.id: i for i, node in enumerate(view.nodes)}
         data = {  # compact: edges as node indexes, 1 for a synapse; a node's last item 1 when it gets a label

@@ -107,49 +107,60 @@
       el("title", {}, link).textContent = d.title + " — " + d.folder + " (" + d.degree + " liens)";
     });
     container.replaceChildren(svg);  // in the page first: a label's box can only be measured there
-    placeLabels(data.nodes, labelLayer);
+    placeLabels(data.nodes, labelLayer, svg);
   }
 
   // The nodes the server chose (the best connected, first) get a label, in that order, so a hub is named
-  // before an outlier: each takes the first of eight spots round its node that covers no other label,
-  // preferring one that covers no node either (the halo keeps it readable over one); the others are
-  // named on hover (<title>).
-  function placeLabels(nodes, layer) {
-    var placed = [];
-    var discs = nodes.map(function (d) {
-      return { x: d.x - d.radius, y: d.y - d.radius, width: 2 * d.radius, height: 2 * d.radius };
-    });
-    nodes.forEach(function (d, i) {
+  // before an outlier. A label sits GAP screen pixels from its node's disc, on one of eight sides, and only
+  // where it covers no other label and no other node and stays in the drawing: first where no other node is
+  // as near to it as its own (it reads as that node's), else anywhere clear; a label with no such spot is
+  // left to hover (<title>). Sizes are in screen pixels whatever the drawing's scale: a phone reads them too.
+  var FONT_PX = 10, HALO_PX = 3, GAP_PX = 2, NEAR_PX = 4;
+
+  function placeLabels(nodes, layer, svg) {
+    var px = WIDTH / (svg.getBoundingClientRect().width || WIDTH);  // one screen pixel in drawing units
+    var style = "font-size:" + (FONT_PX * px).toFixed(2) + "px;stroke-width:" + (HALO_PX * px).toFixed(2) + "px";
+    var placed = [], halo = (HALO_PX / 2) * px;
+    nodes.forEach(function (d) {
       if (!d.label) return;
-      var text = el("text", { "data-path": d.id }, layer);
+      var text = el("text", { "data-path": d.id, x: 0, y: 0, style: style }, layer);
       text.textContent = d.title;
-      var fits = function (box) { return inside(box) && !placed.some(function (o) { return overlaps(box, o); }); };
-      var clear = function (box) { return !discs.some(function (disc, j) { return j !== i && overlaps(box, disc); }); };
-      var boxes = spots(d).map(function (p) { return measure(text, p); });
-      var best = boxes.findIndex(function (b) { return fits(b) && clear(b); });
-      if (best < 0) best = boxes.findIndex(fits);
-      if (best < 0) { text.remove(); return; }
-      measure(text, spots(d)[best]);
-      placed.push(padded(text.getBBox()));
+      var origin = text.getBBox(), boxes = spots(d, origin, GAP_PX * px);
+      var clear = boxes.filter(function (box) {
+        var padded = grow(box, halo);
+        return inside(box) && !placed.some(function (o) { return overlaps(padded, o); }) &&
+          !nodes.some(function (o) { return o !== d && rectToCircle(padded, o) < o.radius; });
+      });
+      var own = function (box) {
+        return !nodes.some(function (o) { return o !== d && rectToCircle(box, o) < o.radius + NEAR_PX * px; });
+      };
+      var best = clear.find(own) || clear[0];
+      if (!best) { text.remove(); return; }
+      text.setAttribute("x", (best.x - origin.x).toFixed(1));
+      text.setAttribute("y", (best.y - origin.y).toFixed(1));
+      placed.push(grow(best, halo));
     });
   }
 
-  function spots(d) {
-    var r = d.radius, x = d.x, y = d.y;
-    return [[x + r + 2, y + 4, "start"], [x - r - 2, y + 4, "end"], [x, y - r - 3, "middle"],
-            [x, y + r + 11, "middle"], [x + r, y - r, "start"], [x - r, y - r, "end"],
-            [x + r, y + r + 8, "start"], [x - r, y + r + 8, "end"]];
+  // The eight boxes a label may take round its node, each ``gap`` from the disc: beside, above, below,
+  // and at the four diagonals (the box's corner at 45° on the circle, pushed out by the gap).
+  function spots(d, box, gap) {
+    var w = box.width, h = box.height, r = d.radius, x = d.x, y = d.y, c = (r + gap) * Math.SQRT1_2;
+    return [[x + r + gap, y - h / 2], [x - r - gap - w, y - h / 2], [x - w / 2, y - r - gap - h],
+            [x - w / 2, y + r + gap], [x + c, y - c - h], [x - c - w, y - c - h],
+            [x + c, y + c], [x - c - w, y + c]].map(function (p) { return { x: p[0], y: p[1], width: w, height: h }; });
   }
 
-  function measure(text, spot) {
-    text.setAttribute("x", spot[0].toFixed(1)); text.setAttribute("y", spot[1].toFixed(1));
-    text.setAttribute("text-anchor", spot[2]);
-    return text.getBBox();
+  // How far a box is from a node's centre (0 when the centre is inside it).
+  function rectToCircle(box, d) {
+    var dx = Math.max(box.x - d.x, 0, d.x - box.x - box.width);
+    var dy = Math.max(box.y - d.y, 0, d.y - box.y - box.height);
+    return Math.sqrt(dx * dx + dy * dy);
   }
 
   function inside(box) { return box.x >= 0 && box.y >= 0 && box.x + box.width <= WIDTH && box.y + box.height <= HEIGHT; }
 
-  function padded(box) { return { x: box.x - 1, y: box.y - 1, width: box.width + 2, height: box.height + 2 }; }
+  function grow(box, by) { return { x: box.x - by, y: box.y - by, width: box.width + 2 * by, height: box.height + 2 * by }; }
 
   function overlaps(a, b) {
     return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
