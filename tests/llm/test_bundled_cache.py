@@ -47,8 +47,9 @@ def test_two_vaults_get_the_model_from_one_cache_converted_once(
     tmp_path: Path, converter: CountingConverter, caplog: pytest.LogCaptureFixture
 ) -> None:
     first, second = vault_settings(tmp_path, "Perso"), vault_settings(tmp_path, "Travail")
-    assert first.data_dir != second.data_dir  # two vaults, two data folders…
-    # …the second one kept its own copy from before the shared cache: it is left alone, and said unused.
+    assert first.data_dir != second.data_dir  # two vaults, two data folders, one model cache
+    assert first.model_cache == second.model_cache == (tmp_path / "data" / "models").resolve()
+    # The second one kept its own copy from before the shared cache: it is left alone, and said unused.
     old = second.data_dir / "models" / bundled.FOLDER
     old.mkdir(parents=True)
     folder = bundled.bundled_model_path(first, converter)
