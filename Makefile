@@ -66,6 +66,7 @@ bench: setup
 	$(BIN)/python bench/redis_aof.py
 	$(BIN)/python bench/attachments.py
 	$(BIN)/python bench/process_start.py
+	$(BIN)/python bench/model_conversion.py
 	$(BIN)/python bench/attachments_heldout.py --make bench/results/heldout
 	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/cnil-fr
 	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/spf-fr

@@ -7,7 +7,7 @@ CPU seconds of the child converter, the folder's size), then asks the same cache
 vault would (wall seconds, and whether it converted again).
 
     .venv/bin/python bench/model_conversion.py
-    .venv/bin/python bench/model_conversion.py --rounds 3
+    .venv/bin/python bench/model_conversion.py --rounds 2
 """
 
 from __future__ import annotations
