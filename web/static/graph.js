@@ -3,7 +3,7 @@
 (function () {
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
-  var WIDTH = 960, HEIGHT = 560;
+  var WIDTH = 960, HEIGHT = 560, PORTRAIT = 600;  // a narrower canvas (a phone) gets a portrait drawing
 
   function layout(nodes, edges) {
     var n = nodes.length;
@@ -92,6 +92,7 @@
     });
     var edges = data.edges.map(function (e) { return [e[0], e[1], e[2] ? "synapse" : "link"]; });
     data = { nodes: nodes, edges: edges };
+    HEIGHT = container.clientWidth && container.clientWidth < PORTRAIT ? WIDTH * 1.25 : 560;
     layout(data.nodes, edges);
     var svg = el("svg", { viewBox: "0 0 " + WIDTH + " " + HEIGHT, class: "graph-svg" });
     var edgeLayer = el("g", { class: "edges" }, svg), nodeLayer = el("g", { class: "nodes" }, svg);
