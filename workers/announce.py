@@ -16,6 +16,7 @@ from urllib.request import urlopen
 import redis
 
 from services.config import Settings
+from services.system.instance import read_instance
 from services.system.processes import read_process
 
 PROBE_TIMEOUT = 2.0
@@ -46,15 +47,26 @@ def answers(url: str, timeout: float = PROBE_TIMEOUT) -> bool:
 
 
 def announce_web(settings: Settings, stop: threading.Event, echo: Callable[[str], None]) -> None:
-    """Call ``echo`` with the "Web UI: …" line once the web process answers; give up when ``stop`` is set."""
+    """Call ``echo`` with the "Web UI: …" line once the web process answers; give up when ``stop`` is set.
+
+    Only this supervisor's web process counts (its pid in ``instance.json``): a heartbeat of another web
+    server in the same Redis once had the line name a port this instance did not serve."""
     client = redis.Redis.from_url(settings.effective_redis_url, socket_timeout=PROBE_TIMEOUT)
     while not stop.is_set():
-        published = _published_url(client)
+        published = _published_url(client, _our_web_pid(settings))
         if published and answers(local_url(published)):
             shown = local_url(published)
+            if settings.port and urlsplit(published).port != settings.port:
+                echo(f"Le port {settings.port} est déjà pris : l’interface web sert sur {shown} à la place.")
             echo(f"Web UI: {shown}" + (f" (listening on {settings.host})" if shown != published else ""))
             return
         stop.wait(POLL_SECONDS)
+
+
+def _our_web_pid(settings: Settings) -> int | None:
+    instance = read_instance(settings.data_dir)
+    web = next((c for c in instance.children if c.name == "web" and c.alive), None) if instance else None
+    return web.pid if web is not None else None
 
 
 def start_announcer(settings: Settings, stop: threading.Event, echo: Callable[[str], None]) -> threading.Thread:
@@ -63,11 +75,13 @@ def start_announcer(settings: Settings, stop: threading.Event, echo: Callable[[s
     return thread
 
 
-def _published_url(client: redis.Redis) -> str | None:
-    """The address in the web process's heartbeat; None while Redis or the web process is not up yet."""
+def _published_url(client: redis.Redis, pid: int | None) -> str | None:
+    """The address in the heartbeat of the web process ``pid``; None while Redis or it is not up yet."""
+    if pid is None:
+        return None
     try:
         state = read_process(client, "web")
     except redis.RedisError:
         return None
-    url = state.details.get("url") if state is not None else None
+    url = state.details.get("url") if state is not None and state.pid == pid else None
     return url if isinstance(url, str) else None

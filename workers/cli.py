@@ -14,6 +14,7 @@ from services.config import Settings
 from services.system.startup import claim_data_dir
 from services.vault.models import NoteType
 from workers.cli_checks import K_RANGE, check_range, check_thread, day, not_blank
+from workers.cli_instance import register as _register_instance
 from workers.cli_memory import memory_status_now
 from workers.cli_memory import register as _register_memory
 from workers.cli_options import common_options
@@ -41,14 +42,17 @@ def up(settings: Settings) -> None:
     # Everything that would make a child fail (and be restarted forever) is refused here, before any start.
     if problem := startup_problem(settings):
         raise click.ClickException(problem)
+    from services.system.instance import describe
     from workers.announce import start_announcer
     from workers.process import setup_logging, stop_on_signals
-    from workers.supervisor import AlreadyRunning, acquire_lock, supervise
+    from workers.supervisor import AlreadyRunning, acquire_lock, stop_leftovers, supervise
 
     try:  # before the rebuild notice, whose store import takes seconds on a loaded machine
         lock = acquire_lock(settings)
     except AlreadyRunning as exc:
         raise click.ClickException(str(exc)) from None
+    if stopped := stop_leftovers(settings):  # a supervisor killed -9 on a system without PR_SET_PDEATHSIG
+        click.echo(f"Processus laissés par un superviseur disparu, arrêtés : {describe(stopped)}.")
     claim_data_dir(settings)  # before any worker writes there
     if line := _rebuild_notice(settings):
         click.echo(line)
@@ -56,7 +60,10 @@ def up(settings: Settings) -> None:
     click.echo(f"ObsiRAG: vault {settings.vault}, data {settings.data_dir}. Ctrl-C to stop.")
     stop = stop_on_signals()
     start_announcer(settings, stop, click.echo)  # "Web UI: http://…" once the page answers, not before
-    supervise(settings, stop, lock=lock)
+    try:
+        supervise(settings, stop, lock=lock)
+    except AlreadyRunning as exc:  # a Redis started elsewhere answers on the data folder's socket
+        raise click.ClickException(str(exc)) from None
 
 
 @main.command()
@@ -356,6 +363,7 @@ def _print_counts(settings: Settings) -> None:
 
 main.add_command(mcp)  # in its own module: this one is long enough
 _register_memory(main, common_options)
+_register_instance(main, common_options)
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING)

@@ -7,6 +7,7 @@ import logging
 from services.attachments import ocr
 from services.attachments.cache import ExtractionCache
 from services.config import load_settings
+from services.lifeline import watch_parent
 from services.system.handlers.extractor import ExtractorHandlers
 from services.system.queues import Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
@@ -17,10 +18,12 @@ log = logging.getLogger(__name__)
 def main() -> None:
     settings = load_settings()
     setup_logging(settings, "extractor")
+    watch_parent()  # gone with the supervisor, even one killed -9
     stop = stop_on_signals()
     queues = Queues(settings)
     handlers = ExtractorHandlers(settings, queues)
-    handlers.cache.clear_progress()  # a killed worker's files: its tasks are queued again by the reconcile
+    if interrupted := handlers.take_back():  # what a killed extractor was reading, read again first
+        log.info("lecture reprise après un arrêt brutal : %s", ", ".join(interrupted))
     queues.serve(handlers, "extract")
     consumers = [start_consumer(queues.hueys["extract"], 1)]  # one document at a time: OCR takes a core
     log.info("extractor ready: %d documents read so far", handlers.cache.count())

@@ -12,6 +12,7 @@ from huey.signals import SIGNAL_ERROR
 from services.config import load_settings
 from services.indexing.rebuild import open_index
 from services.indexing.reconcile import changed_paths
+from services.lifeline import watch_parent
 from services.retrieval.search import CANDIDATE_FIELDS
 from services.retrieval.store import StoreClosedError, VectorStore
 from services.system.handlers.indexer import IndexerHandlers
@@ -24,6 +25,7 @@ log = logging.getLogger(__name__)
 def main() -> None:
     settings = load_settings()
     setup_logging(settings, "indexer")
+    watch_parent()  # gone with the supervisor, even one killed -9
     stop = stop_on_signals()
     queues = Queues(settings)
     pipeline, engine, configured, rebuild = open_index(

@@ -17,6 +17,7 @@ from services.learner import schedule
 from services.learner.cycle import Learner, LearnerDeps
 from services.learner.insights import among_users_files
 from services.learner.pacing import LearnerModel
+from services.lifeline import watch_parent
 from services.llm.capability import writer_wait
 from services.llm.models import WorkerState
 from services.memory.cycle import MemoryTicker
@@ -118,6 +119,7 @@ def learner_details(learner: Learner) -> dict[str, Any]:
 def main() -> None:
     settings = load_settings()
     setup_logging(settings, "learner")
+    watch_parent()  # gone with the supervisor, even one killed -9
     stop = stop_on_signals()
     queues = Queues(settings)
     learner = build_learner(settings, stop)

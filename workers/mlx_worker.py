@@ -8,6 +8,7 @@ import threading
 import redis
 
 from services.config import Settings, load_settings
+from services.lifeline import watch_parent
 from services.llm.backend import Backend
 from services.llm.capability import stated_capability
 from services.llm.configured_backend import decoding, open_backend
@@ -78,6 +79,7 @@ def _warm_up(service: GenerationService, load: bool) -> None:
 def main() -> None:
     settings = load_settings()
     setup_logging(settings, WORKER_NAME)
+    watch_parent()  # gone with the supervisor, even one killed -9
     stop, queues = stop_on_signals(), Queues(settings)
     serve(settings, stop, queues, build_service(settings, queues, stop))
 

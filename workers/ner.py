@@ -8,6 +8,7 @@ import sys
 from services.catalog import Catalog
 from services.config import load_settings
 from services.indexing.entities import EntityExtractor
+from services.lifeline import watch_parent
 from services.system.handlers.ner import NerHandlers
 from services.system.queues import Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
@@ -28,6 +29,7 @@ def load_extractor(model: str) -> EntityExtractor:
 def main() -> None:
     settings = load_settings()
     setup_logging(settings, "ner")
+    watch_parent()  # gone with the supervisor, even one killed -9
     stop = stop_on_signals()
     queues = Queues(settings)
     catalog = Catalog(settings.catalog_path)

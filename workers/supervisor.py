@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import subprocess
@@ -10,11 +11,21 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import redis
 from filelock import FileLock, Timeout
 
 from services.config import Settings
-from services.system.processes import WORKERS
-from services.system.supervision import supervisor_lock
+from services.lifeline import PARENT_ENV, die_with_parent
+from services.system.instance import (
+    Instance,
+    RecordedProcess,
+    forget_instance,
+    read_instance,
+    stop_processes,
+    write_instance,
+)
+from services.system.processes import WORKERS, clear_heartbeat
+from services.system.supervision import LOCK_NAME, supervisor_lock
 from workers.process import run_until_stopped, stop_process, wait_or_kill
 from workers.redis_server import redis_command, wait_for_redis
 
@@ -42,20 +53,33 @@ class Child:
 
     def start(self, quiet: bool = False) -> None:
         command = self.command or [sys.executable, "-m", f"workers.{self.name}"]
-        # Own session: Ctrl-C reaches the supervisor only, which then stops the workers, then Redis.
-        self.process = subprocess.Popen(command, env=self.env, stdin=subprocess.DEVNULL, start_new_session=True)
+        # Own session: Ctrl-C reaches the supervisor only, which then stops the workers, then Redis. A
+        # SIGTERM from the kernel when the supervisor dies, even by kill -9 (Redis writes its file first).
+        self.process = subprocess.Popen(
+            command, env=self.env, stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=die_with_parent()
+        )
         self.started_at = time.monotonic()
         self.restart_at = None
         log.log(logging.DEBUG if quiet else logging.INFO, "started %s (pid %d)", self.name, self.process.pid)
 
-    def check(self) -> None:
-        """Restart the child, with exponential backoff, when it has died."""
+    def record(self) -> RecordedProcess | None:
+        """This child as ``instance.json`` keeps it (None before its first start)."""
+        if self.process is None:
+            return None
+        code = self.process.returncode
+        found = RecordedProcess.of(self.name, self.process.pid) if code is None else None
+        if found is not None:
+            return found
+        return RecordedProcess(name=self.name, pid=self.process.pid, started=0, command=[], alive=False, exit_code=code)
+
+    def check(self) -> bool:
+        """Restart the child, with exponential backoff, when it has died; whether it died or started now."""
         now = time.monotonic()
         if self.process is None or self.process.poll() is None:
             if self.process is not None and now - self.started_at > HEALTHY_AFTER and self.failing:
                 self.backoff, self.failing = self.first_backoff, False
                 log.info("%s is running again after %d restarts", self.name, self.restarts)
-            return
+            return False
         if self.restart_at is None:
             code = self.process.returncode
             # A retry loop says so once per state change: the first exit (or a new exit code), not each turn.
@@ -67,9 +91,12 @@ class Child:
             how = f"restarting it (backoff up to {MAX_BACKOFF:.0f}s){self.hint}"
             log.log(level, "%s exited with %s; %s", self.name, code, how)
             self.backoff = min(self.backoff * 2, MAX_BACKOFF)
-        elif now >= self.restart_at:
+            return True
+        if now >= self.restart_at:
             self.restarts += 1
             self.start(quiet=self.restarts > 1)
+            return True
+        return False
 
     def stop(self, timeout: float = 20.0) -> None:
         if self.process is not None:
@@ -92,7 +119,7 @@ def stop_children(children: list[Child], timeout: float = 20.0) -> None:
 
 
 class AlreadyRunning(RuntimeError):
-    """Another supervisor holds the data dir."""
+    """Another supervisor holds the data dir, or a Redis of another start answers on its socket."""
 
 
 def acquire_lock(settings: Settings) -> FileLock:
@@ -102,28 +129,70 @@ def acquire_lock(settings: Settings) -> FileLock:
     try:
         lock.acquire()
     except Timeout:
-        raise AlreadyRunning(
-            f"ObsiRAG is already running on {settings.data_dir} (see `obsirag status`; "
-            "or set OBSIRAG_DATA_DIR to another folder for a second instance)"
-        ) from None
+        raise AlreadyRunning(already_running(settings)) from None
     return lock
+
+
+def already_running(settings: Settings) -> str:
+    """The one line refusing a second start: which pid runs, and how to stop it."""
+    instance = read_instance(settings.data_dir)
+    pid = str(instance.supervisor.pid) if instance is not None else _lock_holder(settings)
+    return (
+        f"ObsiRAG tourne déjà sur {settings.data_dir} (superviseur pid {pid}) : arrête-le avec "
+        f"`obsirag down --vault {settings.vault}` ou `kill {pid}`, ou donne un autre --data pour une seconde instance."
+    )
+
+
+def _lock_holder(settings: Settings) -> str:
+    try:
+        return (settings.data_dir / LOCK_NAME).read_text(encoding="utf-8").strip() or "?"
+    except OSError:
+        return "?"
+
+
+def stop_leftovers(settings: Settings) -> list[RecordedProcess]:
+    """The children a dead supervisor left running (checked against their start time and command line),
+    stopped; under the lock, so no live supervisor owns them. What was stopped."""
+    previous = read_instance(settings.data_dir)
+    if previous is None:
+        return []
+    left = [(child, process) for child in previous.children if (process := child.running()) is not None]
+    stop_processes([process for _child, process in left])
+    forget_instance(settings.data_dir)
+    return [child for child, _process in left]
+
+
+def refuse_live_redis(settings: Settings) -> None:
+    """Never two Redis on one socket (the second takes the file over, and the first deletes it as it stops)."""
+    client = redis.Redis(unix_socket_path=str(settings.redis_socket), socket_timeout=1)
+    try:
+        pid = client.info("server")["process_id"]
+    except (redis.RedisError, OSError):
+        return  # nothing answers: the file, if any, is a dead Redis's
+    finally:
+        client.close()
+    raise AlreadyRunning(
+        f"Un Redis (pid {pid}) répond déjà sur {settings.redis_socket}, lancé hors de ce superviseur : "
+        f"arrête-le (`kill {pid}`) puis relance `obsirag up`."
+    )
 
 
 def start_redis(settings: Settings, env: dict[str, str]) -> Child:
     """The private redis-server, started and answering, then supervised like the workers: restarted at
     once when it dies (its append-only file keeps the queued tasks), with backoff if it keeps dying."""
     settings.redis_dir.mkdir(parents=True, exist_ok=True)
+    refuse_live_redis(settings)
     settings.redis_socket.unlink(missing_ok=True)
     hint = f" (why: {settings.redis_dir / 'redis.log'})"
-    redis = Child("redis", env, command=redis_command(settings), backoff=0.1, first_backoff=0.1, hint=hint)
-    redis.start()
+    redis_child = Child("redis", env, command=redis_command(settings), backoff=0.1, first_backoff=0.1, hint=hint)
+    redis_child.start()
     try:
-        wait_for_redis(settings.effective_redis_url, 10.0, redis.process)
+        wait_for_redis(settings.effective_redis_url, 10.0, redis_child.process)
     except BaseException:
-        redis.stop()
+        redis_child.stop()
         raise
     log.info("private redis-server ready on %s", settings.redis_socket)
-    return redis
+    return redis_child
 
 
 def child_env(settings: Settings, redis_url: str) -> dict[str, str]:
@@ -136,7 +205,34 @@ def child_env(settings: Settings, redis_url: str) -> dict[str, str]:
     )
     if settings.qdrant_path is not None:
         env["OBSIRAG_QDRANT_PATH"] = str(settings.qdrant_path)
+    env[PARENT_ENV] = str(os.getpid())  # each worker watches this pid (services.lifeline.watch_parent)
     return env
+
+
+class Record:
+    """``instance.json`` and the heartbeats kept true at each change of a child: a dead one is shown dead
+    at the next tick (a quarter second), not when its heartbeat expires (3 beats)."""
+
+    def __init__(self, settings: Settings, children: list[Child]) -> None:
+        self.settings, self.children = settings, children
+        self.supervisor = RecordedProcess.of("supervisor", os.getpid())
+        self.redis = redis.Redis.from_url(settings.effective_redis_url, socket_timeout=0.5)
+
+    def write(self) -> None:
+        if self.supervisor is None:
+            return
+        children = [record for child in self.children if (record := child.record()) is not None]
+        s = self.settings
+        write_instance(Instance(vault=s.vault, data_dir=s.data_dir, supervisor=self.supervisor, children=children))
+
+    def tick(self) -> None:
+        changed = [child for child in self.children if child.check()]
+        for child in changed:
+            if child.name != "redis" and child.process is not None and child.process.returncode is not None:
+                with contextlib.suppress(redis.RedisError, OSError):  # Redis restarting: nothing to clear
+                    clear_heartbeat(self.redis, child.name)
+        if changed:
+            self.write()
 
 
 def supervise(
@@ -149,16 +245,18 @@ def supervise(
     settings = settings.model_copy(update={"redis_url": redis_url})
     env = child_env(settings, redis_url)
     children: list[Child] = []  # Redis first: checked first at each tick, stopped last
+    record = Record(settings, children)
     try:
         if private:
             children.append(start_redis(settings, env))
+            record.write()
         for name in workers:
             children.append(Child(name, env))
             children[-1].start()
-        run_until_stopped(
-            settings, "supervisor", stop, tick=lambda: [c.check() for c in children], tick_seconds=TICK_SECONDS
-        )
+            record.write()
+        run_until_stopped(settings, "supervisor", stop, tick=record.tick, tick_seconds=TICK_SECONDS)
     finally:
         stop_children(children)
+        forget_instance(settings.data_dir)
         lock.release()
         log.info("stopped")

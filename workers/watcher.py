@@ -15,6 +15,7 @@ from services import vault
 from services.catalog import Catalog
 from services.config import Settings, load_settings
 from services.indexing.reconcile import changed_paths
+from services.lifeline import watch_parent
 from services.system.queues import EVENT_PRIORITY, RECONCILE_PRIORITY, Queues
 from workers.process import LINK, run_until_stopped, setup_logging, stop_on_signals
 
@@ -110,6 +111,7 @@ class Watcher:
 def main() -> None:
     settings = load_settings()
     setup_logging(settings, "watcher")
+    watch_parent()  # gone with the supervisor, even one killed -9
     stop = stop_on_signals()
     watcher = Watcher(settings, Queues(settings), Catalog(settings.catalog_path))
     observer = Observer()

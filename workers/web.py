@@ -13,6 +13,7 @@ import threading
 import uvicorn
 
 from services.config import Settings, load_settings
+from services.lifeline import watch_parent
 from web.app import create_app
 from web.security import UnsafeBind, check_bind
 from workers.process import run_until_stopped, setup_logging
@@ -75,6 +76,7 @@ def serve(settings: Settings) -> None:
 def main() -> None:
     settings = load_settings()
     setup_logging(settings, "web")
+    watch_parent()  # gone with the supervisor, even one killed -9
     serve(settings)
 
 

@@ -25,10 +25,12 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from signal import SIGKILL
 
 from filelock import FileLock
 
 from services.config import BUNDLED_LLM_MODEL, Settings
+from services.lifeline import die_with_parent
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +133,8 @@ def _clear_leftovers(cache: Path, target: Path) -> None:
 def convert_in_child(source: Path, target: Path) -> None:
     """``convert`` in a child process: torch and transformers never stay in the caller's memory."""
     command = [sys.executable, "-m", "services.llm.bundled", str(source), str(target)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    # Killed with the worker that waits for it: a new one converts again from scratch (_clear_leftovers).
+    done = subprocess.run(command, capture_output=True, text=True, check=False, preexec_fn=die_with_parent(SIGKILL))
     if done.returncode != 0:
         raise RuntimeError(f"converting {source.name} failed: {done.stderr.strip()[-2000:]}")
 

@@ -25,6 +25,15 @@ class ExtractorHandlers:
         self.queues = queues
         self.cache = ExtractionCache(settings.extraction_cache_path)
 
+    def take_back(self) -> list[str]:
+        """At start: the documents a killed extractor was reading (their progress rows, still shown on
+        /admin as being read), queued again first, rather than left to the next reconcile (minutes away)."""
+        interrupted = [progress.path for progress in self.cache.under_way()]
+        self.cache.clear_progress()
+        for path in interrupted:
+            self.queues.extract_document(path, priority=EVENT_PRIORITY)
+        return interrupted
+
     def extract_document(self, path: str) -> str:
         """``cached``, ``under way`` (another task reads it), ``gone``, or the extraction's status."""
         kind = attachments.kind_of(path, self.settings)
