@@ -42,16 +42,6 @@ def die_with_parent(sig: int = signal.SIGTERM) -> Callable[[], None] | None:
     return preexec
 
 
-def die_with_parent_now(sig: int = signal.SIGKILL) -> None:
-    """The same, from inside a child already running (a ``multiprocessing`` child)."""
-    if _libc is None:
-        return
-    parent = os.getppid()
-    _libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
-    if os.getppid() != parent or parent == 1:
-        os._exit(1)
-
-
 def watch_parent(
     on_orphaned: Callable[[], None] | None = None,
     parent: int | None = None,
@@ -68,16 +58,38 @@ def watch_parent(
         if not recorded.isdigit():
             return None
         parent = int(recorded)
-    stop = on_orphaned or (lambda: os.kill(os.getpid(), signal.SIGTERM))
-    thread = threading.Thread(target=_watch, args=(parent, stop, poll, grace), name="watch-parent", daemon=True)
+    followed = parent
+    return _watch(lambda: os.getppid() == followed, parent, on_orphaned, poll, grace)
+
+
+def watch_process(pid: int, on_gone: Callable[[], None], poll: float = POLL_SECONDS) -> threading.Thread:
+    """The same for a process that is not the parent (the extractor, for a reader its fork server forked)."""
+    return _watch(lambda: _exists(pid), pid, on_gone, poll, GRACE_SECONDS)
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: the pid was given again, ours is gone
+        return False
+    return True
+
+
+def _watch(
+    alive: Callable[[], bool], pid: int, on_gone: Callable[[], None] | None, poll: float, grace: float
+) -> threading.Thread:
+    stop = on_gone or (lambda: os.kill(os.getpid(), signal.SIGTERM))
+
+    def watch() -> None:
+        while alive():
+            time.sleep(poll)  # a process's death sends nothing to this thread: poll its pid
+        log.warning("le processus %d dont celui-ci dépend a disparu : arrêt", pid)
+        stop()
+        time.sleep(grace)
+        os._exit(1)
+
+    thread = threading.Thread(target=watch, name=f"watch-{pid}", daemon=True)
     thread.start()
     return thread
-
-
-def _watch(parent: int, stop: Callable[[], None], poll: float, grace: float) -> None:
-    while os.getppid() == parent:
-        time.sleep(poll)  # the parent's death sends nothing to this thread: poll its pid
-    log.warning("le superviseur (pid %d) a disparu : arrêt de ce processus", parent)
-    stop()
-    time.sleep(grace)
-    os._exit(1)

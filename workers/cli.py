@@ -34,7 +34,7 @@ def main() -> None:
 
 
 @main.command()
-@common_options
+@common_options(find_running=False)
 def up(settings: Settings) -> None:
     """Start the whole system (Redis, watcher, indexer, …) in the foreground; Ctrl-C stops it."""
     from services.system.startup import startup_problem

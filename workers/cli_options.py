@@ -15,13 +15,19 @@ VAULT_HELP = "Vault folder (default: OBSIRAG_VAULT)."
 DATA_HELP = "Data folder (default: OBSIRAG_DATA_DIR, else the vault's own folder under OBSIRAG_DATA_ROOT)."
 
 
-def common_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--vault`` and ``--data`` on every command; the command receives ``settings``."""
+def common_options(command: Callable[..., Any] | None = None, *, find_running: bool = True) -> Callable[..., Any]:
+    """``--vault`` and ``--data`` on every command; the command receives ``settings``. Neither given (nor
+    ``OBSIRAG_VAULT`` / ``OBSIRAG_DATA_DIR``), a command works on the instance that runs, when one does
+    (``find_running``: not ``up``, which starts one)."""
+    if command is None:
+        return lambda wrapped: common_options(wrapped, find_running=find_running)
 
     @click.option("--vault", type=click.Path(file_okay=False), help=VAULT_HELP)
     @click.option("--data", type=click.Path(file_okay=False), help=DATA_HELP)
     @wraps(command)
     def wrapper(vault: str | None, data: str | None, **kwargs: Any) -> Any:
+        if find_running and vault is None and data is None:
+            vault, data = running_instance()
         settings = settings_for(vault, data)
         try:
             return command(settings=settings, **kwargs)
@@ -40,3 +46,22 @@ def settings_for(vault: str | None, data: str | None) -> Settings:
     if problem := vault_problem(settings) or data_dir_problem(settings):
         raise click.ClickException(problem)
     return settings
+
+
+def running_instance() -> tuple[str | None, str | None]:
+    """The vault and data folder of the one instance running under the data root, said on stderr; (None,
+    None) when the settings name a vault, or none runs; refused when several run."""
+    from services.system.instance import running_instances
+
+    settings = load_settings()
+    if settings.model_fields_set & {"vault", "data_dir"}:  # OBSIRAG_VAULT / OBSIRAG_DATA_DIR: chosen already
+        return None, None
+    running = running_instances(settings.data_root)
+    if not running:
+        return None, None
+    if len(running) > 1:
+        vaults = ", ".join(str(instance.vault) for instance in running)
+        raise click.UsageError(f"ObsiRAG tourne sur plusieurs coffres ({vaults}) : précise lequel avec --vault.")
+    instance = running[0]
+    click.echo(f"Coffre {instance.vault} (l'instance en cours).", err=True)
+    return str(instance.vault), str(instance.data_dir)

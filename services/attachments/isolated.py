@@ -22,7 +22,7 @@ from services.attachments.cache import ExtractionCache
 from services.attachments.extract import extract_document
 from services.attachments.models import Extraction, ExtractionStatus
 from services.config import Settings
-from services.lifeline import die_with_parent_now, watch_parent
+from services.lifeline import watch_process
 
 log = logging.getLogger(__name__)
 MEMORY_LIMIT = 2 * 1024**3  # address space of the child: far above a 200-dpi page, far below the machine
@@ -53,7 +53,7 @@ def _read_once(
     stall = stall_seconds or settings.ocr_page_seconds * 2
     context = _context()
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(sender, file, kind, settings, path), daemon=True)
+    child = context.Process(target=_child, args=(sender, file, kind, settings, path, os.getpid()), daemon=True)
     cache = ExtractionCache(settings.extraction_cache_path)
     cache.start(path, content_hash)
     child.start()
@@ -113,8 +113,8 @@ def _wait(
     return Extraction(kind=kind, status=ExtractionStatus.FAILED, reason=reason), True
 
 
-def _child(sender: Connection, file: Path, kind: str, settings: Settings, path: str) -> None:
-    _die_with_reader()
+def _child(sender: Connection, file: Path, kind: str, settings: Settings, path: str, reader: int) -> None:
+    _die_with(reader)
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     os.environ.update(ocr.ONE_THREAD)  # this process only reads documents: Tesseract on one core
     cache = ExtractionCache(settings.extraction_cache_path)
@@ -123,9 +123,10 @@ def _child(sender: Connection, file: Path, kind: str, settings: Settings, path: 
     sender.close()
 
 
-def _die_with_reader() -> None:
-    """This child and its Tesseract processes (one group) end with the fork server, which ends with the
-    extractor: by the kernel's signal on Linux, by the parent watch everywhere."""
+def _die_with(reader: int) -> None:
+    """This child and its Tesseract processes (one group) end with ``reader``, the process that waits for
+    them (the extractor). Its fork server is their parent, and lives as long as they do (each child holds
+    the fork server's lifeline): the kernel's signal would never come, so the reader's pid is watched."""
     os.setpgrp()
 
     def end_group(*_args: object) -> None:
@@ -133,5 +134,4 @@ def _die_with_reader() -> None:
             os.killpg(0, signal.SIGKILL)
 
     signal.signal(signal.SIGTERM, end_group)
-    die_with_parent_now(signal.SIGTERM)
-    watch_parent(end_group, parent=os.getppid())
+    watch_process(reader, end_group, poll=0.1)

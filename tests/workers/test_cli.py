@@ -123,7 +123,8 @@ def test_up_refuses_a_bad_configuration_before_starting_anything(small_vault: Pa
         busy = up_refused(small_vault, settings.data_dir)
     finally:
         lock.release()
-    assert busy.returncode == 1 and "already running" in busy.stderr and busy.stderr.count("\n") == 1
+    assert busy.returncode == 1 and "tourne déjà" in busy.stderr and busy.stderr.count("\n") == 1
+    assert f"superviseur pid {os.getpid()}" in busy.stderr and "obsirag down" in busy.stderr
     assert not settings.redis_dir.exists()
 
 
