@@ -9,7 +9,7 @@ DATA ?=
 # one of them waits on a process it started (the suite alone used ~1.25 of 2 cores).
 TEST_WORKERS ?= 2
 
-.PHONY: setup run test lint format bench clean test-packages
+.PHONY: setup run test lint format bench chaos clean test-packages
 
 # Re-installs when pyproject.toml changes; torch==2.13.0 is pinned there so pip takes the CPU build.
 # --no-compile: Python compiles what it imports on first use and keeps it; compiling every installed file up
@@ -72,6 +72,11 @@ bench: setup
 	$(BIN)/python bench/retrieval_quality.py --corpus ../shared/eval/bench/spf-fr
 	$(BIN)/python bench/cross_lingual.py
 	$(BIN)/python bench/answer_quality.py --modes quoted scripted
+
+# kill -9 of random processes during bursts of edits, 30 rounds; the index must equal a clean one (#41).
+CHAOS_ROUNDS ?= 30
+chaos: setup test-packages
+	PYTHONPATH=. $(BIN)/python bench/chaos.py --rounds $(CHAOS_ROUNDS)
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .ruff_cache
