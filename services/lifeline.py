@@ -70,9 +70,7 @@ def watch_process(pid: int, on_gone: Callable[[], None], poll: float = POLL_SECO
 def _exists(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: the pid was given again, ours is gone
+    except (ProcessLookupError, PermissionError):  # gone; or someone else's process under a pid given again
         return False
     return True
 
