@@ -16,16 +16,19 @@ from collections.abc import Callable, Iterator
 import httpx
 import psutil
 import pytest
+from click.testing import CliRunner
 
 from services.attachments.cache import read_progress
 from services.catalog import Catalog
 from services.catalog.models import NoteStatus
 from services.config import Settings
 from services.system import SystemClient
+from services.system.instance import read_instance
 from tests.conftest import ROOT
 from tests.support import documents as docs
 from tests.support.document_fixtures import SCAN
 from tests.support.system import System, wait_until
+from workers.cli import main
 
 pytestmark = pytest.mark.e2e
 
@@ -68,7 +71,12 @@ def test_kill_anything_then_up_again(launch: Callable[[], System], settings: Set
     again.wait_alive(WORKERS)
     again.wait_indexed(system_total(again))
     assert not again.log_lines_with("Traceback") and not again.log_lines_with("StoreLockedError")
-    again.stop()
+    family = psutil.Process(again.process.pid).children(recursive=True)
+    where = ["--vault", str(settings.vault), "--data", str(settings.data_dir)]
+    down = CliRunner().invoke(main, ["down", *where], env={"OBSIRAG_DATA_ROOT": None})  # from another terminal
+    assert down.exit_code == 0 and f"ObsiRAG arrêté (superviseur pid {again.process.pid}" in down.stdout
+    assert again.process.wait(60) == 0 and not [p for p in family if alive(p)]
+    assert read_instance(settings.data_dir) is None  # a clean stop leaves no record behind
 
 
 def assert_the_address_printed_is_the_one_served(system: System, busy_port: int) -> None:
