@@ -59,6 +59,17 @@ _TOPIC_AFTER = re.compile(
     r"about|mention(?:s)?|cover(?:s)?|discuss(?:es)?|deal(?:s)?\s+with|on)\s+(.+)$",
     re.IGNORECASE,
 )
+# A question about the notes themselves (« que disent mes notes sur le levain ? »): its subject is all the search
+# needs; « notes », « disent », « écrit » matched every note and thinned the guard's evidence (issue #41.13).
+_ABOUT_MY_NOTES = re.compile(
+    r"^(?:(?:que|qu['’]est-ce que)\s+(?:disent|dit|racontent|contiennent)\s+(?:mes|les)\s+notes"
+    r"|(?:que|qu['’]est-ce que)\s+(?:mes|les)\s+notes\s+(?:disent|racontent|contiennent)"
+    r"|qu['’]ai-je\s+(?:écrit|noté|appris)|qu['’]est-ce que\s+j['’]ai\s+(?:écrit|noté|appris)"
+    r"|what\s+(?:do|does)\s+(?:my|the)\s+notes?\s+say"
+    r"|what\s+(?:did|have)\s+i\s+(?:write|written|wrote|note|noted|learn|learned|learnt))"
+    r"\s+(?:sur|à propos d[eu'’]|au sujet d[eu'’]|concernant|about|on|regarding)\s*(?P<subject>.+?)\s*[?!.]*$",
+    re.IGNORECASE,
+)
 _TOPIC_SPLIT = re.compile(r"\s*(?:,|\bou\b|\bor\b|\bet\b|\band\b)\s*", re.IGNORECASE)
 _TAG = re.compile(r"(?<![\w&])#([\w/-]*[^\W\d][\w/-]*)")
 _FOLDER = re.compile(
@@ -125,6 +136,8 @@ def understand(question: str, now: datetime, history: list[str] | None = None, t
     tags = [t.lower() for t in _TAG.findall(retrieval)]
     retrieval = _TAG.sub(lambda m: m.group(1).replace("/", " "), retrieval)
     folders = [m.strip() for m in _FOLDER.findall(retrieval)]
+    if subject := _ABOUT_MY_NOTES.match(retrieval.strip()):
+        retrieval = subject.group("subject")
     followup = is_followup(text, history)
     if followup:
         # Retrieval needs the topic; the prompt keeps the user's own wording.

@@ -94,3 +94,61 @@ def test_an_english_keyword_list_is_framed_in_english(chat: ChatEngine) -> None:
     assert prepared.plan.language == "en"  # it was "fr": « D'après tes notes : »
     english = {AnswerKind.CLOSEST: CLOSEST_INTRO["en"], AnswerKind.REFUSED: NOT_IN_VAULT["en"]}
     assert prepared.text.startswith(english.get(prepared.kind, QUOTED_INTRO["en"]))
+
+
+# Questions about the notes themselves (issue #41.13): « Que disent mes notes sur le levain ? » was refused, its
+# words « notes », « disent » matching every note; now the subject is searched, in both languages.
+SUBJECTS = {
+    "Lexique.md": "le lexique",
+    "Projets/Potager partagé.md": "le potager partagé",
+    "Projets/Sources de données Atlas.md": "les sources de données d'Atlas",
+    "Projets/Projet Atlas.md": "le projet Atlas",
+    "Idées en vrac.md": "mes idées en vrac",
+    "Cuisine/Menus de la semaine.md": "les menus de la semaine",
+    "Cuisine/Tarte tatin.md": "la tarte tatin",
+    "Cuisine/Ratatouille.md": "la ratatouille",
+    LEVAIN: "le levain",
+    "Cuisine/Fermentation des légumes.md": "la fermentation des légumes",
+    "Personnes/Claire Dubois.md": "Claire Dubois",
+    "Personnes/Sophie Nguyen.md": "Sophie Nguyen",
+    "Personnes/Marc Lefèvre.md": "Marc Lefèvre",
+    "Personnes/Thomas Bernard.md": "Thomas Bernard",
+    "Lectures/Essais de Montaigne.md": "Montaigne",
+    "Lectures/Inflation et taux directeurs.md": "l'inflation et les taux directeurs",
+    "Lectures/Le Comte de Monte-Cristo.md": "le Comte de Monte-Cristo",
+    "Lectures/Manuel de permaculture urbaine.md": "la permaculture urbaine",
+    "Lectures/Politique monétaire BCE.md": "la politique monétaire de la BCE",
+    "Tech/Python - bonnes pratiques.md": "les bonnes pratiques Python",
+    DOCKER: "Docker Compose",
+    "Tech/Qdrant et recherche vectorielle.md": "Qdrant",
+    "Tech/Git habits.md": "Git",
+    "Tech/Obsidian - mon organisation.md": "mon organisation dans Obsidian",
+    "English/Notes on Ada Lovelace.md": "Ada Lovelace",
+    "English/Reading list 2026.md": "my reading list",
+    "English/Remote work habits.md": "remote work",
+}
+ABOUT_MY_NOTES = (
+    "Que disent mes notes sur {} ?",
+    "Qu'ai-je écrit sur {} ?",
+    "What do my notes say about {}?",
+    "What did I write about {}?",
+)
+
+
+def test_questions_about_my_notes_are_answered_from_each_subjects_note(chat: ChatEngine) -> None:
+    """Every topical note of the sample vault, four wordings each: 42 of these 108 were refused or « pas sûr »."""
+    wrong = []
+    for path, subject in SUBJECTS.items():
+        for wording in ABOUT_MY_NOTES:
+            prepared = chat.prepare(wording.format(subject), use_web=False, now=NOW)
+            if prepared.kind in (AnswerKind.REFUSED, AnswerKind.CLOSEST) or prepared.main_note != path:
+                wrong.append((wording.format(subject), prepared.kind, prepared.main_note))
+    assert not wrong
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Que disent mes notes sur la capitale du Pérou ?", "What did I write about Victor Hugo?"],
+)
+def test_a_question_about_my_notes_on_a_subject_they_lack_is_still_refused(chat: ChatEngine, question: str) -> None:
+    assert chat.prepare(question, use_web=False, now=NOW).kind == AnswerKind.REFUSED

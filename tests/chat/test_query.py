@@ -87,3 +87,24 @@ def test_a_new_full_question_is_not_a_follow_up() -> None:
 def test_what_was_written_in_a_period_is_a_summary_of_its_notes(question: str) -> None:
     plan = understand(question, datetime(2026, 11, 29, 15, 0).astimezone())
     assert plan.intent == Intent.SUMMARY and plan.since is not None
+
+
+@pytest.mark.parametrize(
+    ("question", "subject"),
+    [
+        ("Que disent mes notes sur le levain ?", "le levain"),
+        ("qu'est-ce que mes notes disent sur Montaigne?", "Montaigne"),
+        ("Qu’ai-je écrit à propos de la ratatouille ?", "la ratatouille"),
+        ("What do my notes say about sourdough?", "sourdough"),
+        ("What did I write about remote work?", "remote work"),
+    ],
+)
+def test_a_question_about_the_notes_themselves_searches_its_subject(question: str, subject: str) -> None:
+    """« notes », « disent », « écrit » matched every note and thinned the guard's evidence (issue #41.13)."""
+    plan = understand(question, NOW)
+    assert plan.retrieval_query == subject and plan.question == question
+
+
+def test_a_dated_question_about_the_notes_keeps_its_period_and_searches_its_subject() -> None:
+    plan = understand("Qu'ai-je écrit sur le levain la semaine dernière ?", NOW)
+    assert plan.since is not None and plan.retrieval_query == "le levain"
