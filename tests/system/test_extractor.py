@@ -72,8 +72,16 @@ def test_a_restarted_extractor_takes_back_the_document_a_killed_one_was_reading(
 
 
 def readers() -> list[psutil.Process]:
-    """This process's document readers: the children of its fork server."""
-    return [p for p in psutil.Process().children(recursive=True) if p.ppid() != os.getpid()]
+    """This process's document readers: the children of its fork server (not their Tesseract)."""
+    servers = [p for p in psutil.Process().children() if "forkserver" in " ".join(safe_cmdline(p))]
+    return [reader for server in servers for reader in server.children()]
+
+
+def safe_cmdline(process: psutil.Process) -> list[str]:
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
 
 
 def test_a_reader_killed_from_outside_is_read_again_not_recorded_failed(extractor: ExtractorHandlers) -> None:
