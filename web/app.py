@@ -27,7 +27,7 @@ from services.memory.wording import fact_phrase
 from services.vault.addresses import heading_slug
 from web import filters
 from web.dependencies import WebServices, dependencies
-from web.mcp import MCP_PATH, mcp_mount
+from web.mcp import MCP_PATH_PATTERN, mcp_mount
 from web.pages.admin import AdminController
 from web.pages.artifacts import ArtifactsController
 from web.pages.auth import LoginController
@@ -39,6 +39,7 @@ from web.pages.marks import LearnedController, MarksController
 from web.pages.memory import MemoryController
 from web.pages.notes import NotesController, VaultFilesController
 from web.pages.reminders import RemindersController
+from web.path_guard import PathGuardMiddleware
 from web.security import TokenAuthMiddleware, add_security_headers, check_bind, web_secret
 from web.urls import file_url, note_url, source_url
 
@@ -67,7 +68,7 @@ def create_app(settings: Settings, services: WebServices | None = None) -> Lites
     check_bind(settings)
     services = services or WebServices.build(settings)
     secret = web_secret(settings)
-    middleware: list[Any] = []
+    middleware: list[Any] = [PathGuardMiddleware]  # first: a hostile path never reaches a route (issue #41.8)
     if settings.web_token is not None and settings.web_token.get_secret_value():
         token = settings.web_token.get_secret_value()
         middleware.append(DefineMiddleware(TokenAuthMiddleware, token=token, secret=secret))
@@ -84,7 +85,7 @@ def create_app(settings: Settings, services: WebServices | None = None) -> Lites
             cookie_name=CSRF_COOKIE,
             header_name="x-csrftoken",
             cookie_samesite="strict",
-            exclude=[MCP_PATH],  # no cookie there: a bearer token and the Origin check (web.mcp)
+            exclude=[MCP_PATH_PATTERN],  # no cookie there: a bearer token and the Origin check (web.mcp)
         ),
         middleware=middleware,
         before_send=[add_security_headers],

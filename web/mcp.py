@@ -2,11 +2,13 @@
 
 In front of the SDK's session manager: the bearer token (``OBSIRAG_MCP_TOKEN``, else ``OBSIRAG_WEB_TOKEN``;
 never the login cookie, so a page open in a browser cannot drive it) and Litestar's per-client rate limit.
-The SDK itself refuses a foreign ``Origin`` or ``Host`` (DNS rebinding) and oversized bodies.
+``Host`` and ``Origin`` are parsed and checked first (``web.mcp_peers``); the SDK checks them again (DNS
+rebinding) and refuses oversized bodies.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
@@ -22,10 +24,15 @@ from services.mcp.calls import CallLog
 from services.mcp.server import build_server
 from services.mcp.tools import VaultTools
 from services.system import SystemClient
+from web.mcp_peers import PeerRules
 from web.security import token_matches
 
 MCP_PATH = "/mcp"
+# What the mount catches: Litestar hands it "/mcpx" too, refused in ``mcp_app``; "/notes/x/mcp" is not it (#41.7).
+MCP_PATH_PATTERN = r"^/mcp"
+_MCP_ROUTE = re.compile(r"/mcp/?")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+_TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
 
 
 def mcp_tokens(settings: Settings) -> list[str]:
@@ -51,11 +58,20 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
 class McpEndpoint:
     """The token check, then the SDK's session manager."""
 
-    def __init__(self, manager: StreamableHTTPSessionManager, tokens: list[str]) -> None:
+    def __init__(self, manager: StreamableHTTPSessionManager, tokens: list[str], peers: PeerRules) -> None:
         self.manager = manager
         self.tokens = tokens
+        self.peers = peers
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        # The SDK's own statuses: 421 for a foreign Host, 403 for a foreign Origin.
+        refused = 421 if not self.peers.host_allowed(headers.get("host")) else 0
+        refused = refused or (403 if not self.peers.origin_allowed(headers.get("origin")) else 0)
+        if refused:
+            await send({"type": "http.response.start", "status": refused, "headers": _TEXT})
+            await send({"type": "http.response.body", "body": b"host or origin not allowed"})
+            return
         if self.tokens and not self._authorized(scope):
             headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"www-authenticate", b"Bearer")]
             await send({"type": "http.response.start", "status": 401, "headers": headers})
@@ -81,11 +97,16 @@ def mcp_mount(
         json_response=True,  # one JSON body per call: no tool streams, and an SSE stream per POST costs more
         host=settings.host,
     )
-    endpoint = McpEndpoint(server.session_manager, mcp_tokens(settings))
+    peers = PeerRules([*LOOPBACK_HOSTS, settings.host], settings.mcp_allowed_origins)
+    endpoint = McpEndpoint(server.session_manager, mcp_tokens(settings), peers)
     limit = RateLimitConfig(rate_limit=("minute", settings.mcp_rate_limit), store="mcp_rate_limit")
 
     @asgi(MCP_PATH, is_mount=True, copy_scope=True, middleware=[limit.middleware])
     async def mcp_app(scope: Scope, receive: Receive, send: Send) -> None:
+        if not _MCP_ROUTE.fullmatch(scope["raw_path"].decode("latin-1")):
+            await send({"type": "http.response.start", "status": 404, "headers": _TEXT})
+            await send({"type": "http.response.body", "body": b"not found"})
+            return
         await endpoint(scope, receive, send)
 
     @asynccontextmanager

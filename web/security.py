@@ -33,7 +33,13 @@ SECURITY_HEADERS = {
     "cross-origin-opener-policy": "same-origin",
     "permissions-policy": "camera=(), microphone=(), geolocation=()",
 }
-PUBLIC_PREFIXES = ("/login", "/static/", "/mcp")  # /mcp checks its own bearer token (web.mcp), never the cookie
+PUBLIC_PREFIXES = ("/login", "/static/")
+
+
+def is_public(path: str) -> bool:
+    """Pages open without the token: the login form, static files, and ``/mcp`` (exactly), which checks its own
+    bearer token (``web.mcp``), never the cookie."""
+    return path.startswith(PUBLIC_PREFIXES) or path == "/mcp" or path.startswith("/mcp/")
 
 
 class UnsafeBind(RuntimeError):
@@ -106,7 +112,7 @@ class TokenAuthMiddleware:
 
     def _allowed(self, scope: Scope) -> bool:
         path: str = scope["path"]
-        if path.startswith(PUBLIC_PREFIXES):
+        if is_public(path):
             return True
         headers = _headers(scope)
         bearer = headers.get("authorization", "").removeprefix("Bearer ").strip()
