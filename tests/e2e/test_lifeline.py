@@ -59,12 +59,13 @@ def alive(process: psutil.Process) -> bool:
 
 
 def test_kill_anything_then_up_again(launch: Callable[[], System], settings: Settings, busy_port: int) -> None:
-    docs.scanned_pdf(settings.vault / SCAN_PATH, [SCAN] * 10, crop=True)  # seconds of OCR: killed midway
+    # Seconds of OCR, so the reader is killed midway: first thing, before a slow machine has read it all.
+    docs.scanned_pdf(settings.vault / SCAN_PATH, [SCAN] * 24, crop=True)
     system = launch()
     system.wait_alive(WORKERS)
+    assert_a_killed_extractor_resumes_at_once(system)
     assert_the_address_printed_is_the_one_served(system, busy_port)
     assert_a_second_up_is_refused(system)
-    assert_a_killed_extractor_resumes_at_once(system)
     assert_a_killed_supervisor_leaves_nothing(system)
 
     again = launch()  # one `obsirag up`, on what the killed one left
@@ -100,7 +101,9 @@ def assert_a_second_up_is_refused(system: System) -> None:
 
 def assert_a_killed_extractor_resumes_at_once(system: System) -> None:
     settings = system.settings
-    wait_until(lambda: [r for r in read_progress(settings.extraction_cache_path) if r.done >= 1], "scan read")
+    reading = lambda: [r for r in read_progress(settings.extraction_cache_path) if r.done >= 1]  # noqa: E731
+    wait_until(lambda: reading() or indexed(settings, SCAN_PATH), "scan read")
+    assert not indexed(settings, SCAN_PATH), "the scan was read whole before the extractor could be killed"
     extractor = psutil.Process(system.process_state("extractor").pid)
     readers = extractor.children(recursive=True)  # the fork server, the reader, its Tesseract
     client = SystemClient(settings.model_copy(update={"redis_url": settings.effective_redis_url}))
