@@ -15,6 +15,13 @@ MAX_K = 30
 K_RANGE = click.IntRange(1, MAX_K)
 
 
+class Refusal(click.ClickException):
+    """A refusal said in French, like the rest of what the memory commands print (click says ``Error:``)."""
+
+    def show(self, file: object = None) -> None:
+        click.echo(f"Erreur : {self.format_message()}", err=True)
+
+
 class UnknownThread(click.ClickException):
     exit_code = 2  # a usage mistake, as click's own; one line, no usage text
 

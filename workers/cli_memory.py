@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from services.config import Settings
+from workers.cli_checks import Refusal
 
 if TYPE_CHECKING:
     from services.catalog import Catalog
@@ -56,9 +57,9 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
         with _catalog(settings) as catalog:
             fact = catalog.get_fact(fact_id)
             if fact is None:
-                raise click.ClickException(f"no fact #{fact_id}")
+                raise Refusal(f"aucun fait n° {fact_id}")
             forget_fact(catalog, fact_id, _now(None))
-        click.echo(f"forgotten #{fact_id}: {fact.sentence()}")
+        click.echo(f"fait n° {fact_id} oublié : {fact.sentence()}")
 
     @memory.command("confirm")
     @click.argument("fact_id", type=int)
@@ -72,8 +73,8 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
             try:
                 fact = confirm_fact(catalog, fact_id, _now(None), value)
             except KeyError:
-                raise click.ClickException(f"no fact #{fact_id}") from None
-        click.echo(f"confirmed #{fact_id}: {fact.sentence()}")
+                raise Refusal(f"aucun fait n° {fact_id}") from None
+        click.echo(f"fait n° {fact_id} confirmé : {fact.sentence()}")
 
     @memory.command("run")
     @click.option("--now", "now_text", help="Act as if it were this local time (ISO 8601).")
@@ -96,20 +97,22 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
     @common_options
     def remind(settings: Settings, request: tuple[str, ...], yes: bool, now_text: str | None) -> None:
         """A reminder in plain words: obsirag remind "rappelle-moi dans 3 semaines de relancer Sophie"."""
+        from services.language.detect import detect_language
         from services.memory.reminders import MomentQuestion, parse_reminder, save_reminder
 
         text, now = " ".join(request), _now(now_text)
         draft = parse_reminder(_as_request(text), now)
         if draft is None:
-            raise click.ClickException('no moment understood: e.g. "dans 3 semaines de relancer Sophie"')
+            raise Refusal("aucun moment compris : par exemple « dans 3 semaines de relancer Sophie »")
         if isinstance(draft, MomentQuestion):  # a day that does not exist or has passed: nothing saved
-            raise click.ClickException(draft.question())
+            raise Refusal(draft.question())
         click.echo(draft.confirmation())
-        if not yes and not click.confirm("", default=True, show_default=False, prompt_suffix=""):
+        if not yes and not _agreed(detect_language(text)):
+            click.echo("Rien d’enregistré.")
             return
         with _catalog(settings) as catalog:
             reminder = save_reminder(catalog, draft, now, source="cli")
-        click.echo(f"saved reminder #{reminder.id}")
+        click.echo(f"rappel n° {reminder.id} enregistré")
 
     @main.group()
     def reminders() -> None:
@@ -153,6 +156,21 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
         _change(settings, reminder_id, snooze_reminder)
 
 
+YES = ("", "o", "oui", "y", "yes")  # Enter keeps the default: save
+NO = ("n", "non", "no")
+ASK = {"fr": "Enregistrer ? [O/n] ", "en": "Save? [Y/n] "}
+
+
+def _agreed(language: str) -> bool:
+    """The user's yes or no, in either language (« o », « oui », « y », « yes »; « n », « non », « no »);
+    asked again on anything else. Enter saves."""
+    while True:
+        word = click.prompt(ASK.get(language, ASK["fr"]), default="", show_default=False, prompt_suffix="")
+        if word.strip().lower() in YES + NO:
+            return word.strip().lower() in YES
+        click.echo("Répondez o (oui) ou n (non).", err=True)
+
+
 def _as_request(text: str) -> str:
     """``text`` with a trigger in its own language ("on Friday to call Bob" → "remind me on Friday …")."""
     from services.language.detect import detect_language
@@ -163,14 +181,16 @@ def _as_request(text: str) -> str:
 
 
 def _change(settings: Settings, reminder_id: int, action: object) -> None:
+    from services.catalog.memory_models import ReminderStatus
     from services.memory.reminders import reminder_line
 
     with _catalog(settings) as catalog:
         try:
             reminder = action(catalog, reminder_id, _now(None))  # type: ignore[operator]
         except KeyError:
-            raise click.ClickException(f"no reminder #{reminder_id}") from None
-    click.echo(f"{reminder.status.value}: {reminder_line(reminder).removeprefix('- [ ] ')}")
+            raise Refusal(f"aucun rappel n° {reminder_id}") from None
+    said = "fait" if reminder.status is ReminderStatus.DONE else "reporté"
+    click.echo(f"{said} : {reminder_line(reminder).removeprefix('- [ ] ')}")
 
 
 def memory_status_now(settings: Settings):  # type: ignore[no-untyped-def]

@@ -150,7 +150,7 @@ def test_two_vaults_through_the_default_data_root_never_mix(
     (other / "Jardin.md").write_text("# Jardin\n\nLes tomates cerises montent sur le treillis.", encoding="utf-8")
     first, second = ["--vault", str(small_vault)], ["--vault", str(other)]
     assert "2 indexed" in run("index", *first)
-    assert "saved reminder #1" in run("remind", "demain de relancer Sophie", "--yes", *first)
+    assert "rappel n° 1 enregistré" in run("remind", "demain de relancer Sophie", "--yes", *first)
     mine = load_settings(vault=small_vault)
     with Catalog(mine.catalog_path) as catalog:
         ChatMemory(mine, catalog).reply("retiens que je préfère le thé vert", "t1", "fr", datetime.now().astimezone())

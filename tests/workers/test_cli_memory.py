@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from workers.cli import main
@@ -25,10 +26,10 @@ def test_reminders_from_the_shell(tmp_path: Path) -> None:
     (tmp_path / "vault").mkdir()
     now = ["--now", "2026-01-01T12:00:00+01:00"]
     said = cli(tmp_path, "remind", "dans", "3", "semaines", "de", "relancer", "Sophie", *now, stdin="n\n")
-    assert "le jeudi 22 janvier 2026 à 09:00 : relancer Sophie" in said and "saved" not in said
+    assert "le jeudi 22 janvier 2026 à 09:00 : relancer Sophie" in said and "Rien d’enregistré." in said
     none = run(tmp_path, "reminders", "list")
     assert (none.stdout, none.stderr) == ("", "Aucun rappel actif.\n")  # said, outside what a script reads
-    assert "saved reminder #1" in cli(tmp_path, "remind", "rappelle-moi demain de payer", *now, stdin="\n")
+    assert "rappel n° 1 enregistré" in cli(tmp_path, "remind", "rappelle-moi demain de payer", *now, stdin="\n")
     status = cli(tmp_path, "status")  # the reminder was asked for in 2026 (status reads the clock): due now
     assert "reminders: 1 due" in status and "memory: 0 facts, 0 pending" in status
     assert json.loads(cli(tmp_path, "status", "--json"))["memory"]["reminders_due"] == 1
@@ -37,7 +38,36 @@ def test_reminders_from_the_shell(tmp_path: Path) -> None:
     for _ in range(3):
         snoozed = cli(tmp_path, "reminders", "snooze", "1")
     assert "⚠ repoussé 3 fois" in snoozed
-    assert cli(tmp_path, "reminders", "done", "1").startswith("done: payer")
+    assert cli(tmp_path, "reminders", "done", "1").startswith("fait : payer")
+
+
+@pytest.mark.parametrize(
+    ("answers", "saved"),
+    [("o\n", True), ("oui\n", True), ("Y\n", True), ("yes\n", True), ("OUI \n", True),
+     ("non\n", False), ("no\n", False), ("n\n", False), ("peut-être\nj\noui\n", True), ("quoi\nnon\n", False)],
+)  # fmt: skip
+def test_remind_takes_a_yes_or_a_no_in_either_language(tmp_path: Path, answers: str, saved: bool) -> None:
+    (tmp_path / "vault").mkdir()
+    said = run(tmp_path, "remind", "rappelle-moi demain de payer", "--now", "2026-01-01T12:00:00+01:00", stdin=answers)
+    assert ("rappel n° 1 enregistré" in said.stdout) is saved and ("Rien d’enregistré." in said.stdout) is not saved
+    assert said.stdout.count("Enregistrer ? [O/n]") == answers.count("\n")  # asked again after a word it cannot take
+    assert said.stderr.count("Répondez o (oui) ou n (non).") == answers.count("\n") - 1
+
+
+def test_remind_in_english_asks_in_english_and_errors_are_french(tmp_path: Path) -> None:
+    (tmp_path / "vault").mkdir()
+    said = run(tmp_path, "remind", "remind me tomorrow to pay", "--now", "2026-01-01T12:00:00+01:00", stdin="y\n")
+    assert "Save? [Y/n]" in said.stdout and "rappel n° 1 enregistré" in said.stdout
+    where = ["--vault", str(tmp_path / "vault"), "--data", str(tmp_path / "data")]
+    for args, error in [
+        (["remind", "quelque chose sans date"], "aucun moment compris"),
+        (["reminders", "done", "42"], "aucun rappel n° 42"),
+        (["memory", "forget", "7"], "aucun fait n° 7"),
+    ]:
+        failed = CliRunner().invoke(main, [*args, *where])
+        assert failed.exit_code == 1 and f"Error: {error}" not in failed.output and error in failed.output, (
+            failed.output
+        )
 
 
 def test_memory_export_forget_confirm_and_run(tmp_path: Path) -> None:
@@ -56,9 +86,9 @@ def test_memory_export_forget_confirm_and_run(tmp_path: Path) -> None:
     ran = json.loads(cli(tmp_path, "memory", "run", "--json", "--now", "2026-12-01T12:00:00+01:00"))
     assert ran["consolidation"] is None and ran["profile"]["written"] and ran["briefing"].startswith("obsirag/")
     assert "- je préfère : le thé vert" in (vault / "obsirag" / "assistant" / "Profil.md").read_text(encoding="utf-8")
-    assert "forgotten #1" in cli(tmp_path, "memory", "forget", "1")
+    assert "fait n° 1 oublié" in cli(tmp_path, "memory", "forget", "1")
     assert json.loads(cli(tmp_path, "memory", "export"))[0]["status"] == "rejected"
-    assert "confirmed #1" in cli(tmp_path, "memory", "confirm", "1", "--value", "le thé blanc")
+    assert "fait n° 1 confirmé" in cli(tmp_path, "memory", "confirm", "1", "--value", "le thé blanc")
     assert json.loads(cli(tmp_path, "memory", "export"))[0]["value"] == "le thé blanc"
     assert (vault / "Note.md").read_text(encoding="utf-8") == "# Note\n\n- [ ] une tâche\n"
     learner = json.loads(cli(tmp_path, "learn", "--json"))  # no worker: the settings say the model cannot write
