@@ -230,8 +230,9 @@ class IndexPipeline:
         for item, title_vector in zip(prepared, title_vectors, strict=True):
             count = len(item.chunks)
             try:
-                self._store_note(item, vectors[offset : offset + count].tolist(), title_vector.tolist())
+                written = self._store_note(item, vectors[offset : offset + count].tolist(), title_vector.tolist())
                 report.indexed.append(item.note.path)
+                report.chunks_written += written
             except Exception as exc:
                 if raise_errors:
                     raise
@@ -239,7 +240,8 @@ class IndexPipeline:
                 report.failed[item.note.path] = _describe(exc)
             offset += count
 
-    def _store_note(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> None:
+    def _store_note(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> int:
+        """Stores the note's chunks; how many."""
         note = item.note
         points = self._points(item, vectors, title_vector)
         self.store.upsert(points)
@@ -248,6 +250,7 @@ class IndexPipeline:
         message = item.warning or note.frontmatter_error
         self.catalog.upsert_note(_record(note, NoteStatus.INDEXED, message, len(points)))
         self.catalog.replace_links(note.path, note.links)
+        return len(points)
 
     def _points(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> list[StorePoint]:
         note = item.note

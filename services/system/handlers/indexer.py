@@ -47,23 +47,18 @@ class IndexerHandlers:
     def sync_batch(self, paths: list[str]) -> dict[str, Any]:
         """Bring a batch of notes in line with the disk; notes that fail are retried one by one."""
         report = self.pipeline.sync_paths(paths)
-        if report.indexed or report.skipped or report.failed or report.deleted:  # an unchanged batch says nothing
-            log.info(
-                "batch: %d indexed (%d chunks), %d skipped, %d failed, %d removed, %d unchanged",
-                len(report.indexed),
-                report.chunks_embedded,
-                len(report.skipped),
-                len(report.failed),
-                len(report.deleted),
-                len(report.unchanged),
-            )
+        if report.changed():  # an unchanged batch says nothing
+            log.info("batch: %s", report.line())
         for path in report.failed:
             self.queues.sync_note(path, priority=RECONCILE_PRIORITY)
         return report.model_dump()
 
     def sync_note(self, path: str) -> dict[str, Any]:
         """One note; raises on failure so that Huey retries it with backoff."""
-        return self.pipeline.sync_paths([path], raise_errors=True).model_dump()
+        report = self.pipeline.sync_paths([path], raise_errors=True)
+        if report.changed():  # a document the extractor handed over is said like a batch
+            log.info("note: %s", report.line())
+        return report.model_dump()
 
     def rebuild_index(self) -> int:
         """Rebuild the index with the configured model beside the live one (an Edge folder or a second
