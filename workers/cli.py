@@ -18,7 +18,15 @@ from workers.cli_instance import register as _register_instance
 from workers.cli_memory import memory_status_now
 from workers.cli_memory import register as _register_memory
 from workers.cli_options import common_options
-from workers.cli_output import ReadingProgress, ask_json, explain_grounding, print_results, print_sources, search_json
+from workers.cli_output import (
+    ReadingProgress,
+    ask_json,
+    explain_grounding,
+    fail_ask,
+    print_results,
+    print_sources,
+    search_json,
+)
 from workers.mcp_server import mcp
 
 if TYPE_CHECKING:
@@ -208,7 +216,7 @@ def ask(
             streamed += event.text
         elif event.kind == "error":
             progress.clear()
-            raise click.ClickException(event.text)
+            fail_ask(event, streamed, as_json)
         elif event.kind == "done":
             final = event.answer
     if final is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,17 @@ class ReadingProgress:
         if self.shown:
             click.echo("\r\033[K" if sys.stderr.isatty() else "", err=True, nl=not sys.stderr.isatty())
             self.shown = False
+
+
+def fail_ask(event: Any, streamed: str, as_json: bool) -> None:
+    """A failed answer: the part already printed ends its line and a blank line parts it from the error, which
+    says the answer was cut and why; ``--json`` gives both apart (``error``, ``partial_answer``, ``cut``)."""
+    if as_json:
+        said = {"error": event.text, "partial_answer": event.partial, "cut": bool(event.partial.strip())}
+        click.echo(json.dumps(said, ensure_ascii=False, indent=2))
+    elif streamed:
+        click.echo("\n")
+    raise click.ClickException(event.text)
 
 
 def ask_json(answer: Any) -> dict[str, Any]:

@@ -39,6 +39,7 @@ class ChatEvent(BaseModel):
     progress: float | None = None  # progress: share of the prompt the model has read (0–1)
     sources: list[Source] = Field(default_factory=list)
     answer: ChatAnswer | None = None
+    partial: str = ""  # error: the answer generated before the failure, shown apart from the error's text
 
 
 class ChatFailed(RuntimeError):

@@ -131,9 +131,10 @@ class ChatEngine:
 
     def _failed(self, prepared: Prepared, generated: str, error: StreamEvent) -> ChatEvent:
         """A failed generation: kept in the thread with its error, so that it can be retried."""
-        message = prompts.GENERATION_FAILED[prepared.plan.language].format(detail=error.error or "?")
+        said = prompts.GENERATION_CUT if generated.strip() else prompts.GENERATION_FAILED
+        message = said[prepared.plan.language].format(detail=error.error or "?")
         self._finish(prepared, generated, error, error=message)
-        return ChatEvent(kind="error", text=message)
+        return ChatEvent(kind="error", text=message, partial=generated)
 
     def prepare(
         self,

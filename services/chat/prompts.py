@@ -38,6 +38,12 @@ GENERATION_FAILED = {
     "en": "The answer could not be generated ({detail}). Try again; if it persists, check that the generation "
     "worker runs (dashboard, or `obsirag status`).",
 }
+GENERATION_CUT = {  # kept apart from the partial answer it follows, never glued to its last sentence
+    "fr": "Réponse interrompue : la génération s'est arrêtée en cours de route ({detail}). Le début ci-dessus "
+    "est gardé tel quel, sans sa fin ; réessayez pour une réponse entière.",
+    "en": "Answer cut off: generation stopped midway ({detail}). The beginning above is kept as it is, without "
+    "its end; try again for a whole answer.",
+}
 QUESTION_FAILED = (  # the web UI's words for a question that failed before any answer (search, system down)
     "La question n'a pas abouti ({detail}). Réessayez ; si cela persiste, regardez le tableau de bord "
     "ou `obsirag status`."

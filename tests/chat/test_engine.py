@@ -441,3 +441,32 @@ def test_a_quoted_answer_shows_the_remembered_fact_that_bears_on_it(quoting: Cha
         assert answer.sources and answer.sources[0].path.startswith("Cuisine/"), answer.answer
         assert fact in [m.text for m in answer.memory], question
     ask(quoting, "oublie que je suis végétarien")
+
+
+def test_a_generation_that_fails_midway_keeps_its_beginning_apart_and_says_it_was_cut(
+    setup: tuple[Settings, SearchEngine],
+) -> None:
+    """Issue #41.11: the error was glued to the partial answer's last sentence, and did not say it was cut."""
+    settings, search = setup
+
+    def dies_midway(request: GenerationRequest) -> Iterator[StreamEvent]:  # a worker killed while it answers
+        yield StreamEvent(kind="token", text="Le projet Atlas vise")
+        yield StreamEvent(kind="error", error="the generation worker stopped")
+
+    chat = ChatEngine(
+        settings, search.search, StreamGenerator(dies_midway), FakeWebSearch(), Catalog(settings.catalog_path)
+    )
+    events = list(chat.ask("Quels sont les objectifs du projet Atlas ?", now=NOW))
+    [error] = [e for e in events if e.kind == "error"]
+    assert error.partial == "Le projet Atlas vise" and "Le projet Atlas vise" not in error.text
+    assert error.text.startswith("Réponse interrompue") and "the generation worker stopped" in error.text
+    assert not [e for e in events if e.kind == "done"]
+    [turn] = chat.catalog.get_thread(chat.catalog.list_threads()[0].id).turns[-1:]
+    assert (turn.answer, turn.error) == ("Le projet Atlas vise", error.text)  # kept, to be asked again
+
+    def fails_at_once(request: GenerationRequest) -> Iterator[StreamEvent]:
+        yield StreamEvent(kind="error", error="no worker")
+
+    chat.generator = StreamGenerator(fails_at_once)
+    [error] = [e for e in chat.ask("Quels sont les objectifs du projet Atlas ?", now=NOW) if e.kind == "error"]
+    assert error.partial == "" and error.text.startswith("La réponse n'a pas pu être générée (no worker)")

@@ -116,6 +116,7 @@ def _to_messages(
         return [_message(request, "sources", "_sources.html", sources=event.sources)]
     if event.kind == "error":  # the question stays in its thread: it can be asked again from here
         context = {"error": event.text, "question": run.question, "thread_id": run.thread_id, "use_web": run.use_web}
+        context["partial"] = event.partial  # the answer cut midway, kept apart from why it was cut
         return [_message(request, "done", "_chat_error.html", **context)]
     answer = event.answer
     html = renderer.render_answer(answer.answer, answer.sources) if answer else ""
