@@ -104,11 +104,13 @@ class NoteReader:
         return path, self._parse(path).body
 
     def _parse(self, path: str) -> ParsedNote:
+        if not vault.may_read(path, self.settings.exclude):  # excluded by the user: as if it were not there
+            raise NoteError(f"no note at {path!r}")
         record = self.catalog.get_note(path)
         if record is not None and record.note_type == NoteType.ATTACHMENT:
             return self._document(path, record)
         # The note viewer's rules: an indexable Markdown path, read through services.vault.
-        if not vault.is_indexable(path, []):
+        if not vault.is_indexable(path, self.settings.exclude):
             raise NoteError(f"refused: {path!r} is not a Markdown note of the vault")
         try:
             return vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)

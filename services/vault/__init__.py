@@ -22,6 +22,7 @@ from services.vault.paths import (
     file_hash,
     is_indexable,
     iter_vault_paths,
+    may_read,
     resolve_in_vault,
     walk_vault,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "file_hash",
     "is_indexable",
     "iter_vault_paths",
+    "may_read",
     "read_note",
     "read_note_if_readable",
     "resolve_in_vault",

@@ -49,20 +49,26 @@ def iter_vault_paths(
 
 
 def is_indexable(rel_path: str, exclude: list[str], attachments: list[str] | tuple[str, ...] = ()) -> bool:
-    """Whether ``iter_vault_paths`` would list ``rel_path`` (the file itself is not looked at)."""
-    return _is_note_path(rel_path.replace("\\", "/"), _exclusion_spec(tuple(exclude)), _suffixes(attachments))
+    """Whether ``iter_vault_paths`` would list ``rel_path``: a note or a listed document ``may_read`` allows
+    (the file itself is not looked at)."""
+    return rel_path.lower().endswith(_suffixes(attachments)) and may_read(rel_path, exclude)
+
+
+def may_read(rel_path: str, exclude: list[str]) -> bool:
+    """The one rule for what ObsiRAG may read and show, whatever the file's kind: no dot-file or dot-folder,
+    no ``..``, nothing ``OBSIRAG_EXCLUDE`` matches (the file or a folder above it). The indexer, the watcher,
+    the viewers, file serving and the MCP tools all ask it (issue #41.6); the file itself is not looked at."""
+    rel = rel_path.replace("\\", "/")
+    parts = rel.split("/")
+    if any(p in ("", "..") or p.startswith(".") for p in parts):
+        return False
+    spec = _exclusion_spec(tuple(exclude))
+    folders = ["/".join(parts[:i]) for i in range(1, len(parts))]
+    return not spec.match_file(rel) and all(_keeps_folder(f, spec) for f in folders)
 
 
 def _suffixes(attachments: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return (NOTE_SUFFIX, *(f".{ext.lower().lstrip('.')}" for ext in attachments))
-
-
-def _is_note_path(rel_path: str, spec: pathspec.PathSpec, suffixes: tuple[str, ...] = (NOTE_SUFFIX,)) -> bool:
-    parts = rel_path.split("/")
-    if not rel_path.lower().endswith(suffixes) or any(p in ("", "..") or p.startswith(".") for p in parts):
-        return False
-    folders = ["/".join(parts[:i]) for i in range(1, len(parts))]
-    return not spec.match_file(rel_path) and all(_keeps_folder(f, spec) for f in folders)
 
 
 def _keeps_folder(folder: str, spec: pathspec.PathSpec) -> bool:

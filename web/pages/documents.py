@@ -14,6 +14,7 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 from litestar.response import Template
 
+from services import vault
 from services.attachments.cache import read_extraction
 from services.catalog import LinksTable, NotesTable
 from services.config import Settings
@@ -35,7 +36,7 @@ class DocumentsController(Controller):
     ) -> Template:
         rel = path.lstrip("/")
         record = notes.get_note(rel)
-        if record is None or record.note_type != NoteType.ATTACHMENT:
+        if record is None or record.note_type != NoteType.ATTACHMENT or not vault.may_read(rel, settings.exclude):
             raise NotFoundException()
         context: dict[str, Any] = {
             "active": "notes",

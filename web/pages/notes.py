@@ -81,7 +81,7 @@ class VaultFilesController(Controller):
     @page("/{path:path}", sync_to_thread=True)
     def file(self, settings: NamedDependency[Settings], path: FromPath[str]) -> File:
         rel = path.lstrip("/")
-        if not rel.lower().endswith(ATTACHMENT_TYPES) or any(p.startswith(".") for p in rel.split("/")):
+        if not rel.lower().endswith(ATTACHMENT_TYPES) or not vault.may_read(rel, settings.exclude):
             raise NotFoundException()
         try:
             absolute = vault.resolve_in_vault(settings.vault, rel)
@@ -96,7 +96,7 @@ class VaultFilesController(Controller):
 
 def _read(settings: Settings, rel: str) -> ParsedNote:
     """The note at ``rel``; 404 for anything that is not an indexable note inside the vault."""
-    if not vault.is_indexable(rel, []):
+    if not vault.is_indexable(rel, settings.exclude):  # what the user excluded is never shown
         raise NotFoundException()
     try:
         return vault.read_note(settings.vault, rel, settings.max_file_bytes)
