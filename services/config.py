@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 import re
 import tempfile
+from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -329,6 +330,14 @@ class Settings(BaseSettings):
     def _absolute(cls, value: Path | None) -> Path | None:
         return value.expanduser().resolve() if value is not None else None
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Settings:
+        """A copy whose paths follow ``update``: the cached ones (``catalog_path``…) are computed again, where
+        pydantic's copy kept the original's (a copy with another ``data_dir`` opened the first one's catalog)."""
+        copied = super().model_copy(update=update, deep=deep)
+        for name in _CACHED_PATHS:
+            copied.__dict__.pop(name, None)
+        return copied
+
     @cached_property
     def store_path(self) -> Path:
         return self.qdrant_path or self.data_dir / "qdrant"
@@ -389,3 +398,6 @@ def load_settings(**overrides: object) -> Settings:
 
 class SetupError(RuntimeError):
     """Something the user must fix in the set-up (model, index); the message says how."""
+
+
+_CACHED_PATHS = [name for name, value in vars(Settings).items() if isinstance(value, cached_property)]

@@ -52,3 +52,13 @@ def test_attachment_settings_from_the_environment(monkeypatch: pytest.MonkeyPatc
     assert max_bytes("pdf", settings) == 300 * 1024 * 1024 and max_bytes("image", settings) == 30 * 1024 * 1024
     monkeypatch.setenv("OBSIRAG_ATTACHMENTS", "")
     assert load_settings(data_dir=tmp_path / "d", vault=None).attachments == []  # notes only
+
+
+def test_a_copy_with_another_data_dir_has_that_data_dirs_paths(tmp_path: Path) -> None:
+    """The cached paths were copied with the rest: such a copy opened the first data dir's catalog."""
+    first = Settings(vault=tmp_path, data_dir=tmp_path / "a")
+    assert first.catalog_path == tmp_path / "a" / "catalog.sqlite3"  # computed, so cached
+    second = first.model_copy(update={"data_dir": tmp_path / "b"})
+    paths = [second.catalog_path, second.store_path, second.embedding_cache_path, second.extraction_cache_path]
+    assert all(p.is_relative_to(tmp_path / "b") for p in [*paths, second.redis_dir]), paths
+    assert first.model_copy().catalog_path == first.catalog_path
