@@ -9,7 +9,7 @@ DATA ?=
 # one of them waits on a process it started (the suite alone used ~1.25 of 2 cores).
 TEST_WORKERS ?= 2
 
-.PHONY: setup run test lint format bench chaos clean test-packages
+.PHONY: setup run test lint format bench chaos clean test-packages docs
 
 # Re-installs when pyproject.toml changes; torch==2.13.0 is pinned there so pip takes the CPU build.
 # --no-compile: Python compiles what it imports on first use and keeps it; compiling every installed file up
@@ -52,6 +52,10 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/ruff format --check .
+
+# docs/configuration.md from services/config.py (a test fails when they differ).
+docs: setup
+	PYTHONPATH=. $(BIN)/python -m services.config_docs
 
 format: setup
 	$(BIN)/ruff format .

@@ -32,7 +32,8 @@ DEFAULT_ATTACHMENT_MB = {"pdf": 200.0, "office": 50.0, "epub": 50.0, "image": 30
 
 
 class Settings(BaseSettings):
-    """Every knob of ObsiRAG. Each field is documented in the README's configuration table."""
+    """Every knob of ObsiRAG. Each field's description is its documentation: ``make docs`` writes
+    docs/configuration.md from them."""
 
     model_config = SettingsConfigDict(env_prefix="OBSIRAG_", env_file=".env", extra="ignore")
 

@@ -62,3 +62,22 @@ def test_a_copy_with_another_data_dir_has_that_data_dirs_paths(tmp_path: Path) -
     paths = [second.catalog_path, second.store_path, second.embedding_cache_path, second.extraction_cache_path]
     assert all(p.is_relative_to(tmp_path / "b") for p in [*paths, second.redis_dir]), paths
     assert first.model_copy().catalog_path == first.catalog_path
+
+
+def test_the_configuration_page_is_what_the_code_writes() -> None:
+    """``make docs`` writes it; a setting added or changed without running it fails here."""
+    from services.config_docs import render_configuration
+
+    page = README.parent / "docs" / "configuration.md"
+    assert page.read_text(encoding="utf-8") == render_configuration(), "run `make docs`"
+    for name in Settings.model_fields:
+        assert f"| `OBSIRAG_{name.upper()}` |" in page.read_text(encoding="utf-8")
+
+
+def test_a_setting_without_a_description_cannot_be_documented() -> None:
+    from pydantic import Field
+
+    from services.config_docs import _cell
+
+    with pytest.raises(ValueError, match="without a description"):
+        _cell(Field(3))  # type: ignore[arg-type]
