@@ -46,8 +46,25 @@ def create_artifact(vault_root: Path, relative: str, text: str) -> Path | None:
     """Write a new file at ``obsirag/<relative>``; None (nothing written) when a file is already there."""
     target = generated_path(vault_root, relative)
     target.parent.mkdir(parents=True, exist_ok=True)
+    # Written aside, then linked in whole: Obsidian (or a test) never reads it empty or half written, and the
+    # link, like open("x"), never replaces a file already there.
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with target.open("x", encoding="utf-8") as handle:  # exclusive: never replaces anything
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.link(temporary, target)
+    except FileExistsError:
+        return None
+    except OSError:  # a file system without hard links: exclusive creation, as before
+        return _create_in_place(target, text)
+    finally:
+        os.unlink(temporary)
+    return target
+
+
+def _create_in_place(target: Path, text: str) -> Path | None:
+    try:
+        with target.open("x", encoding="utf-8") as handle:
             handle.write(text)
     except FileExistsError:
         return None

@@ -29,6 +29,9 @@ def test_create_never_replaces_and_never_leaves_obsirag(tmp_path: Path) -> None:
     assert create_artifact(tmp_path, "insights/a.md", "one") == tmp_path / "obsirag" / "insights" / "a.md"
     assert create_artifact(tmp_path, "insights/a.md", "two") is None
     assert (tmp_path / "obsirag/insights/a.md").read_text() == "one"
+    # Written aside and linked in whole (a reader never met it empty): nothing of that left behind.
+    assert [p.name for p in (tmp_path / "obsirag/insights").iterdir()] == ["a.md"]
+    assert (tmp_path / "obsirag/insights/a.md").stat().st_nlink == 1
     for escape in ("../note.md", "/etc/passwd", "insights/../../x.md"):
         with pytest.raises(ValueError):
             create_artifact(tmp_path, escape, "x")
