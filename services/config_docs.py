@@ -3,11 +3,14 @@ name, type, default and description, grouped by subject, so that the reference n
 
 from __future__ import annotations
 
+import os
 import types
 import typing
 from pathlib import Path
 from typing import Any
 
+from dotenv import dotenv_values
+from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
@@ -25,6 +28,7 @@ SUBJECTS = {
     "ner_model": "Entities and the learner",
     "memory_enabled": "Memory, reminders and briefing",
 }
+SECRET_NAMES = ("token", "secret", "api_key", "password")
 TABLE_HEAD = "| variable | type | default | meaning |\n| --- | --- | --- | --- |"
 HEADER = """# Configuration
 
@@ -59,6 +63,45 @@ def write_configuration(path: Path) -> bool:
         return False
     path.write_text(text, encoding="utf-8")
     return True
+
+
+class EffectiveSetting(BaseModel):
+    """One line of ``obsirag config``: the value in force and where it came from."""
+
+    name: str  # OBSIRAG_…
+    value: str  # secrets masked
+    source: str  # "default", "environment", ".env", "command line or the running instance"
+
+
+def effective_settings(settings: Settings, env_file: Path = Path(".env")) -> list[EffectiveSetting]:
+    """Every setting in force, secrets masked, each with its source (read as pydantic-settings reads them:
+    the environment wins over ``.env``, which wins over the default)."""
+    environment = {k.upper(): v for k, v in os.environ.items()}
+    dotenv = {k.upper(): v for k, v in dotenv_values(env_file).items()} if env_file.is_file() else {}
+    unflagged = Settings()  # what the environment and .env give, without --vault / --data
+    rows = []
+    for name in Settings.model_fields:
+        variable = f"OBSIRAG_{name.upper()}"
+        value = getattr(settings, name)
+        if name in ("vault", "data_dir") and value != getattr(unflagged, name):
+            source = "command line or the running instance"
+        elif variable in environment:
+            source = "environment"
+        elif variable in dotenv:
+            source = ".env"
+        else:
+            source = "default"
+        rows.append(EffectiveSetting(name=variable, value=_masked(name, value), source=source))
+    return rows
+
+
+def _masked(name: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, SecretStr) or name.endswith(SECRET_NAMES):  # said set, never shown
+        shown = value.get_secret_value() if isinstance(value, SecretStr) else value
+        return "********" if shown else ""
+    return _shown(value).replace("\\|", "|")
 
 
 def _cell(field: FieldInfo) -> str:

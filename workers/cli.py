@@ -14,6 +14,7 @@ from services.config import Settings
 from services.system.startup import claim_data_dir
 from services.vault.models import NoteType
 from workers.cli_checks import K_RANGE, check_range, check_thread, day, not_blank
+from workers.cli_config import register as _register_config
 from workers.cli_instance import register as _register_instance
 from workers.cli_memory import memory_status_now
 from workers.cli_memory import register as _register_memory
@@ -372,6 +373,7 @@ def _print_counts(settings: Settings) -> None:
 main.add_command(mcp)  # in its own module: this one is long enough
 _register_memory(main, common_options)
 _register_instance(main, common_options)
+_register_config(main, common_options)
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING)
