@@ -6,6 +6,7 @@ import json
 import re
 from datetime import UTC, datetime
 from html import unescape
+from pathlib import Path
 
 import pytest
 from litestar.testing import TestClient
@@ -15,6 +16,7 @@ from services.catalog.models import Provenance, Source, Turn
 from services.chat.prompts import NOT_IN_VAULT
 from services.config import Settings
 from tests.support.web_app import html
+from web.app import create_app
 
 ATLAS = "/notes/Projets/Projet%20Atlas.md"
 
@@ -202,3 +204,13 @@ def test_head_answers_wherever_get_does(client: TestClient, url: str) -> None:
     assert head.status_code == got.status_code == 200 and head.content == b""
     if not url.startswith("/static/"):  # Litestar's static files answer HEAD without a content type
         assert head.headers["content-type"] == got.headers["content-type"]
+
+
+def test_an_empty_index_says_what_to_do_next(tmp_path: Path) -> None:
+    """Issue #38.4: the first visit, before anything is indexed, is not a bare « Aucune note ne correspond »."""
+    (tmp_path / "vault").mkdir()
+    settings = Settings(vault=tmp_path / "vault", data_dir=tmp_path / "data", redis_url=f"unix://{tmp_path}/r.sock")
+    with TestClient(create_app(settings)) as client:
+        page = client.get("/notes").text
+        assert "Aucune note indexée pour l'instant" in page and 'href="/admin"' in page
+        assert "Aucune note ne correspond." in client.get("/notes/list?q=levain").text
