@@ -137,4 +137,8 @@ def test_kill_9_mid_index_converges_to_a_clean_index(
     reference = {hit.id: hit.payload for hit in clean.store.scroll()}
     clean.store.close()
     assert after_crash.keys() == reference.keys()
-    assert after_crash == reference
+    # NER's entities are the enrich worker's, which this reference does not run. (Until Settings.model_copy
+    # recomputed its paths, this reference was the crashed store itself, and the comparison always held.)
+    without_entities = lambda points: {k: {f: v for f, v in p.items() if f != "entities"} for k, p in points.items()}  # noqa: E731
+    assert without_entities(after_crash) == without_entities(reference)
+    assert any(p["entities"] for p in after_crash.values())  # the live system's NER did run
