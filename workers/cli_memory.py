@@ -142,6 +142,7 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
     @click.argument("reminder_id", type=int)
     @common_options
     def done(settings: Settings, reminder_id: int) -> None:
+        """Mark a reminder done (a recurring one moves to its next time)."""
         from services.memory.reminders import mark_done
 
         _change(settings, reminder_id, mark_done)

@@ -282,3 +282,13 @@ def test_no_help_shows_rst_markup() -> None:
     assert ["reminders", "list"] in paths
     for path in paths:
         assert "``" not in run(*path, "--help"), path
+    # And every command says what it does in the listing (`reminders done` said nothing).
+    commands = [(path, c) for path in paths if path and (c := _command(path)) is not None]
+    assert not [path for path, c in commands if not (c.help or c.short_help)]
+
+
+def _command(path: list[str]) -> click.Command | None:
+    command: click.Command = main
+    for name in path:
+        command = getattr(command, "commands", {}).get(name)
+    return command
