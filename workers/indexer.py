@@ -15,6 +15,7 @@ from services.indexing.reconcile import changed_paths
 from services.lifeline import watch_parent
 from services.retrieval.search import CANDIDATE_FIELDS
 from services.retrieval.store import StoreClosedError, VectorStore
+from services.system.fresh_edits import FreshEdits
 from services.system.handlers.indexer import IndexerHandlers
 from services.system.queues import RECONCILE_PRIORITY, Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
@@ -40,6 +41,7 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     pipeline.run_id = pipeline.catalog.start_run("indexer")
+    pipeline.between_batches = FreshEdits(queues.index, settings).run  # a note saved meanwhile cuts in
     handlers = IndexerHandlers(pipeline, engine, queues, configured, rebuild)
     queues.index.signal(SIGNAL_ERROR)(handlers.mark_final_failure)
     queues.serve(handlers, "index")

@@ -4,7 +4,7 @@ in batches of similar length (the model pads a batch to its longest text)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -17,16 +17,24 @@ BATCH_COST_TOKENS = 48
 
 
 def embed_texts(
-    embedder: Embedder, cache: EmbeddingCache, texts: list[str], token_counts: list[int]
+    embedder: Embedder,
+    cache: EmbeddingCache,
+    texts: list[str],
+    token_counts: list[int],
+    between: Callable[[], None] | None = None,
 ) -> tuple[np.ndarray, list[int]]:
     """Vectors of ``texts`` and the indices the model encoded: the cache serves the texts it knows,
-    the rest go through the model in batches of similar length (see ``length_batches``)."""
+    the rest go through the model in batches of similar length (see ``length_batches``).
+
+    ``between``: called between two encode batches (the indexer lets a note saved meanwhile cut in)."""
     vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     known = cache.lookup(texts)
     for i, vector in known.items():
         vectors[i] = vector
     missing = [i for i in range(len(texts)) if i not in known]
-    for batch in length_batches([token_counts[i] for i in missing], embedder.batch_size):
+    for number, batch in enumerate(length_batches([token_counts[i] for i in missing], embedder.batch_size)):
+        if number and between is not None:
+            between()
         indices = [missing[j] for j in batch]
         vectors[indices] = embedder.encode([texts[i] for i in indices])
         # Stored at once: a crash before the store write re-embeds nothing at the restart.

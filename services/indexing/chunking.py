@@ -14,7 +14,7 @@ chunk is checked with one real count before it is emitted (and split again if jo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +29,7 @@ CONTEXT_SHARE = 3  # the note's context line takes at most 1/3 of a chunk's toke
 SENTENCE_TAIL = 0.2  # look for a sentence end in the last 20% of a window
 WORD_BACKOFF = 8  # tokens a window start may move back to begin on a word
 PARAGRAPH_JOIN = "\n\n"
+PAUSE_PAGES = 100  # pages cut between two pauses of a document's chunking (~0.2 s)
 
 _SENTENCE_END = frozenset(".!?…;:")
 
@@ -203,15 +204,24 @@ def chunk_note(note: ParsedNote, counter: TokenCounter, max_tokens: int, overlap
 
 
 def chunk_pages(
-    title: str, pages: list[tuple[int, str]], counter: TokenCounter, max_tokens: int, overlap: int, context: str = ""
+    title: str,
+    pages: list[tuple[int, str]],
+    counter: TokenCounter,
+    max_tokens: int,
+    overlap: int,
+    context: str = "",
+    between: Callable[[], None] | None = None,
 ) -> list[Chunk]:
     """Chunks of an attachment's pages, never across two pages, each carrying its page number.
 
     The text is not Markdown (a ``#`` in a PDF is text): each page is one section without headings,
     packed by paragraphs and windows like a note's section; ``context`` as ``chunk_note`` gives it.
+    ``between``: called every ``PAUSE_PAGES`` pages (2,000 pages take seconds to cut: a note may cut in).
     """
     packer = _Packer(title, counter, max_tokens, overlap, context)
-    for number, text in pages:
+    for done, (number, text) in enumerate(pages):
+        if between is not None and done and done % PAUSE_PAGES == 0:
+            between()
         packer.page = number
         packer.add_section(Section(heading_path=[], lines=text.split("\n"), code=[False] * len(text.split("\n"))))
     return packer.chunks

@@ -25,7 +25,7 @@ from services.indexing.chunking import Chunk, chunk_note, chunk_pages, embedding
 from services.indexing.context import note_summary
 from services.indexing.conversations import evidence_body
 from services.indexing.entities import payload_names
-from services.indexing.points import note_points
+from services.indexing.points import indexed_record, note_points
 from services.indexing.reconcile import stat_matches
 from services.indexing.report import IndexReport
 from services.retrieval.embedding import Embedder
@@ -35,6 +35,9 @@ from services.retrieval.store import ModelMismatchError, VectorStore
 from services.vault.models import NoteType, ParsedNote
 
 log = logging.getLogger(__name__)
+
+STORE_SLICE = 512  # points built and written at a time (a pause for fresh edits between two)
+BIG_CHUNKS = 64  # a note or document of more chunks is embedded after the rest of its batch
 
 
 @dataclass
@@ -77,6 +80,10 @@ class IndexPipeline:
         self.on_indexed = on_indexed
         self.extract_later = extract_later
         self.isolate_extraction = False  # documents read at once in a child process (``open_pipeline``)
+        # Called between two encode batches with the paths being embedded: the indexer runs the notes a user
+        # saved meanwhile (``services.system.fresh_edits``), so a 2,000-page PDF never holds them up.
+        self.between_batches: Callable[[frozenset[str]], None] | None = None
+        self._pause: Callable[[], None] | None = None  # ``between_batches`` for the sync under way
         self.extractions = ExtractionCache(settings.extraction_cache_path)
         try:
             store.ensure_collection(embedder.dim, embedder.name)
@@ -91,9 +98,21 @@ class IndexPipeline:
 
     def sync_paths(self, paths: Iterable[str], raise_errors: bool = False) -> IndexReport:
         """Make the index agree with the disk for each path (index, skip, or delete)."""
+        paths = list(dict.fromkeys(paths))
+        previous, self._pause = self._pause, self._pause_for(frozenset(paths))
+        try:
+            return self._sync(paths, raise_errors)
+        finally:
+            self._pause = previous  # a note that cut in leaves the big sync its own pause
+
+    def _pause_for(self, busy: frozenset[str]) -> Callable[[], None] | None:
+        between = self.between_batches
+        return (lambda: between(busy)) if between is not None else None
+
+    def _sync(self, paths: list[str], raise_errors: bool) -> IndexReport:
         report = IndexReport()
         prepared: list[_Prepared] = []
-        for path in dict.fromkeys(paths):
+        for path in paths:
             try:
                 item = self._prepare(path, report)
             except Exception as exc:  # one bad note never stops the batch
@@ -104,7 +123,12 @@ class IndexPipeline:
                 continue
             if item is not None:
                 prepared.append(item)
-        self._embed_and_store(prepared, report, raise_errors)
+        # The small notes of a batch first, together, then each big one: a note saved in the same second as a
+        # 10,000-link note is searchable before the big one's minute of embedding, not after.
+        small = [item for item in prepared if len(item.chunks) <= BIG_CHUNKS]
+        for group in [small, *([item] for item in prepared if len(item.chunks) > BIG_CHUNKS)]:
+            if group:
+                self._embed_and_store(group, report, raise_errors)
         self._after_sync(report)
         return report
 
@@ -199,7 +223,7 @@ class IndexPipeline:
         pages = attachments.page_texts(extraction)
         context = fitted_context(note, self.counter, self.max_tokens)  # the same line ``_texts`` embeds
         chunks = chunk_pages(
-            note.title, pages, self.counter, self.max_tokens, self.settings.chunk_overlap_tokens, context
+            note.title, pages, self.counter, self.max_tokens, self.settings.chunk_overlap_tokens, context, self._pause
         )
         texts, ocr = self._texts(note, chunks), attachments.ocr_payloads(extraction)
         return _Prepared(note, chunks, texts, warning=attachments.warning(extraction), page_payload=ocr)
@@ -220,7 +244,11 @@ class IndexPipeline:
         # description, headings; ``context.note_summary``): one text per note, batched with the chunks.
         titles = [note_summary(item.note) for item in prepared]
         vectors, encoded = embed_texts(
-            self.embedder, self.cache, texts + titles, token_counts + [self.counter.count(t) for t in titles]
+            self.embedder,
+            self.cache,
+            texts + titles,
+            token_counts + [self.counter.count(t) for t in titles],
+            between=self._pause,
         )
         title_vectors = vectors[len(texts) :]
         embedded = sum(1 for i in encoded if i < len(texts))
@@ -243,14 +271,25 @@ class IndexPipeline:
     def _store_note(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> int:
         """Stores the note's chunks; how many."""
         note = item.note
-        points = self._points(item, vectors, title_vector)
-        self.store.upsert(points)
-        self.store.delete_note(note.path, keep_ids={p.id for p in points})
+        entities = payload_names(self.catalog.note_entities(note.path))  # known until NER runs again
+        ids: set[str] = set()
+        # In slices: a 2,000-page PDF's 6,000 points take seconds to build (their sparse vectors), and a note
+        # saved meanwhile cuts in between two.
+        for start in range(0, len(item.chunks), STORE_SLICE):
+            if start and self._pause is not None:
+                self._pause()
+            end = start + STORE_SLICE
+            points = note_points(
+                note, item.chunks[start:end], vectors[start:end], title_vector, entities, item.page_payload
+            )
+            self.store.upsert(points)
+            ids.update(point.id for point in points)
+        self.store.delete_note(note.path, keep_ids=ids)
         self.cache.record_uses(note.path, [*item.texts, note_summary(note)])
         message = item.warning or note.frontmatter_error
-        self.catalog.upsert_note(_record(note, NoteStatus.INDEXED, message, len(points)))
+        self.catalog.upsert_note(indexed_record(note, message, len(ids)))
         self.catalog.replace_links(note.path, note.links)
-        return len(points)
+        return len(ids)
 
     def _points(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> list[StorePoint]:
         note = item.note
@@ -308,25 +347,6 @@ class IndexPipeline:
 
     def _stat_matches(self, path: str, mtime: float, size: int) -> bool:
         return stat_matches(self.settings.vault / path, mtime, size)
-
-
-def _record(note: ParsedNote, status: NoteStatus, message: str | None, chunk_count: int) -> NoteRecord:
-    return NoteRecord(
-        path=note.path,
-        content_hash=note.content_hash,
-        mtime=note.mtime,
-        size=note.size,
-        title=note.title,
-        aliases=note.aliases,
-        tags=note.tags,
-        note_type=note.note_type,
-        created=note.created,
-        modified=note.modified,
-        status=status,
-        message=message,
-        chunk_count=chunk_count,
-        indexed_at=datetime.now(UTC),
-    )
 
 
 def _describe(exc: BaseException) -> str:

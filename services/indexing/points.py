@@ -1,9 +1,12 @@
-"""What the store holds for one note: a point per chunk, with its vectors and its payload."""
+"""What the store holds for one note (a point per chunk, with its vectors and its payload), and the catalog's record
+of it once indexed."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 
+from services.catalog.models import NoteRecord, NoteStatus
 from services.indexing.chunking import Chunk
 from services.retrieval import lexical
 from services.retrieval.models import StorePoint
@@ -51,7 +54,6 @@ def chunk_payload(note: ParsedNote, chunk: Chunk, entities: list[str] | None = N
         "created_ts": note.created.timestamp(),
         "modified_ts": note.modified.timestamp(),
         "heading_path": chunk.heading_path,
-        "links": sorted({link.target for link in note.links if link.target}),
         "chunk_index": chunk.index,
         "content_hash": note.content_hash,
         "text": chunk.text,
@@ -73,3 +75,23 @@ def expand_tags(tags: Iterable[str]) -> list[str]:
 def ancestor_folders(path: str) -> list[str]:
     parts = path.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def indexed_record(note: ParsedNote, message: str | None, chunk_count: int) -> NoteRecord:
+    """The catalog's row of a note just stored (``message``: a document's warning, a frontmatter error)."""
+    return NoteRecord(
+        path=note.path,
+        content_hash=note.content_hash,
+        mtime=note.mtime,
+        size=note.size,
+        title=note.title,
+        aliases=note.aliases,
+        tags=note.tags,
+        note_type=note.note_type,
+        created=note.created,
+        modified=note.modified,
+        status=NoteStatus.INDEXED,
+        message=message,
+        chunk_count=chunk_count,
+        indexed_at=datetime.now(UTC),
+    )

@@ -87,6 +87,19 @@ def many_page_pdf(path: Path, count: int) -> Path:
     return path
 
 
+def long_pdf(path: Path, count: int) -> Path:
+    """A long digital PDF with a paragraph a page (~3 chunks each): a big document to index."""
+    pdf = _fpdf()
+    for index in range(count):
+        pdf.add_page()
+        lines = (
+            f"Le relevé {index}-{j} indique une dépense de {j * 3} euros pour la rubrique {j % 17}." for j in range(25)
+        )
+        pdf.multi_cell(0, 6, f"Page {index + 1}. " + " ".join(lines))
+    pdf.output(str(path))
+    return path
+
+
 def _fpdf():
     from fpdf import FPDF
 

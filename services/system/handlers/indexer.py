@@ -8,11 +8,13 @@ from typing import Any, Literal
 from services.indexing.entities import payload_names
 from services.indexing.pipeline import IndexPipeline
 from services.indexing.rebuild import Rebuild
+from services.indexing.report import IndexReport
 from services.retrieval.embedding import Embedder
 from services.retrieval.learned import LearnedMarks
 from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.sentence_scores import sentence_scores
 from services.retrieval.similar import similar_notes as closest
+from services.system import heap
 from services.system.queues import RECONCILE_PRIORITY, Queues
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,7 @@ class IndexerHandlers:
         self.queues = queues
         self.configured = configured or pipeline.embedder
         self.rebuild = rebuild
+        self.trims = 0  # memory given back after big syncs (``_after_big``)
         if rebuild is not None:
             queues.rebuild_step()
 
@@ -51,6 +54,7 @@ class IndexerHandlers:
             log.info("batch: %s", report.line())
         for path in report.failed:
             self.queues.sync_note(path, priority=RECONCILE_PRIORITY)
+        self._after_big(report)
         return report.model_dump()
 
     def sync_note(self, path: str) -> dict[str, Any]:
@@ -58,7 +62,13 @@ class IndexerHandlers:
         report = self.pipeline.sync_paths([path], raise_errors=True)
         if report.changed():  # a document the extractor handed over is said like a batch
             log.info("note: %s", report.line())
+        self._after_big(report)
         return report.model_dump()
+
+    def _after_big(self, report: IndexReport) -> None:
+        """A big document or note embedded: its freed memory back to the system (#41.5)."""
+        if report.chunks_embedded >= heap.TRIM_AFTER_CHUNKS and heap.give_back():
+            self.trims += 1
 
     def rebuild_index(self) -> int:
         """Rebuild the index with the configured model beside the live one (an Edge folder or a second
