@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 BUNDLED_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
@@ -27,6 +27,7 @@ DEFAULT_TRUSTED_DOMAINS = (
     "python.org",
 )
 _MAX_SOCKET_PATH = 100
+Language = Literal["fr", "en"]
 DEFAULT_ATTACHMENTS = ("pdf", "docx", "pptx", "odt", "odp", "epub", "png", "jpg", "jpeg", "webp", "tif", "tiff")
 DEFAULT_ATTACHMENT_MB = {"pdf": 200.0, "office": 50.0, "epub": 50.0, "image": 30.0}
 
@@ -210,6 +211,10 @@ class Settings(BaseSettings):
         "127.0.0.1", description="Address the web UI binds to; any non-loopback address needs `OBSIRAG_WEB_TOKEN`."
     )
     port: int = Field(8000, description="Port of the web UI (`0`: any free port, shown by `obsirag status`).")
+    language: Language = Field(
+        "fr",
+        description="Language of the `obsirag` command's messages and help: `fr` (as the web UI) or `en`.",
+    )
     web_token: SecretStr | None = Field(
         None,
         description="Access token for the web UI (login form or `Authorization: Bearer` header); needed off loopback.",
@@ -390,6 +395,22 @@ def vault_data_name(vault: Path) -> str:
     resolved = vault.expanduser().resolve()
     name = re.sub(r"[^\w.-]+", "-", resolved.name).strip("-.")[:40] or "vault"
     return f"{name}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:8]}"
+
+
+class _LanguageOnly(BaseSettings):
+    """``language`` read by the same rules as ``Settings`` (environment, then .env), and nothing else."""
+
+    model_config = SettingsConfigDict(env_prefix="OBSIRAG_", env_file=".env", extra="ignore")
+    language: Language = "fr"
+
+
+def configured_language() -> Language:
+    """The CLI's language, read before any command runs (its help is written in it); an invalid value gives
+    French here, and the command's own settings then refuse it with pydantic's message."""
+    try:
+        return _LanguageOnly().language
+    except ValidationError:
+        return "fr"
 
 
 def load_settings(**overrides: object) -> Settings:

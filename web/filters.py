@@ -10,6 +10,7 @@ from typing import Any
 
 from services.catalog.memory_models import FactKind, FactSource, FactStatus
 from services.catalog.models import NoteStatus, Provenance
+from services.catalog.problems import reason_in
 from services.chat.prompts import WEB_STATUS
 from services.language.detect import detect_language
 from services.llm.capability import describe
@@ -173,17 +174,6 @@ EVIDENCE = {  # services/chat/grounding.py's Evidence, as « pourquoi ces source
     "dense_lead": "avance du meilleur passage",
     "title_lead": "avance du titre",
 }
-# The catalog stores documents' messages in English for the CLI; the web says them in French.
-_MESSAGES = (
-    (re.compile(r"^low-confidence OCR: pages (.+)$"), r"lecture OCR incertaine : pages \1"),
-    (re.compile(r"^(.+): pages (.+) not read$"), r"\1 : pages \2 non lues"),
-    (re.compile(r"^unreadable document: (.+)$", re.S), r"document illisible : \1"),
-    (re.compile(r"^no text found in the document$"), "aucun texte trouvé dans le document"),
-    (
-        re.compile(r"^no text found in the image: OCR read no real words, indexed without chunks$"),
-        "aucun texte trouvé dans l'image : l'OCR n'a lu aucun vrai mot, indexée sans passages",
-    ),
-)
 NOTE_TYPES = {"note": "note", "insight": "insight", "synapse": "synapse", "synthesis": "synthèse"}
 NOTE_TYPES |= {"conversation": "conversation", "briefing": "briefing", "profile": "profil et rappels"}
 LEARN_OUTCOMES = {"processed": "traitées", "skipped": "sans suite", "failed": "en échec"}
@@ -207,12 +197,8 @@ def decimal(value: float | None, digits: int = 2) -> str:
 
 
 def catalog_message(message: str | None) -> str:
-    """A document's stored (English) message in French; one not known here shows as it is."""
-    text = (message or "").strip()
-    for pattern, french_text in _MESSAGES:
-        if pattern.match(text):
-            return pattern.sub(french_text, text)
-    return text
+    """A note's or document's stored (English) message in French; one not known shows as it is."""
+    return reason_in(message, "fr")
 
 
 def task_label(name: str, queue: str = "") -> str:

@@ -18,6 +18,7 @@ import redis
 from services.config import Settings
 from services.system.instance import read_instance
 from services.system.processes import read_process
+from workers.cli_text import tr
 
 PROBE_TIMEOUT = 2.0
 POLL_SECONDS = 0.25
@@ -57,8 +58,14 @@ def announce_web(settings: Settings, stop: threading.Event, echo: Callable[[str]
         if published and answers(local_url(published)):
             shown = local_url(published)
             if settings.port and urlsplit(published).port != settings.port:
-                echo(f"Le port {settings.port} est déjà pris : l’interface web sert sur {shown} à la place.")
-            echo(f"Web UI: {shown}" + (f" (listening on {settings.host})" if shown != published else ""))
+                echo(
+                    tr(
+                        f"Le port {settings.port} est déjà pris : l’interface web sert sur {shown} à la place.",
+                        f"Port {settings.port} is taken: the web UI serves on {shown} instead.",
+                    )
+                )
+            listening = tr(f" (à l'écoute sur {settings.host})", f" (listening on {settings.host})")
+            echo(tr(f"Interface web : {shown}", f"Web UI: {shown}") + (listening if shown != published else ""))
             return
         stop.wait(POLL_SECONDS)
 

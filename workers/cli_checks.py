@@ -4,22 +4,35 @@ unknown conversation."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import click
 
 from services.config import Settings
+from workers.cli_text import LANG, tr
 
 # Notes a search returns at most: its 100 candidate chunks per list rarely hold more distinct notes, and the
 # MCP tools cap there too; more was cut silently.
 MAX_K = 30
-K_RANGE = click.IntRange(1, MAX_K)
+
+
+class _Range(click.IntRange):
+    """click's ``IntRange``, its refusal worded in the CLI's language."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            if LANG == "en":
+                raise
+            self.fail(f"{value!r} n'est pas un nombre de {self.min} à {self.max}", param, ctx)
+
+
+K_RANGE = _Range(1, MAX_K)
 
 
 class Refusal(click.ClickException):
-    """A refusal said in French, like the rest of what the memory commands print (click says ``Error:``)."""
-
-    def show(self, file: object = None) -> None:
-        click.echo(f"Erreur : {self.format_message()}", err=True)
+    """A refusal of the memory and reminder commands (said « Erreur : … » in French, ``cli_text.show``)."""
 
 
 class UnknownThread(click.ClickException):
@@ -29,7 +42,7 @@ class UnknownThread(click.ClickException):
 def not_blank(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
     """Callback of a text argument: a blank one (``search ""``) is a usage error, not a search for nothing."""
     if not " ".join(value).strip():
-        raise click.BadParameter("is blank", ctx=ctx, param=param)
+        raise click.BadParameter(tr("vide", "is blank"), ctx=ctx, param=param)
     return value
 
 
@@ -40,14 +53,18 @@ def day(ctx: click.Context, param: click.Parameter, value: str | None) -> dateti
     try:
         return datetime.fromisoformat(value).astimezone()
     except ValueError:
-        raise click.BadParameter(f"expected YYYY-MM-DD, got {value!r}", ctx=ctx, param=param) from None
+        expected = tr(f"attendu AAAA-MM-JJ, reçu {value!r}", f"expected YYYY-MM-DD, got {value!r}")
+        raise click.BadParameter(expected, ctx=ctx, param=param) from None
 
 
 def check_range(since: datetime | None, until: datetime | None) -> None:
     """``--until`` is exclusive: a range that does not end after it starts holds no day."""
     if since is not None and until is not None and until <= since:
         raise click.UsageError(
-            f"empty date range: --since {since.date()} is not before --until {until.date()}",
+            tr(
+                f"période vide : --since {since.date()} n'est pas avant --until {until.date()}",
+                f"empty date range: --since {since.date()} is not before --until {until.date()}",
+            ),
             ctx=click.get_current_context(silent=True),
         )
 
@@ -62,6 +79,10 @@ def check_thread(settings: Settings, thread_id: str | None) -> None:
         known = catalog.get_thread(thread_id) is not None
     if not known:
         raise UnknownThread(
-            f"Conversation inconnue : {thread_id} (l'identifiant s'affiche après chaque réponse ; "
-            "sans --thread, une nouvelle conversation commence)"
+            tr(
+                f"Conversation inconnue : {thread_id} (l'identifiant s'affiche après chaque réponse ; "
+                "sans --thread, une nouvelle conversation commence)",
+                f"Unknown conversation: {thread_id} (its id is printed after each answer; without --thread, "
+                "a new conversation starts)",
+            )
         )

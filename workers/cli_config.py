@@ -7,15 +7,28 @@ import json
 import click
 
 from services.config import Settings
+from workers.cli_text import JSON_HELP, tr
+
+SOURCES_FR = {  # the JSON keeps the English words
+    "default": "défaut",
+    "environment": "environnement",
+    "command line or the running instance": "ligne de commande ou instance en cours",
+}
 
 
 def register(main: click.Group, common_options: click.decorators.FC) -> None:  # type: ignore[name-defined]
-    @main.command("config")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @main.command(
+        "config",
+        help=tr(
+            "Les réglages en vigueur et d'où vient chacun (défaut, environnement, .env, ligne de commande) ; "
+            "jetons, secrets et clés d'API masqués. Référence : docs/configuration.md.",
+            "The settings in force and where each came from (default, environment, .env, command line); "
+            "tokens, secrets and API keys masked. Reference: docs/configuration.md.",
+        ),
+    )
+    @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
     @common_options
     def config(settings: Settings, as_json: bool) -> None:
-        """The settings in force and where each came from (default, environment, .env, command line);
-        tokens, secrets and API keys masked. Reference: docs/configuration.md."""
         from services.config_docs import effective_settings
 
         rows = effective_settings(settings)
@@ -24,4 +37,5 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
             return
         width = max(len(row.name) for row in rows)
         for row in rows:
-            click.echo(f"{row.name:<{width}}  {row.value or '(unset)'}  [{row.source}]")
+            source = tr(SOURCES_FR.get(row.source, row.source), row.source)
+            click.echo(f"{row.name:<{width}}  {row.value or tr('(vide)', '(unset)')}  [{source}]")

@@ -7,6 +7,7 @@ import signal
 import click
 
 from services.config import Settings
+from workers.cli_text import tr
 
 STOP_SECONDS = 60.0  # each worker finishes its task, then Redis writes its file
 
@@ -25,20 +26,34 @@ def stop_instance(settings: Settings) -> str:
             supervisor.wait(STOP_SECONDS)
         except psutil.TimeoutExpired:
             supervisor.kill()  # its children die with it (services.lifeline)
-        return f"ObsiRAG arrêté (superviseur pid {instance.supervisor.pid}, coffre {instance.vault})."
+        pid = instance.supervisor.pid
+        return tr(
+            f"ObsiRAG arrêté (superviseur pid {pid}, coffre {instance.vault}).",
+            f"ObsiRAG stopped (supervisor pid {pid}, vault {instance.vault}).",
+        )
     left = [child for child in instance.children if child.running()] if instance is not None else []
     if instance is not None and left:
         stop_processes([process for child in left if (process := child.running()) is not None])
         forget_instance(settings.data_dir)
-        return f"Processus laissés par un superviseur disparu, arrêtés : {describe(left)}."
-    return f"ObsiRAG ne tourne pas sur {settings.vault} (données : {settings.data_dir})."
+        return tr(
+            f"Processus laissés par un superviseur disparu, arrêtés : {describe(left)}.",
+            f"Processes left by a vanished supervisor, stopped: {describe(left)}.",
+        )
+    return tr(
+        f"ObsiRAG ne tourne pas sur {settings.vault} (données : {settings.data_dir}).",
+        f"ObsiRAG is not running on {settings.vault} (data: {settings.data_dir}).",
+    )
 
 
 def register(main: click.Group, common_options: click.decorators.FC) -> None:  # type: ignore[name-defined]
     """Add ``down`` to ``main`` with the CLI's ``--vault`` / ``--data`` options."""
 
-    @main.command()
+    @main.command(
+        help=tr(
+            "Arrête le système qui tourne sur ce coffre (trouvé sans --vault quand un seul tourne).",
+            "Stop the running system of this vault (found without --vault when only one runs).",
+        )
+    )
     @common_options
     def down(settings: Settings) -> None:
-        """Stop the running system of this vault (found without --vault when only one runs)."""
         click.echo(stop_instance(settings))

@@ -12,6 +12,9 @@ import click
 
 from services.config import Settings
 from workers.cli_checks import Refusal
+from workers.cli_text import JSON_HELP, NOW_METAVAR, tr
+
+NOW_HELP = tr("Fait comme s'il était cette heure locale (ISO 8601).", "Act as if it were this local time (ISO 8601).")
 
 if TYPE_CHECKING:
     from services.catalog import Catalog
@@ -35,53 +38,82 @@ def _catalog(settings: Settings) -> Iterator[Catalog]:
 def register(main: click.Group, common_options: click.decorators.FC) -> None:  # type: ignore[name-defined]
     """Add the commands to ``main`` with the CLI's ``--vault`` / ``--data`` options."""
 
-    @main.group()
+    @main.group(
+        help=tr(
+            "Ce qu'ObsiRAG retient de toi (des faits), vérifiable dans obsirag/assistant/Profil.md.",
+            "What ObsiRAG remembers about you (facts), auditable in obsirag/assistant/Profil.md.",
+        )
+    )
     def memory() -> None:
-        """What ObsiRAG remembers about you (facts), auditable in obsirag/assistant/Profil.md."""
+        pass
 
-    @memory.command("export")
+    @memory.command(
+        "export",
+        help=tr(
+            "Affiche tous les faits (tout statut, historique compris) en JSON.",
+            "Print every fact (any status, history included) as JSON.",
+        ),
+    )
     @common_options
     def export(settings: Settings) -> None:
-        """Print every fact (any status, history included) as JSON."""
         with _catalog(settings) as catalog:
             facts = [f.model_dump(mode="json") for f in catalog.facts()]
         click.echo(json.dumps(facts, ensure_ascii=False, indent=2))
 
-    @memory.command("forget")
+    @memory.command(
+        "forget",
+        help=tr(
+            "Oublie le fait FACT_ID (gardé comme rejeté, pour ne pas l'apprendre à nouveau).",
+            "Forget fact FACT_ID (kept as rejected, so that it is not learnt again).",
+        ),
+    )
     @click.argument("fact_id", type=int)
     @common_options
     def forget(settings: Settings, fact_id: int) -> None:
-        """Forget fact FACT_ID (kept as rejected, so that it is not learnt again)."""
         from services.memory.facts import forget_fact
 
         with _catalog(settings) as catalog:
             fact = catalog.get_fact(fact_id)
             if fact is None:
-                raise Refusal(f"aucun fait n° {fact_id}")
+                raise Refusal(tr(f"aucun fait n° {fact_id}", f"no fact #{fact_id}"))
             forget_fact(catalog, fact_id, _now(None))
-        click.echo(f"fait n° {fact_id} oublié : {fact.sentence()}")
+        click.echo(tr(f"fait n° {fact_id} oublié : ", f"fact #{fact_id} forgotten: ") + fact.sentence())
 
-    @memory.command("confirm")
+    @memory.command(
+        "confirm",
+        help=tr(
+            "Confirme le fait en attente FACT_ID (il devient la valeur actuelle de son sujet et de son prédicat).",
+            "Confirm pending fact FACT_ID (it becomes the current value of its subject and predicate).",
+        ),
+    )
     @click.argument("fact_id", type=int)
-    @click.option("--value", help="Correct the value while confirming.")
+    @click.option(
+        "--value",
+        metavar=tr("VALEUR", "VALUE"),
+        help=tr("Corrige la valeur en confirmant.", "Correct the value while confirming."),
+    )
     @common_options
     def confirm(settings: Settings, fact_id: int, value: str | None) -> None:
-        """Confirm pending fact FACT_ID (it becomes the current value of its subject and predicate)."""
         from services.memory.facts import confirm_fact
 
         with _catalog(settings) as catalog:
             try:
                 fact = confirm_fact(catalog, fact_id, _now(None), value)
             except KeyError:
-                raise Refusal(f"aucun fait n° {fact_id}") from None
-        click.echo(f"fait n° {fact_id} confirmé : {fact.sentence()}")
+                raise Refusal(tr(f"aucun fait n° {fact_id}", f"no fact #{fact_id}")) from None
+        click.echo(tr(f"fait n° {fact_id} confirmé : ", f"fact #{fact_id} confirmed: ") + fact.sentence())
 
-    @memory.command("run")
-    @click.option("--now", "now_text", help="Act as if it were this local time (ISO 8601).")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @memory.command(
+        "run",
+        help=tr(
+            "Consolide maintenant (par le modèle du système lancé), puis les miroirs et le briefing s'ils sont dus.",
+            "Consolidate now (through the running mlx worker), then the mirrors and the briefing if due.",
+        ),
+    )
+    @click.option("--now", "now_text", metavar=NOW_METAVAR, help=NOW_HELP)
+    @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
     @common_options
     def run(settings: Settings, now_text: str | None, as_json: bool) -> None:
-        """Consolidate now (through the running mlx worker), then the mirrors and the briefing if due."""
         from services.memory.cycle import run_memory, summary
 
         ask, wait = _model(settings)
@@ -90,41 +122,62 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
         result = summary(report)
         click.echo(json.dumps(result, ensure_ascii=False, indent=2 if as_json else None))
 
-    @main.command()
+    @main.command(
+        help=tr(
+            'Un rappel en mots simples. Exemple : obsirag remind "dans 3 semaines de relancer Sophie"',
+            'A reminder in plain words. Example: obsirag remind "in 3 weeks to call Sophie back"',
+        )
+    )
     @click.argument("request", nargs=-1, required=True)
-    @click.option("--yes", is_flag=True, help="Save without asking for confirmation.")
-    @click.option("--now", "now_text", help="Act as if it were this local time (ISO 8601).")
+    @click.option("--yes", is_flag=True, help=tr("Enregistre sans demander.", "Save without asking for confirmation."))
+    @click.option("--now", "now_text", metavar=NOW_METAVAR, help=NOW_HELP)
     @common_options
     def remind(settings: Settings, request: tuple[str, ...], yes: bool, now_text: str | None) -> None:
-        """A reminder in plain words: obsirag remind "rappelle-moi dans 3 semaines de relancer Sophie"."""
         from services.language.detect import detect_language
         from services.memory.reminders import MomentQuestion, parse_reminder, save_reminder
 
         text, now = " ".join(request), _now(now_text)
         draft = parse_reminder(_as_request(text), now)
         if draft is None:
-            raise Refusal("aucun moment compris : par exemple « dans 3 semaines de relancer Sophie »")
+            raise Refusal(
+                tr(
+                    "aucun moment compris : par exemple « dans 3 semaines de relancer Sophie »",
+                    "no time understood: for example « in 3 weeks to call Sophie back »",
+                )
+            )
         if isinstance(draft, MomentQuestion):  # a day that does not exist or has passed: nothing saved
             raise Refusal(draft.question())
         click.echo(draft.confirmation())
         if not yes and not _agreed(detect_language(text)):
-            click.echo("Rien d’enregistré.")
+            click.echo(tr("Rien d’enregistré.", "Nothing saved."))
             return
         with _catalog(settings) as catalog:
             reminder = save_reminder(catalog, draft, now, source="cli")
-        click.echo(f"rappel n° {reminder.id} enregistré")
+        click.echo(tr(f"rappel n° {reminder.id} enregistré", f"reminder #{reminder.id} saved"))
 
-    @main.group()
+    @main.group(
+        help=tr(
+            "Rappels : liste les actifs, marque-en un fait, reporte-en un.",
+            "Reminders: list the active ones, mark one done, snooze one.",
+        )
+    )
     def reminders() -> None:
-        """Reminders: list the active ones, mark one done, snooze one."""
+        pass
 
-    @reminders.command("list")
-    @click.option("--due", is_flag=True, help="Only the reminders due now.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @click.option("--now", "now_text", help="Act as if it were this local time (ISO 8601).")
+    @reminders.command(
+        "list",
+        help=tr(
+            "Les rappels actifs, les plus proches d'abord (⚠ après trois reports).",
+            "Active reminders, soonest first (⚠ when snoozed three times).",
+        ),
+    )
+    @click.option(
+        "--due", is_flag=True, help=tr("Seulement les rappels dus maintenant.", "Only the reminders due now.")
+    )
+    @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+    @click.option("--now", "now_text", metavar=NOW_METAVAR, help=NOW_HELP)
     @common_options
     def listing(settings: Settings, due: bool, as_json: bool, now_text: str | None) -> None:
-        """Active reminders, soonest first (⚠ when snoozed three times)."""
         from services.catalog.memory_models import ReminderStatus
         from services.memory.reminders import reminder_line
 
@@ -136,22 +189,35 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
         for reminder in found:
             click.echo(reminder_line(reminder).removeprefix("- [ ] "))
         if not found:  # said on stderr: a script reading the list still gets an empty one
-            click.echo("Aucun rappel dû." if due else "Aucun rappel actif.", err=True)
+            click.echo(
+                tr("Aucun rappel dû.", "No reminder due.") if due else tr("Aucun rappel actif.", "No active reminder."),
+                err=True,
+            )
 
-    @reminders.command("done")
+    @reminders.command(
+        "done",
+        help=tr(
+            "Marque un rappel comme fait (un rappel récurrent passe à sa prochaine date).",
+            "Mark a reminder done (a recurring one moves to its next time).",
+        ),
+    )
     @click.argument("reminder_id", type=int)
     @common_options
     def done(settings: Settings, reminder_id: int) -> None:
-        """Mark a reminder done (a recurring one moves to its next time)."""
         from services.memory.reminders import mark_done
 
         _change(settings, reminder_id, mark_done)
 
-    @reminders.command("snooze")
+    @reminders.command(
+        "snooze",
+        help=tr(
+            "Reporte un rappel d'un jour (signalé après trois reports).",
+            "Snooze a reminder by a day (flagged after three snoozes).",
+        ),
+    )
     @click.argument("reminder_id", type=int)
     @common_options
     def snooze(settings: Settings, reminder_id: int) -> None:
-        """Snooze a reminder by a day (flagged after three snoozes)."""
         from services.memory.reminders import snooze as snooze_reminder
 
         _change(settings, reminder_id, snooze_reminder)
@@ -159,7 +225,8 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
 
 YES = ("", "o", "oui", "y", "yes")  # Enter keeps the default: save
 NO = ("n", "non", "no")
-ASK = {"fr": "Enregistrer ? [O/n] ", "en": "Save? [Y/n] "}
+ASK = {"fr": "Enregistrer ? [O/n] ", "en": "Save? [Y/n] "}  # in the request's language, as its confirmation
+ANSWER = {"fr": "Réponds o (oui) ou n (non).", "en": "Answer y (yes) or n (no)."}
 
 
 def _agreed(language: str) -> bool:
@@ -169,7 +236,7 @@ def _agreed(language: str) -> bool:
         word = click.prompt(ASK.get(language, ASK["fr"]), default="", show_default=False, prompt_suffix="")
         if word.strip().lower() in YES + NO:
             return word.strip().lower() in YES
-        click.echo("Répondez o (oui) ou n (non).", err=True)
+        click.echo(ANSWER.get(language, ANSWER["fr"]), err=True)
 
 
 def _as_request(text: str) -> str:
@@ -189,9 +256,9 @@ def _change(settings: Settings, reminder_id: int, action: object) -> None:
         try:
             reminder = action(catalog, reminder_id, _now(None))  # type: ignore[operator]
         except KeyError:
-            raise Refusal(f"aucun rappel n° {reminder_id}") from None
-    said = "fait" if reminder.status is ReminderStatus.DONE else "reporté"
-    click.echo(f"{said} : {reminder_line(reminder).removeprefix('- [ ] ')}")
+            raise Refusal(tr(f"aucun rappel n° {reminder_id}", f"no reminder #{reminder_id}")) from None
+    said = tr("fait", "done") if reminder.status is ReminderStatus.DONE else tr("reporté", "snoozed")
+    click.echo(tr(f"{said} : ", f"{said}: ") + reminder_line(reminder).removeprefix("- [ ] "))
 
 
 def memory_status_now(settings: Settings):  # type: ignore[no-untyped-def]

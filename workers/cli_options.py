@@ -10,9 +10,14 @@ import click
 
 from services.config import Settings, SetupError, load_settings
 from services.system.startup import claim_data_dir, data_dir_problem, vault_problem
+from workers.cli_text import LANG, tr
 
-VAULT_HELP = "Vault folder (default: OBSIRAG_VAULT)."
-DATA_HELP = "Data folder (default: OBSIRAG_DATA_DIR, else the vault's own folder under OBSIRAG_DATA_ROOT)."
+FOLDER = tr("DOSSIER", "FOLDER")
+VAULT_HELP = tr("Dossier du coffre (défaut : OBSIRAG_VAULT).", "Vault folder (default: OBSIRAG_VAULT).")
+DATA_HELP = tr(
+    "Dossier des données (défaut : OBSIRAG_DATA_DIR, sinon le dossier du coffre sous OBSIRAG_DATA_ROOT).",
+    "Data folder (default: OBSIRAG_DATA_DIR, else the vault's own folder under OBSIRAG_DATA_ROOT).",
+)
 
 
 def common_options(command: Callable[..., Any] | None = None, *, find_running: bool = True) -> Callable[..., Any]:
@@ -22,8 +27,8 @@ def common_options(command: Callable[..., Any] | None = None, *, find_running: b
     if command is None:
         return lambda wrapped: common_options(wrapped, find_running=find_running)
 
-    @click.option("--vault", type=click.Path(file_okay=False), help=VAULT_HELP)
-    @click.option("--data", type=click.Path(file_okay=False), help=DATA_HELP)
+    @click.option("--vault", type=click.Path(file_okay=False), metavar=FOLDER, help=VAULT_HELP)
+    @click.option("--data", type=click.Path(file_okay=False), metavar=FOLDER, help=DATA_HELP)
     @wraps(command)
     def wrapper(vault: str | None, data: str | None, **kwargs: Any) -> Any:
         if find_running and vault is None and data is None:
@@ -43,7 +48,7 @@ def settings_for(vault: str | None, data: str | None) -> Settings:
     """The settings of a command; refused when the vault is missing (before any data folder is made for it)
     or when the data folder was made for another vault."""
     settings = load_settings(vault=vault, data_dir=data)
-    if problem := vault_problem(settings) or data_dir_problem(settings):
+    if problem := vault_problem(settings, LANG) or data_dir_problem(settings, LANG):
         raise click.ClickException(problem)
     return settings
 
@@ -61,7 +66,15 @@ def running_instance() -> tuple[str | None, str | None]:
         return None, None
     if len(running) > 1:
         vaults = ", ".join(str(instance.vault) for instance in running)
-        raise click.UsageError(f"ObsiRAG tourne sur plusieurs coffres ({vaults}) : précise lequel avec --vault.")
+        raise click.UsageError(
+            tr(
+                f"ObsiRAG tourne sur plusieurs coffres ({vaults}) : précise lequel avec --vault.",
+                f"ObsiRAG runs on several vaults ({vaults}): say which with --vault.",
+            )
+        )
     instance = running[0]
-    click.echo(f"Coffre {instance.vault} (l'instance en cours).", err=True)
+    click.echo(
+        tr(f"Coffre {instance.vault} (l'instance en cours).", f"Vault {instance.vault} (the running instance)."),
+        err=True,
+    )
     return str(instance.vault), str(instance.data_dir)

@@ -10,6 +10,7 @@ import click
 
 from services.catalog.models import AnswerKind, Provenance
 from services.chat.prompts import QUOTED_LABEL, TRUNCATED, WEB_STATUS
+from workers.cli_text import tr
 
 if TYPE_CHECKING:
     from services.retrieval.search import SearchResponse, SearchResult
@@ -17,37 +18,67 @@ if TYPE_CHECKING:
 
 def explain_grounding(grounding: dict[str, Any]) -> str:
     """The guard's decision in a few lines: answered or refused, how sure, and on what evidence."""
-    lines = [_OUTCOME_SAYS[grounding.get("outcome", "answer" if grounding["supported"] else "refused")]]
+    lines = [tr(*_OUTCOME_SAYS[grounding.get("outcome", "answer" if grounding["supported"] else "refused")])]
+    confidence, answer_from = grounding["confidence"], grounding.get("answer_from", 0.5)
+    nearness, near_from = grounding.get("nearness", 0.0), grounding.get("near_from", 0.25)
     lines.append(
-        f"  confidence {grounding['confidence']:.2f} (answers from {grounding.get('answer_from', 0.5):.2f}), "
-        f"nearness {grounding.get('nearness', 0.0):.2f} (not sure from {grounding.get('near_from', 0.25):.2f})"
+        tr(
+            f"  confiance {confidence:.2f} (répond à partir de {answer_from:.2f}), "
+            f"proximité {nearness:.2f} (« pas sûr » à partir de {near_from:.2f})",
+            f"  confidence {confidence:.2f} (answers from {answer_from:.2f}), "
+            f"nearness {nearness:.2f} (not sure from {near_from:.2f})",
+        )
     )
-    lines.append("  evidence: " + ", ".join(f"{k} {v:.2f}" for k, v in grounding["evidence"].items()))
-    if grounding["main_note"]:
-        lines.append(f"  main note: {grounding['main_note']}")
-    if grounding["candidates"]:
-        lines.append("  notes of similar weight (no main note): " + ", ".join(grounding["candidates"]))
-    if grounding["missing_parts"]:
-        lines.append("  not in the vault: " + " ; ".join(grounding["missing_parts"]))
-    if grounding["missing_names"]:
-        lines.append("  names no retrieved note holds: " + ", ".join(grounding["missing_names"]))
+    lines.append(
+        tr("  indices : ", "  evidence: ") + ", ".join(f"{k} {v:.2f}" for k, v in grounding["evidence"].items())
+    )
+    for key, (fr, en), join in _NOTE_LINES:
+        if grounding[key]:
+            lines.append(
+                tr(fr, en) + join.join(grounding[key] if isinstance(grounding[key], list) else [grounding[key]])
+            )
     if check := grounding.get("check"):
-        error = f": {check['error']}" if check.get("error") else ""
-        lines.append(f"model's check: {_CHECK_SAYS[check['verdict']]} ({check['ms']:.0f} ms){error}")
+        error = f" : {check['error']}" if check.get("error") else ""
+        verdict = tr(*_CHECK_SAYS[check["verdict"]])
+        lines.append(tr("vérification du modèle : ", "model's check: ") + f"{verdict} ({check['ms']:.0f} ms){error}")
     return "\n".join(lines)
 
 
+_NOTE_LINES = (
+    ("main_note", ("  note principale : ", "  main note: "), ""),
+    (
+        "candidates",
+        ("  notes de poids voisin (pas de note principale) : ", "  notes of similar weight (no main note): "),
+        ", ",
+    ),
+    ("missing_parts", ("  absent du coffre : ", "  not in the vault: "), " ; "),
+    ("missing_names", ("  noms qu'aucune note trouvée ne contient : ", "  names no retrieved note holds: "), ", "),
+)
 _OUTCOME_SAYS = {
-    "answer": "outcome: answered from the vault (its note is likely the right one)",
-    "closest": "outcome: not sure: the closest passages are shown, none given as the answer",
-    "refused": "outcome: refused: nothing in the vault is near this question",
+    "answer": (
+        "issue : réponse tirée du coffre (sa note est sans doute la bonne)",
+        "outcome: answered from the vault (its note is likely the right one)",
+    ),
+    "closest": (
+        "issue : pas sûr : les passages les plus proches sont montrés, aucun donné pour la réponse",
+        "outcome: not sure: the closest passages are shown, none given as the answer",
+    ),
+    "refused": (
+        "issue : refus : rien dans le coffre n'est proche de cette question",
+        "outcome: refused: nothing in the vault is near this question",
+    ),
 }
-
 _CHECK_SAYS = {
-    "yes": "the excerpts answer this: answered",
-    "no": "the excerpts do not answer this: refused",
-    "unreadable": "reply not a yes or a no: the guard's decision kept",
-    "failed": "no reply (error or timeout): the guard's decision kept",
+    "yes": ("les extraits y répondent : réponse donnée", "the excerpts answer this: answered"),
+    "no": ("les extraits n'y répondent pas : refus", "the excerpts do not answer this: refused"),
+    "unreadable": (
+        "réponse ni oui ni non : décision du garde-fou gardée",
+        "reply not a yes or a no: the guard's decision kept",
+    ),
+    "failed": (
+        "pas de réponse (erreur ou délai) : décision du garde-fou gardée",
+        "no reply (error or timeout): the guard's decision kept",
+    ),
 }
 
 
@@ -58,7 +89,11 @@ class ReadingProgress:
         self.shown = False
 
     def show(self, fraction: float) -> None:
-        click.echo(f"\rlecture des extraits… {round(fraction * 100)} %", nl=False, err=True)
+        click.echo(
+            tr("\rlecture des extraits… ", "\rreading the excerpts… ") + f"{round(fraction * 100)} %",
+            nl=False,
+            err=True,
+        )
         self.shown = True
 
     def clear(self) -> None:
@@ -138,10 +173,14 @@ def print_sources(answer: Any, streamed: str = "") -> None:
     for used in answer.memory:
         click.echo(click.style(f"mémoire utilisée : {used.text} (fait #{used.id})", dim=True))
     uncited = answer.provenance == Provenance.VAULT and not answer.cited
-    line = [f"provenance: {answer.provenance.value}{' (no citation)' if uncited else ''}"]
+    line = [
+        tr("provenance : ", "provenance: ")
+        + answer.provenance.value
+        + (tr(" (sans citation)", " (no citation)") if uncited else "")
+    ]
     if answer.web:
         line.append(WEB_STATUS[answer.web][answer.plan.language if answer.plan else "fr"])
-    click.echo(click.style(" · ".join([*line, f"thread {answer.thread_id}"]), dim=True))
+    click.echo(click.style(" · ".join([*line, tr("conversation ", "thread ") + answer.thread_id]), dim=True))
 
 
 def search_json(response: SearchResponse) -> list[dict[str, Any]]:
@@ -162,9 +201,9 @@ def _order(result: SearchResult) -> float:
 
 def print_results(response: SearchResponse, explain: bool) -> None:
     if response.since or response.until:
-        click.echo(f"dates: {response.since:%Y-%m-%d} → {response.until:%Y-%m-%d}", err=True)
+        click.echo(tr("dates : ", "dates: ") + f"{response.since:%Y-%m-%d} → {response.until:%Y-%m-%d}", err=True)
     if not response.results:
-        click.echo("no results")
+        click.echo(tr("aucun résultat", "no results"))
     for rank, r in enumerate(response.results, start=1):
         heading = f" › {r.heading}" if r.heading else ""
         page = f", p. {r.page}" if r.page is not None else ""
@@ -173,9 +212,15 @@ def print_results(response: SearchResponse, explain: bool) -> None:
         click.echo(f"   {r.snippet}")
         if explain:
             cosine = f"{r.title_similarity:.3f}" if r.title_similarity is not None else "-"
-            click.echo(
-                f"   dense rank {r.dense_rank or '-'} · sparse rank {r.sparse_rank or '-'} · "
-                f"title match {'yes' if r.title_match else 'no'} · title cosine {cosine} · "
-                f"score {r.score:.4f} · order {_order(r):.4f} · "
-                f"terms: {', '.join(r.matched_terms) or '-'}"
-            )
+            click.echo(_explained(r, cosine))
+
+
+def _explained(r: SearchResult, cosine: str) -> str:
+    """``search --explain``'s line for a hit: its ranks in each list, the title's part, its scores."""
+    dense, sparse, terms = r.dense_rank or "-", r.sparse_rank or "-", ", ".join(r.matched_terms) or "-"
+    return tr(
+        f"   rang dense {dense} · rang lexical {sparse} · titre {'oui' if r.title_match else 'non'} · "
+        f"cosinus du titre {cosine} · score {r.score:.4f} · ordre {_order(r):.4f} · mots : {terms}",
+        f"   dense rank {dense} · sparse rank {sparse} · title match {'yes' if r.title_match else 'no'} · "
+        f"title cosine {cosine} · score {r.score:.4f} · order {_order(r):.4f} · terms: {terms}",
+    )

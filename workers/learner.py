@@ -25,10 +25,14 @@ from services.memory.llm import ask_through
 from services.system import SystemClient, build_chat_engine
 from services.system.handlers.learner import LearnerHandlers
 from services.system.queues import Queues
+from workers.cli_text import LANG, tr
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 
 log = logging.getLogger(__name__)
-NOT_RUNNING = "ObsiRAG is not running: start it with `obsirag up` (the learner needs it)"
+NOT_RUNNING = tr(
+    "ObsiRAG ne tourne pas : lance-le avec `obsirag up` (l'apprentissage en a besoin)",
+    "ObsiRAG is not running: start it with `obsirag up` (the learner needs it)",
+)
 
 
 def build_learner(settings: Settings, stop: threading.Event, catalog: Catalog | None = None) -> Learner:
@@ -55,7 +59,7 @@ def memory_ticker(settings: Settings, catalog: Catalog) -> MemoryTicker | None:
 def run_once(settings: Settings, note: str | None, now: datetime) -> dict[str, Any]:
     """``obsirag learn --once``: one cycle in this process (and the weekly synthesis if due, unless ``note``)."""
     # Redis or the indexer restarting: wait for them.
-    SystemClient(settings).ensure_running(not_running=NOT_RUNNING)
+    SystemClient(settings).ensure_running(LANG, NOT_RUNNING)
     learner = build_learner(settings, threading.Event())
     try:
         synthesis = None if note else learner.synthesis_if_due(now)

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import click
 
-from workers.cli_options import DATA_HELP, VAULT_HELP, settings_for
+from workers.cli_options import DATA_HELP, FOLDER, VAULT_HELP, settings_for
+from workers.cli_text import Command, tr
 
 
-@click.command()
-@click.option("--vault", type=click.Path(file_okay=False), help=VAULT_HELP)
-@click.option("--data", type=click.Path(file_okay=False), help=DATA_HELP)
+@click.command(
+    cls=Command,
+    help=tr(
+        "Serveur MCP sur stdio pour les clients d'IA (Claude Desktop, Claude Code, Cursor…) ; parle à `obsirag up`.",
+        "MCP server over stdio for AI clients (Claude Desktop, Claude Code, Cursor…); talks to `obsirag up`.",
+    ),
+)
+@click.option("--vault", type=click.Path(file_okay=False), metavar=FOLDER, help=VAULT_HELP)
+@click.option("--data", type=click.Path(file_okay=False), metavar=FOLDER, help=DATA_HELP)
 def mcp(vault: str | None, data: str | None) -> None:
-    """MCP server over stdio for AI clients (Claude Desktop, Claude Code, Cursor…); talks to `obsirag up`."""
     from services.mcp.server import run_stdio
 
     run_stdio(settings_for(vault, data))  # refused on another vault's data folder: its memory would answer

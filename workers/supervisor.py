@@ -26,6 +26,7 @@ from services.system.instance import (
 )
 from services.system.processes import WORKERS, clear_heartbeat
 from services.system.supervision import LOCK_NAME, supervisor_lock
+from workers.cli_text import tr
 from workers.process import run_until_stopped, stop_process, wait_or_kill
 from workers.redis_server import redis_command, wait_for_redis
 
@@ -137,9 +138,12 @@ def already_running(settings: Settings) -> str:
     """The one line refusing a second start: which pid runs, and how to stop it."""
     instance = read_instance(settings.data_dir)
     pid = str(instance.supervisor.pid) if instance is not None else _lock_holder(settings)
-    return (
-        f"ObsiRAG tourne déjà sur {settings.data_dir} (superviseur pid {pid}) : arrête-le avec "
-        f"`obsirag down --vault {settings.vault}` ou `kill {pid}`, ou donne un autre --data pour une seconde instance."
+    down = f"`obsirag down --vault {settings.vault}`"
+    return tr(
+        f"ObsiRAG tourne déjà sur {settings.data_dir} (superviseur pid {pid}) : arrête-le avec {down} ou "
+        f"`kill {pid}`, ou donne un autre --data pour une seconde instance.",
+        f"ObsiRAG already runs on {settings.data_dir} (supervisor pid {pid}): stop it with {down} or `kill {pid}`, "
+        "or give another --data for a second instance.",
     )
 
 
@@ -172,8 +176,12 @@ def refuse_live_redis(settings: Settings) -> None:
     finally:
         client.close()
     raise AlreadyRunning(
-        f"Un Redis (pid {pid}) répond déjà sur {settings.redis_socket}, lancé hors de ce superviseur : "
-        f"arrête-le (`kill {pid}`) puis relance `obsirag up`."
+        tr(
+            f"Un Redis (pid {pid}) répond déjà sur {settings.redis_socket}, lancé hors de ce superviseur : "
+            f"arrête-le (`kill {pid}`) puis relance `obsirag up`.",
+            f"A Redis (pid {pid}) already answers on {settings.redis_socket}, started outside this supervisor: "
+            f"stop it (`kill {pid}`), then run `obsirag up` again.",
+        )
     )
 
 

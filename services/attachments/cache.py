@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from services.attachments.models import Extraction
+from services.config import Language
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS extractions (
@@ -47,8 +48,11 @@ class ExtractionProgress(BaseModel):
             return None
         return (self.updated - self.started) / self.done * (self.total - self.done)
 
-    def line(self) -> str:
+    def line(self, lang: Language = "en") -> str:
         """``obsirag status``'s line for it."""
+        if lang == "fr":
+            eta = f", fin dans {self.eta_seconds:.0f} s" if self.eta_seconds is not None else ""
+            return f"lecture de {self.path} : {self.done}/{self.total or '?'} pages{eta}"
         eta = f", ETA {self.eta_seconds:.0f}s" if self.eta_seconds is not None else ""
         return f"reading {self.path}: {self.done}/{self.total or '?'} pages{eta}"
 

@@ -6,6 +6,7 @@ warning such as invalid YAML); ``fix_for`` turns it into the next step, in Frenc
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel
@@ -105,6 +106,43 @@ def fix_for(message: str, lang: Lang = "fr") -> str:
         if lowered.startswith(start):
             return fr if lang == "fr" else en
     return _RETRY[0] if lang == "fr" else _RETRY[1]
+
+
+# The catalog stores reasons in English (the JSON of ``obsirag status`` keeps them so); said in French by the
+# web UI and the French CLI. A reason not known here shows as it is.
+_FRENCH_REASONS = (
+    (re.compile(r"^low-confidence OCR: pages (.+)$"), r"lecture OCR incertaine : pages \1"),
+    (re.compile(r"^(.+): pages (.+) not read$"), r"\1 : pages \2 non lues"),
+    (re.compile(r"^unreadable document: (.+)$", re.S), r"document illisible : \1"),
+    (re.compile(r"^no text found in the document$"), "aucun texte trouvé dans le document"),
+    (
+        re.compile(r"^no text found in the image: OCR read no real words, indexed without chunks$"),
+        "aucun texte trouvé dans l'image : l'OCR n'a lu aucun vrai mot, indexée sans passages",
+    ),
+    (
+        re.compile(r"^binary content: NUL bytes in the first (\d+) KB$"),
+        r"contenu binaire : octets nuls dans les \1 premiers Ko",
+    ),
+    (re.compile(r"^binary content: invalid (.+)$"), r"contenu binaire : \1 invalide"),
+    (re.compile(r"^binary content: (\d+)% control characters$"), r"contenu binaire : \1 % de caractères de contrôle"),
+    (re.compile(r"^oversized: (.+) MB > (.+) MB limit$"), r"trop grande : \1 Mo pour une limite de \2 Mo"),
+    (re.compile(r"^not a regular file$"), "pas un fichier ordinaire"),
+    (
+        re.compile("^" + re.escape(OUTSIDE_VAULT) + "$"),
+        "lien symbolique vers l'extérieur du coffre : non lu (ObsiRAG ne lit que le coffre)",
+    ),
+    (re.compile(r"^invalid YAML frontmatter: (.+)$", re.S), r"propriétés YAML invalides : \1"),
+)
+
+
+def reason_in(message: str | None, lang: Lang = "fr") -> str:
+    """A stored reason in ``lang``: French from the known English ones, else as it is."""
+    text = (message or "").strip()
+    if lang == "fr":
+        for pattern, french_text in _FRENCH_REASONS:
+            if pattern.match(text):
+                return pattern.sub(french_text, text)
+    return text
 
 
 def note_problems(records: list[NoteRecord], lang: Lang = "fr") -> list[NoteProblem]:

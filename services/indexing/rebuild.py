@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from services import vault
 from services.catalog import Catalog
-from services.config import Settings
+from services.config import Language, Settings
 from services.indexing import attachments
 from services.indexing.chunking import Chunk
 from services.indexing.context import note_summary
@@ -50,8 +50,13 @@ class RebuildProgress(BaseModel):
     started_at: float
     eta_seconds: float | None = None
 
-    def line(self) -> str:
-        eta = f", about {_duration(self.eta_seconds)} left" if self.eta_seconds is not None else ""
+    def line(self, lang: Language = "en") -> str:
+        """``obsirag status``'s line for it."""
+        left = _duration(self.eta_seconds) if self.eta_seconds is not None else ""
+        if lang == "fr":
+            eta = f", encore environ {left}" if left else ""
+            return f"reconstruction de l'index avec {self.model} : {self.done}/{self.total} notes{eta}"
+        eta = f", about {left} left" if left else ""
         return f"rebuilding the index with {self.model}: {self.done}/{self.total} notes{eta}"
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from services.catalog import Catalog
 from services.catalog.memory_models import FactStatus, ReminderStatus
 from services.catalog.models import IndexRun
-from services.config import Settings
+from services.config import Language, Settings
 from services.language.moments import parse_clock
 from services.llm.capability import WriterWait
 from services.memory.briefing import LAST_DAY_KEY
@@ -46,27 +46,56 @@ class MemoryStatus(BaseModel):
     last_briefing: str | None = None  # the day of the last briefing written
     marker_problems: list[str] = []  # Profil.md / Rappels.md sections ObsiRAG cannot update as they are
 
-    def lines(self) -> list[str]:
+    def lines(self, lang: Language = "en") -> list[str]:
         """What ``obsirag status`` prints."""
-        run = self.last_consolidation
-        last = (
-            "never"
-            if run is None
-            else f"{run.started_at.astimezone():%Y-%m-%d %H:%M}"
-            + (f" (error: {run.error})" if run.error else f", {run.counters.get('facts_added', 0)} added")
-        )
+        said = _LINES[lang]
+        run, stamp = self.last_consolidation, "%Y-%m-%d %H:%M"
+        last = said["never"]
+        if run is not None:
+            added = said["added"].format(n=run.counters.get("facts_added", 0))
+            last = f"{run.started_at.astimezone():{stamp}}" + (
+                said["error"].format(e=run.error) if run.error else added
+            )
         if self.running is not None:
-            last += f"; one running since {self.running.started_at.astimezone():%H:%M}"
+            last += said["running"].format(at=f"{self.running.started_at.astimezone():%H:%M}")
+        flagged = said["flagged"].format(n=self.reminders_flagged) if self.reminders_flagged else ""
         return [
-            f"memory: {self.facts_confirmed} facts, {self.facts_pending} pending; last consolidation {last}; "
-            f"tokens today {self.tokens_today}/{self.token_budget}",
-            *([f"consolidation {self.waiting.text('en')}"] if self.waiting else []),
-            f"reminders: {self.reminders_due} due"
-            + (f", {self.reminders_flagged} snoozed 3 times" if self.reminders_flagged else ""),
-            f"next consolidation {self.next_consolidation.astimezone():%Y-%m-%d %H:%M}, "
-            f"next briefing {self.next_briefing.astimezone():%Y-%m-%d %H:%M}",
+            said["memory"].format(s=self, last=last),
+            *([said["waiting"].format(w=self.waiting.text(lang))] if self.waiting else []),
+            said["reminders"].format(n=self.reminders_due) + flagged,
+            said["next"].format(
+                c=f"{self.next_consolidation.astimezone():{stamp}}", b=f"{self.next_briefing.astimezone():{stamp}}"
+            ),
             *(f"⚠ {problem}" for problem in self.marker_problems),
         ]
+
+
+_LINES = {
+    "en": {
+        "never": "never",
+        "added": ", {n} added",
+        "error": " (error: {e})",
+        "running": "; one running since {at}",
+        "flagged": ", {n} snoozed 3 times",
+        "memory": "memory: {s.facts_confirmed} facts, {s.facts_pending} pending; last consolidation {last}; "
+        "tokens today {s.tokens_today}/{s.token_budget}",
+        "waiting": "consolidation {w}",
+        "reminders": "reminders: {n} due",
+        "next": "next consolidation {c}, next briefing {b}",
+    },
+    "fr": {
+        "never": "jamais",
+        "added": ", {n} ajoutés",
+        "error": " (erreur : {e})",
+        "running": " ; une en cours depuis {at}",
+        "flagged": ", {n} reportés 3 fois",
+        "memory": "mémoire : {s.facts_confirmed} faits, {s.facts_pending} en attente ; dernière consolidation "
+        "{last} ; jetons aujourd'hui {s.tokens_today}/{s.token_budget}",
+        "waiting": "consolidation : {w}",
+        "reminders": "rappels : {n} dus",
+        "next": "prochaine consolidation {c}, prochain briefing {b}",
+    },
+}
 
 
 def memory_status(settings: Settings, catalog: Catalog, now: datetime) -> MemoryStatus:

@@ -44,10 +44,12 @@ class ExtractionBacklog(BaseModel):
     remaining: int
     eta_seconds: float | None = None  # remaining × the median time of the last documents read; None until known
 
-    def line(self) -> str:
+    def line(self, lang: Lang = "en") -> str:
         """``obsirag status``'s line for it."""
-        eta = f", about {_minutes(self.eta_seconds)} left" if self.eta_seconds is not None else ""
-        return f"documents to read: {self.remaining}{eta}"
+        left = _minutes(self.eta_seconds) if self.eta_seconds is not None else ""
+        if lang == "fr":
+            return f"documents à lire : {self.remaining}" + (f", encore environ {left}" if left else "")
+        return f"documents to read: {self.remaining}" + (f", about {left} left" if left else "")
 
 
 class SystemStatus(BaseModel):

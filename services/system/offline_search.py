@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from services.catalog import Catalog
-from services.config import Settings
+from services.config import Language, Settings
 from services.retrieval.embedding import load_embedder
 from services.retrieval.learned import LearnedMarks
 from services.retrieval.search import SearchEngine, SearchRequest, SearchResponse
@@ -14,17 +14,18 @@ from services.retrieval.store import open_store
 from services.system.client import DOWN, SystemClient, SystemNotRunning
 
 
-def search_anywhere(settings: Settings, request: SearchRequest) -> SearchResponse:
+def search_anywhere(settings: Settings, request: SearchRequest, lang: Language = "en") -> SearchResponse:
     """Through the running indexer when there is one (waited for while Redis or the indexer restart: it
     owns the store), else on the store opened here. ``SystemNotRunning`` says why the running system
-    cannot answer; ``StoreLockedError``, that another process (``obsirag index``) holds the store."""
+    cannot answer (in ``lang``); ``StoreLockedError``, that another process (``obsirag index``) holds the store."""
     client = SystemClient(settings)
     if client.wait_running(settings.search_timeout):
         try:
             return client.search(request)
         except DOWN:  # Redis went away during the search
-            raise SystemNotRunning(client.unavailable() or "Redis went away during the search") from None
-    if message := client.unavailable():
+            gone = "Redis a disparu pendant la recherche" if lang == "fr" else "Redis went away during the search"
+            raise SystemNotRunning(client.unavailable(lang) or gone) from None
+    if message := client.unavailable(lang):
         raise SystemNotRunning(message)
     store, catalog = open_store(settings), Catalog(settings.catalog_path)
     try:

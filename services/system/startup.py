@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from services.config import Settings
+from services.config import Language, Settings
 
 
 def is_loopback(host: str) -> bool:
@@ -24,67 +24,97 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def startup_problem(settings: Settings) -> str | None:
+def startup_problem(settings: Settings, lang: Language = "fr") -> str | None:
     """The first configuration problem that would make the system fail after it started, or None."""
-    if problem := token_problem(settings):
+    if problem := token_problem(settings, lang):
         return problem
     token = settings.web_token.get_secret_value() if settings.web_token is not None else ""
     if not is_loopback(settings.host) and not token:
-        return (
+        return _say(
+            lang,
+            f"OBSIRAG_HOST={settings.host} ouvre l'interface web au-delà de cette machine : définis "
+            "OBSIRAG_WEB_TOKEN (ou OBSIRAG_HOST=127.0.0.1, le défaut)",
             f"OBSIRAG_HOST={settings.host} serves the web UI beyond this machine: set OBSIRAG_WEB_TOKEN "
-            "(or OBSIRAG_HOST=127.0.0.1, the default)"
+            "(or OBSIRAG_HOST=127.0.0.1, the default)",
         )
-    if problem := data_dir_problem(settings):
-        return problem
-    if problem := vault_problem(settings):
+    if problem := data_dir_problem(settings, lang) or vault_problem(settings, lang):
         return problem
     if not _writable(settings.data_dir):
-        return (
+        return _say(
+            lang,
+            f"dossier de données non inscriptible : {settings.data_dir} (donne à OBSIRAG_DATA_DIR ou --data un "
+            "dossier où cet utilisateur peut écrire)",
             f"data dir not writable: {settings.data_dir} "
-            "(set OBSIRAG_DATA_DIR or --data to a folder this user may write to)"
+            "(set OBSIRAG_DATA_DIR or --data to a folder this user may write to)",
         )
     return None
 
 
-def vault_problem(settings: Settings) -> str | None:
+def vault_problem(settings: Settings, lang: Language = "fr") -> str | None:
     """The refusal of a vault folder that is missing or unreadable (every command: none makes a data folder
     for it)."""
     vault = settings.vault
     if not vault.is_dir():
-        return f"vault not found: {vault} (set OBSIRAG_VAULT or --vault to your Obsidian vault's folder)"
+        return _say(
+            lang,
+            f"coffre introuvable : {vault} (donne à OBSIRAG_VAULT ou --vault le dossier de ton coffre Obsidian)",
+            f"vault not found: {vault} (set OBSIRAG_VAULT or --vault to your Obsidian vault's folder)",
+        )
     if not os.access(vault, os.R_OK | os.X_OK):
-        return f"vault not readable: {vault} (give this user read access, or set OBSIRAG_VAULT to another folder)"
+        return _say(
+            lang,
+            f"coffre illisible : {vault} (donne à cet utilisateur le droit de le lire, ou choisis un autre dossier)",
+            f"vault not readable: {vault} (give this user read access, or set OBSIRAG_VAULT to another folder)",
+        )
     return None
 
 
-def token_problem(settings: Settings) -> str | None:
+def _say(lang: Language, fr: str, en: str) -> str:
+    return en if lang == "en" else fr
+
+
+def token_problem(settings: Settings, lang: Language = "fr") -> str | None:
     """A token no request can match: HTTP strips the spaces around a header value and the login form
     strips what is typed, so a token of spaces (or with spaces around it) would refuse every request."""
     for name, secret in (("OBSIRAG_WEB_TOKEN", settings.web_token), ("OBSIRAG_MCP_TOKEN", settings.mcp_token)):
         value = secret.get_secret_value() if secret is not None else ""
         if value and not value.strip():
-            return (
+            make = '`python -c "import secrets; print(secrets.token_urlsafe(24))"`'
+            return _say(
+                lang,
                 f"{name} ne contient que des espaces : aucune requête ne pourrait s'en servir. Choisis un vrai "
-                'jeton (ex. `python -c "import secrets; print(secrets.token_urlsafe(24))"`) ou retire la variable.'
+                f"jeton (ex. {make}) ou retire la variable.",
+                f"{name} holds only spaces: no request could use it. Choose a real token (e.g. {make}) or "
+                "remove the variable.",
             )
         if value != value.strip():
-            return f"{name} commence ou finit par des espaces, qu'aucune requête ne transmet : retire-les."
+            return _say(
+                lang,
+                f"{name} commence ou finit par des espaces, qu'aucune requête ne transmet : retire-les.",
+                f"{name} starts or ends with spaces, which no request carries: remove them.",
+            )
     return None
 
 
 VAULT_RECORD = "vault.json"
 
 
-def data_dir_problem(settings: Settings) -> str | None:
+def data_dir_problem(settings: Settings, lang: Language = "fr") -> str | None:
     """The refusal when ``settings.data_dir`` was made for another vault than ``settings.vault``."""
     owner = recorded_vault(settings.data_dir)
     if owner is None or owner == settings.vault:
         return None
-    return (
+    record = settings.data_dir / VAULT_RECORD
+    return _say(
+        lang,
         f"Le dossier de données {settings.data_dir} appartient au coffre {owner}, pas à {settings.vault} : leurs "
         "faits, rappels, conversations et index se mélangeraient. Lance sans --data (ni OBSIRAG_DATA_DIR) pour que "
         f"ce coffre ait le sien sous {settings.data_root}, ou donne un autre dossier ; si tu as déplacé ce coffre, "
-        f"supprime {settings.data_dir / VAULT_RECORD} pour que ce dossier le suive."
+        f"supprime {record} pour que ce dossier le suive.",
+        f"The data folder {settings.data_dir} belongs to the vault {owner}, not to {settings.vault}: their facts, "
+        "reminders, conversations and index would mix. Run without --data (nor OBSIRAG_DATA_DIR) so that this "
+        f"vault gets its own under {settings.data_root}, or give another folder; if you moved this vault, delete "
+        f"{record} so that this folder follows it.",
     )
 
 

@@ -146,13 +146,13 @@ def test_two_parts_found_cite_both_and_one_part_found_names_the_other() -> None:
 
 
 def test_the_explanation_says_the_decision_and_its_evidence() -> None:
-    from workers.cli import explain_grounding
+    from workers.cli_output import explain_grounding
 
     refused = assess("Que dit le rapport Pérou ?", [TARTE], RULE).explain()
     text = explain_grounding(refused)
-    assert text.startswith("outcome: refused") and "dense 0.42" in text and "Pérou" in text
+    assert text.startswith("issue : refus") and "dense 0.42" in text and "Pérou" in text
     answered = explain_grounding(assess("objectifs du projet Atlas", [ATLAS, TARTE], RULE).explain())
-    assert "answered from the vault" in answered and "main note: Projets/Atlas.md" in answered
+    assert "réponse tirée du coffre" in answered and "note principale : Projets/Atlas.md" in answered
 
 
 # --- the model's second check ----------------------------------------------------------------

@@ -81,8 +81,8 @@ def test_kill_anything_then_up_again(launch: Callable[[], System], settings: Set
 
 
 def assert_the_address_printed_is_the_one_served(system: System, busy_port: int) -> None:
-    printed = wait_until(lambda: system.log_lines_with("Web UI: "), "the web address printed")
-    [url] = re.findall(r"Web UI: (\S+)", printed[0])
+    printed = wait_until(lambda: system.log_lines_with("Interface web : "), "the web address printed")
+    [url] = re.findall(r"Interface web : (\S+)", printed[0])
     assert url == system.process_state("web").details["url"] and f":{busy_port}/" not in url
     assert [f"Le port {busy_port} est déjà pris : l’interface web sert sur {url} à la place."] == [
         line for line in system.log_lines("") if "déjà pris" in line

@@ -95,10 +95,10 @@ def test_redis_killed_restarts_with_its_queue_and_every_surface_says_so(
 
     status = json.loads(cli(system, "status", "--json").stdout)
     assert status["redis"] == "restarting" and status["running"]
-    assert "Redis is restarting" in cli(system, "status").stdout
+    assert "Redis redémarre" in cli(system, "status").stdout
     for command in (("search", "phare"), ("ask", "Où est le phare de Cordouan ?")):
         failed = cli(system, *command, code=1)  # after waiting search_timeout for Redis to come back
-        assert "Redis is restarting" in failed.stderr and isinstance(failed.exception, SystemExit), failed.output
+        assert "Redis redémarre" in failed.stderr and isinstance(failed.exception, SystemExit), failed.output
     assert "Redis redémarre" in httpx.get(f"{web_url}admin/live", timeout=30).text
     assert "Redis redémarre" in web_chat_error(web_url, "Où est le phare de Cordouan ?")
 

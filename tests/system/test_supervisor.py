@@ -115,7 +115,7 @@ def test_the_web_address_is_printed_once_the_page_answers(tmp_path: Path, monkey
     printed: list[tuple[str, int]] = []
 
     def echo(line: str) -> None:  # what the user does at once: open the address printed
-        with urlopen(line.split()[2], timeout=1) as response:
+        with urlopen(line.split()[-1], timeout=1) as response:
             printed.append((line, response.status))
 
     announcer = start_announcer(settings, stop, echo)
@@ -127,7 +127,7 @@ def test_the_web_address_is_printed_once_the_page_answers(tmp_path: Path, monkey
         stop.set()
         supervisor.join(60)
     [(line, status)] = printed
-    assert re.fullmatch(r"Web UI: http://127\.0\.0\.1:\d+/", line) and status == 200
+    assert re.fullmatch(r"Interface web : http://127\.0\.0\.1:\d+/", line) and status == 200
 
 
 def test_a_wildcard_address_is_reached_on_loopback() -> None:

@@ -178,6 +178,6 @@ def test_the_documents_left_to_read_and_when_all_will_be_read_are_said(
     monkeypatch.setenv("OBSIRAG_REDIS_URL", site.settings.effective_redis_url)
     where = ["--vault", str(site.settings.vault), "--data", str(site.settings.data_dir)]
     printed = CliRunner().invoke(main, ["status", *where], catch_exceptions=False).stdout
-    assert "documents to read: 3, about 3 min left" in printed
+    assert "documents à lire : 3, encore environ 3 min" in printed
     as_json = json.loads(CliRunner().invoke(main, ["status", "--json", *where]).stdout)
     assert as_json["extraction_backlog"]["remaining"] == 3

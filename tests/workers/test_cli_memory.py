@@ -31,7 +31,7 @@ def test_reminders_from_the_shell(tmp_path: Path) -> None:
     assert (none.stdout, none.stderr) == ("", "Aucun rappel actif.\n")  # said, outside what a script reads
     assert "rappel n° 1 enregistré" in cli(tmp_path, "remind", "rappelle-moi demain de payer", *now, stdin="\n")
     status = cli(tmp_path, "status")  # the reminder was asked for in 2026 (status reads the clock): due now
-    assert "reminders: 1 due" in status and "memory: 0 facts, 0 pending" in status
+    assert "rappels : 1 dus" in status and "mémoire : 0 faits, 0 en attente" in status
     assert json.loads(cli(tmp_path, "status", "--json"))["memory"]["reminders_due"] == 1
     listed = json.loads(cli(tmp_path, "reminders", "list", "--json", "--due", "--now", "2026-01-03T00:00:00+01:00"))
     assert [(r["id"], r["text"], r["flagged"]) for r in listed] == [(1, "payer", False)]
@@ -51,7 +51,7 @@ def test_remind_takes_a_yes_or_a_no_in_either_language(tmp_path: Path, answers: 
     said = run(tmp_path, "remind", "rappelle-moi demain de payer", "--now", "2026-01-01T12:00:00+01:00", stdin=answers)
     assert ("rappel n° 1 enregistré" in said.stdout) is saved and ("Rien d’enregistré." in said.stdout) is not saved
     assert said.stdout.count("Enregistrer ? [O/n]") == answers.count("\n")  # asked again after a word it cannot take
-    assert said.stderr.count("Répondez o (oui) ou n (non).") == answers.count("\n") - 1
+    assert said.stderr.count("Réponds o (oui) ou n (non).") == answers.count("\n") - 1
 
 
 def test_remind_in_english_asks_in_english_and_errors_are_french(tmp_path: Path) -> None:

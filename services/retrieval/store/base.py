@@ -76,7 +76,7 @@ class StoreLockedError(RuntimeError):
     """The embedded store's folder is already open in another process (or another EdgeStore)."""
 
     def __init__(self, path: object, owner: str = "") -> None:
-        self.path = path
+        self.path, self.owner = path, owner
         who = f" (pid {owner})" if owner else ""
         super().__init__(
             f"The embedded vector store at {path} is already open in another process{who}: the indexer "
