@@ -3,13 +3,14 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 VAULT ?= examples/vault
-# Each vault gets its own data folder under data/ (data/<vault name>-<hash>/); DATA=folder picks one.
+# Each vault gets its own data folder under data/ (data/<vault name>-<hash>/, or under $OBSIRAG_DATA_ROOT);
+# DATA=folder picks one.
 DATA ?=
 # Test processes (pytest-xdist): each test starts real processes, and two workers keep two cores busy while
 # one of them waits on a process it started (the suite alone used ~1.25 of 2 cores).
 TEST_WORKERS ?= 2
 
-.PHONY: setup run test lint format bench chaos clean test-packages docs
+.PHONY: setup run test lint format bench chaos clean test-packages docs screenshots
 
 # Re-installs when pyproject.toml changes; torch==2.13.0 is pinned there so pip takes the CPU build.
 # --no-compile: Python compiles what it imports on first use and keeps it; compiling every installed file up
@@ -28,7 +29,7 @@ $(VENV)/.installed: pyproject.toml
 setup: $(VENV)/.installed
 
 run: setup
-	@echo "Starting ObsiRAG on $(VAULT) (data in $(or $(DATA),its own folder under data/)); Ctrl-C stops it."
+	@echo "Starting ObsiRAG on $(VAULT) (data in $(or $(DATA),$(OBSIRAG_DATA_DIR),its own folder under $(or $(OBSIRAG_DATA_ROOT),data)/)); Ctrl-C stops it."
 	$(BIN)/obsirag up --vault "$(VAULT)" $(if $(DATA),--data "$(DATA)")
 
 # Debian packages the tests need, installed when missing and root: Chromium for the browser tests (no
@@ -56,6 +57,13 @@ lint: setup
 # docs/configuration.md from services/config.py (a test fails when they differ).
 docs: setup
 	PYTHONPATH=. $(BIN)/python -m services.config_docs
+
+# The README's three pictures (docs/images/), retaken by the browser tests that check those pages render.
+screenshots: setup test-packages
+	OBSIRAG_SCREENSHOTS=$(CURDIR)/docs/images $(BIN)/pytest --numprocesses 0 \
+		"tests/browser/test_chat.py::test_chat_quotes_writes_on_request_stops_saves_and_leads_to_the_notes" \
+		"tests/browser/test_pages.py::test_graph_filtered_by_folder_opens_a_node" \
+		"tests/browser/test_pages.py::test_dashboard_shows_queued_work_new_notes_and_bad_notes_with_their_fix"
 
 format: setup
 	$(BIN)/ruff format .

@@ -42,3 +42,15 @@ def test_the_checker_sees_a_broken_link(tmp_path: Path) -> None:
     page = tmp_path / "p.md"
     page.write_text("# Titre à voir\n\n[a](#titre-à-voir) [b](nulle.md) `[c](x.md)`\n", encoding="utf-8")
     assert links(page) == ["#titre-à-voir", "nulle.md"] and "titre-à-voir" in anchors(page)
+
+
+def test_the_readme_shows_the_pictures_the_browser_tests_take() -> None:
+    """README's pictures are screenshots of pages a browser test checks; `make screenshots` retakes them."""
+    from tests.browser.conftest import README_PICTURES
+
+    shown = re.findall(r"!\[[^\]]*\]\(docs/images/([\w-]+)\.png\)", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert sorted(shown) == sorted(README_PICTURES)
+    assert all((ROOT / "docs" / "images" / f"{name}.png").stat().st_size > 20_000 for name in shown)
+    browser_tests = "".join(path.read_text(encoding="utf-8") for path in (ROOT / "tests" / "browser").glob("test_*.py"))
+    taken = set(re.findall(r'screenshot\(\w+, "([\w-]+)"\)', browser_tests))
+    assert set(README_PICTURES) <= taken

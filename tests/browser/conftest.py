@@ -1,11 +1,14 @@
 """Browser tests: Debian's Chromium (headless, through Playwright) against the real system.
 
 Every test drives the web server of the session's one running system (``live``, ``tests/support/live.py``).
-Screenshots land in ``tests/artifacts/`` (git-ignored).
+Screenshots land in ``tests/artifacts/`` (git-ignored); those the README shows also in ``$OBSIRAG_SCREENSHOTS``
+(``make screenshots``: ``docs/images/``).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,9 @@ from tests.conftest import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "tests" / "artifacts"
+# The README shows these three (docs/images/); `make screenshots` sets the variable to retake them.
+README_PICTURES = ("chat", "graph", "dashboard")
+PICTURES_ENV = "OBSIRAG_SCREENSHOTS"
 VIEWPORT = {"width": 1280, "height": 800}
 
 
@@ -60,4 +66,6 @@ def screenshot(page: Page, name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     target = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(target))
+    if (folder := os.environ.get(PICTURES_ENV)) and name in README_PICTURES:
+        shutil.copyfile(target, Path(folder) / target.name)
     return target

@@ -44,6 +44,8 @@ def test_chat_quotes_writes_on_request_stops_saves_and_leads_to_the_notes(ui: Pa
     expect(main).to_contain_text("Projet Atlas")
     expect(main).to_contain_text("Objectifs")
     assert ui.locator(".sources").bounding_box()["y"] < answer.bounding_box()["y"]  # main note, sources, answer
+    # The README's picture: the question on top, under the page's header, then the main note and the answer.
+    ui.evaluate("document.querySelector('.turn').scrollIntoView({block: 'start'}); window.scrollBy(0, -80)")
     screenshot(ui, "chat")
 
     thread_id = ui.locator("#thread-id").input_value()

@@ -74,6 +74,7 @@ def test_dashboard_shows_queued_work_new_notes_and_bad_notes_with_their_fix(ui: 
     ui.goto("/admin")
     for name in ("supervisor", "indexer", "watcher", "mlx_worker", "web"):
         expect(ui.locator(f'tr[data-process="{name}"] .badge')).to_have_text("vivant")
+    screenshot(ui, "dashboard")  # the README's picture: the running system, before the indexer is paused
 
     # The indexer paused (SIGSTOP): the reindex asked for waits in its queue, for certain, however fast the
     # rebuild would run (the embedding cache makes a same-model rebuild quick).
@@ -89,7 +90,7 @@ def test_dashboard_shows_queued_work_new_notes_and_bad_notes_with_their_fix(ui: 
         queued = ui.locator('tr[data-queue="index"] .task.pending')
         # NER's tasks (« entités ajoutées à l'index ») may be listed before it.
         expect(queued.filter(has_text="reconstruction de l'index").first).to_be_visible(timeout=INDEXING_TIMEOUT)
-        screenshot(ui, "dashboard")
+        screenshot(ui, "dashboard-queued")
     finally:
         os.kill(indexer.pid, signal.SIGCONT)
 
