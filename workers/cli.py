@@ -22,7 +22,7 @@ from workers.cli_memory import register as _register_memory
 from workers.cli_options import FOLDER, common_options
 from workers.cli_output import print_results, search_json
 from workers.cli_status import print_status
-from workers.cli_text import JSON_HELP, LANG, Group, tr
+from workers.cli_text import JSON_HELP, LANG, Group, example, tr
 from workers.mcp_server import mcp
 
 if TYPE_CHECKING:
@@ -45,7 +45,8 @@ def main() -> None:
     help=tr(
         "Lance tout le système (Redis, surveillance du coffre, indexeur…) au premier plan ; Ctrl-C l'arrête.",
         "Start the whole system (Redis, watcher, indexer, …) in the foreground; Ctrl-C stops it.",
-    )
+    ),
+    epilog=example("obsirag up --vault ~/Obsidian"),
 )
 @common_options(find_running=False)
 def up(settings: Settings) -> None:
@@ -90,9 +91,10 @@ def up(settings: Settings) -> None:
 
 @main.command(
     help=tr(
-        "Recherche hybride (sens et mots) dans le coffre. Exemple : obsirag search levain --since 2025-01-01",
-        "Hybrid search (meaning and words) over the vault. Example: obsirag search sourdough --since 2025-01-01",
-    )
+        "Recherche hybride (sens et mots) dans le coffre ; « cette semaine », « en mars 2026 »… filtrent par date.",
+        "Hybrid search (meaning and words) over the vault; « this week », « in March 2026 »… filter by date.",
+    ),
+    epilog=example("obsirag search levain --tag cuisine --since 2025-01-01"),
 )
 @click.argument("query", nargs=-1, required=True, callback=not_blank)
 @click.option(
@@ -175,7 +177,8 @@ def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: b
     help=tr(
         "Notes indexées / ignorées / en échec, files d'attente et processus en vie.",
         "Notes indexed / skipped / failed, queue lengths and processes alive.",
-    )
+    ),
+    epilog=example("obsirag status --json"),
 )
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @common_options

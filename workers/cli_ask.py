@@ -12,7 +12,7 @@ from services.config import Settings
 from workers.cli_checks import check_thread, not_blank
 from workers.cli_options import common_options
 from workers.cli_output import ReadingProgress, ask_json, explain_grounding, fail_ask, print_sources
-from workers.cli_text import LANG, Command, tr
+from workers.cli_text import LANG, Command, example, tr
 
 NOT_RUNNING = {
     "fr": "ObsiRAG ne tourne pas : lance-le avec `obsirag up` (ou `make run`)",
@@ -23,10 +23,11 @@ NOT_RUNNING = {
 @click.command(
     cls=Command,
     help=tr(
-        "Pose une question au coffre ; la réponse s'affiche au fil de l'eau, avec ses sources. "
-        'Exemple : obsirag ask "Que disent mes notes sur le levain ?"',
-        "Ask the vault a question; the answer streams with its sources. "
-        'Example: obsirag ask "What do my notes say about sourdough?"',
+        "Pose une question au coffre ; la réponse s'affiche au fil de l'eau, avec ses sources.",
+        "Ask the vault a question; the answer streams with its sources.",
+    ),
+    epilog=example(
+        tr('obsirag ask "Que disent mes notes sur le levain ?"', 'obsirag ask "What do my notes say about sourdough?"')
     ),
 )
 @click.argument("question", nargs=-1, required=True, callback=not_blank)

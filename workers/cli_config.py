@@ -7,7 +7,7 @@ import json
 import click
 
 from services.config import Settings
-from workers.cli_text import JSON_HELP, tr
+from workers.cli_text import JSON_HELP, example, tr
 
 SOURCES_FR = {  # the JSON keeps the English words
     "default": "défaut",
@@ -25,6 +25,7 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
             "The settings in force and where each came from (default, environment, .env, command line); "
             "tokens, secrets and API keys masked. Reference: docs/configuration.md.",
         ),
+        epilog=example("obsirag config | grep LLM"),
     )
     @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
     @common_options

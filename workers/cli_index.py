@@ -9,7 +9,7 @@ import click
 
 from services.config import Settings
 from workers.cli_options import common_options
-from workers.cli_text import LANG, Command, tr
+from workers.cli_text import LANG, Command, example, tr
 
 if TYPE_CHECKING:
     from services.indexing.pipeline import IndexPipeline
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         "Indexe le coffre une fois, au premier plan (le système n'a pas besoin de tourner).",
         "Index the vault once, in the foreground (the system need not run).",
     ),
+    epilog=example("obsirag index --vault ~/Obsidian"),
 )
 @common_options
 def index(settings: Settings) -> None:
@@ -52,6 +53,7 @@ def index_in_foreground(settings: Settings, pipeline: IndexPipeline) -> None:
         "Reconstruit l'index de zéro (par exemple après un changement de modèle d'embedding).",
         "Rebuild the index from scratch (e.g. after changing the embedding model).",
     ),
+    epilog=example("OBSIRAG_EMBEDDING_MODEL=bundled:all-MiniLM-L6-v2 obsirag reindex"),
 )
 @common_options
 def reindex(settings: Settings) -> None:

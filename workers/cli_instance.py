@@ -7,7 +7,7 @@ import signal
 import click
 
 from services.config import Settings
-from workers.cli_text import tr
+from workers.cli_text import example, tr
 
 STOP_SECONDS = 60.0  # each worker finishes its task, then Redis writes its file
 
@@ -52,7 +52,8 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
         help=tr(
             "Arrête le système qui tourne sur ce coffre (trouvé sans --vault quand un seul tourne).",
             "Stop the running system of this vault (found without --vault when only one runs).",
-        )
+        ),
+        epilog=example("obsirag down --vault ~/Obsidian"),
     )
     @common_options
     def down(settings: Settings) -> None:

@@ -9,7 +9,7 @@ import click
 
 from services.config import Settings
 from workers.cli_options import common_options
-from workers.cli_text import JSON_HELP, NOW_HELP, NOW_METAVAR, Command, tr
+from workers.cli_text import JSON_HELP, NOW_HELP, NOW_METAVAR, Command, example, tr
 
 
 @click.command(
@@ -18,6 +18,7 @@ from workers.cli_text import JSON_HELP, NOW_HELP, NOW_METAVAR, Command, tr
         "Insights, synapses et synthèse de la semaine : un cycle maintenant (--once), sinon l'état de l'apprenti.",
         "Insights, synapses and the weekly synthesis: run one cycle (--once), else show the learner's state.",
     ),
+    epilog=example('obsirag learn --once --note "Projets/Projet Atlas.md"'),
 )
 @click.option(
     "--once",

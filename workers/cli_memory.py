@@ -12,7 +12,7 @@ import click
 
 from services.config import Settings
 from workers.cli_checks import Refusal
-from workers.cli_text import JSON_HELP, NOW_METAVAR, tr
+from workers.cli_text import JSON_HELP, NOW_METAVAR, example, tr
 
 NOW_HELP = tr("Fait comme s'il était cette heure locale (ISO 8601).", "Act as if it were this local time (ISO 8601).")
 
@@ -53,6 +53,7 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
             "Affiche tous les faits (tout statut, historique compris) en JSON.",
             "Print every fact (any status, history included) as JSON.",
         ),
+        epilog=example("obsirag memory export > faits.json"),
     )
     @common_options
     def export(settings: Settings) -> None:
@@ -66,6 +67,7 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
             "Oublie le fait FACT_ID (gardé comme rejeté, pour ne pas l'apprendre à nouveau).",
             "Forget fact FACT_ID (kept as rejected, so that it is not learnt again).",
         ),
+        epilog=example("obsirag memory forget 12"),
     )
     @click.argument("fact_id", type=int)
     @common_options
@@ -85,6 +87,7 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
             "Confirme le fait en attente FACT_ID (il devient la valeur actuelle de son sujet et de son prédicat).",
             "Confirm pending fact FACT_ID (it becomes the current value of its subject and predicate).",
         ),
+        epilog=example("obsirag memory confirm 12 --value végétarien"),
     )
     @click.argument("fact_id", type=int)
     @click.option(
@@ -109,6 +112,7 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
             "Consolide maintenant (par le modèle du système lancé), puis les miroirs et le briefing s'ils sont dus.",
             "Consolidate now (through the running mlx worker), then the mirrors and the briefing if due.",
         ),
+        epilog=example("obsirag memory run --json"),
     )
     @click.option("--now", "now_text", metavar=NOW_METAVAR, help=NOW_HELP)
     @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
@@ -124,9 +128,12 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
 
     @main.command(
         help=tr(
-            'Un rappel en mots simples. Exemple : obsirag remind "dans 3 semaines de relancer Sophie"',
-            'A reminder in plain words. Example: obsirag remind "in 3 weeks to call Sophie back"',
-        )
+            "Un rappel en mots simples, redit avant d'être enregistré (« tous les lundis à 9 h de … » aussi).",
+            "A reminder in plain words, said back before it is saved (« every Monday at 9 to … » too).",
+        ),
+        epilog=example(
+            tr('obsirag remind "dans 3 semaines de relancer Sophie"', 'obsirag remind "in 3 weeks to call Sophie back"')
+        ),
     )
     @click.argument("request", nargs=-1, required=True)
     @click.option("--yes", is_flag=True, help=tr("Enregistre sans demander.", "Save without asking for confirmation."))
@@ -170,6 +177,7 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
             "Les rappels actifs, les plus proches d'abord (⚠ après trois reports).",
             "Active reminders, soonest first (⚠ when snoozed three times).",
         ),
+        epilog=example("obsirag reminders list --due"),
     )
     @click.option(
         "--due", is_flag=True, help=tr("Seulement les rappels dus maintenant.", "Only the reminders due now.")
@@ -200,6 +208,7 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
             "Marque un rappel comme fait (un rappel récurrent passe à sa prochaine date).",
             "Mark a reminder done (a recurring one moves to its next time).",
         ),
+        epilog=example("obsirag reminders done 3"),
     )
     @click.argument("reminder_id", type=int)
     @common_options
@@ -214,6 +223,7 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
             "Reporte un rappel d'un jour (signalé après trois reports).",
             "Snooze a reminder by a day (flagged after three snoozes).",
         ),
+        epilog=example("obsirag reminders snooze 3"),
     )
     @click.argument("reminder_id", type=int)
     @common_options

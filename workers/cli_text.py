@@ -30,6 +30,11 @@ def tr(fr: str, en: str) -> str:
     return en if LANG == "en" else fr
 
 
+def example(command: str) -> str:
+    """A command's help ends with one example (shown after its options)."""
+    return tr(f"Exemple : {command}", f"Example: {command}")
+
+
 JSON_HELP = tr("Affiche du JSON.", "Print JSON.")
 NOW_METAVAR = tr("DATE_HEURE", "DATETIME")
 NOW_HELP = tr(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from workers.cli_options import DATA_HELP, FOLDER, VAULT_HELP, settings_for
-from workers.cli_text import Command, tr
+from workers.cli_text import Command, example, tr
 
 
 @click.command(
@@ -13,6 +13,12 @@ from workers.cli_text import Command, tr
     help=tr(
         "Serveur MCP sur stdio pour les clients d'IA (Claude Desktop, Claude Code, Cursor…) ; parle à `obsirag up`.",
         "MCP server over stdio for AI clients (Claude Desktop, Claude Code, Cursor…); talks to `obsirag up`.",
+    ),
+    epilog=example(
+        tr(
+            "obsirag mcp --vault ~/Obsidian   (lancé par Claude Desktop, Cursor…)",
+            "obsirag mcp --vault ~/Obsidian   (launched by Claude Desktop, Cursor…)",
+        )
     ),
 )
 @click.option("--vault", type=click.Path(file_okay=False), metavar=FOLDER, help=VAULT_HELP)

@@ -40,6 +40,13 @@ def every_path(command: click.Command, path: list[str]) -> Iterator[list[str]]:
         yield from every_path(sub, [*path, name])
 
 
+def command_at(path: list[str]) -> click.Command:
+    command: click.Command = main
+    for name in path:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    return command
+
+
 def test_every_help_page_is_french_by_default() -> None:
     paths = list(every_path(main, []))
     assert len(paths) >= 20  # every command and sub-command, the groups too
@@ -47,6 +54,8 @@ def test_every_help_page_is_french_by_default() -> None:
         text = CliRunner().invoke(main, [*path, "--help"], prog_name="obsirag").output
         assert text.startswith("Utilisation : obsirag") and "Affiche cette aide" in text, path
         assert not ENGLISH.findall(text), (path, ENGLISH.findall(text), text)
+        if not isinstance(command_at(path), click.Group):  # every command shows one example of its use
+            assert "Exemple : " in text and f"obsirag {' '.join(path)}" in text.split("Exemple : ")[1], path
 
 
 def test_every_help_page_is_english_when_asked(tmp_path: Path) -> None:
@@ -55,6 +64,7 @@ def test_every_help_page_is_english_when_asked(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     pages = done.stdout.split("Usage: obsirag")
     assert len(pages) > 20 and "Show this message and exit." in done.stdout
+    assert done.stdout.count("Example: obsirag ") >= 17  # one per command
     # Names (Profil.md, obsirag/conversations/) and the user's own words aside, no French sentence.
     found = FRENCH.findall(done.stdout.replace("rappelle-moi", ""))
     assert not found, found
