@@ -8,6 +8,8 @@ from typing import Any
 import click
 
 from services.catalog.problems import reason_in
+from services.system.processes import FRENCH_NAMES
+from services.system.queues import FRENCH_QUEUE_NAMES
 from workers.cli_text import LANG, tr
 
 PROBLEM_LABELS = {"error": tr("en échec", "failed"), "skipped": tr("ignoré", "skipped")}
@@ -57,7 +59,8 @@ def _queues_and_processes(state: Any) -> None:
     for name, depth in state.queues.items():
         click.echo(
             tr(
-                f"file {name} : {depth['pending']} en attente, {depth['scheduled']} programmées",
+                f"file {FRENCH_QUEUE_NAMES.get(name, name)} : {depth['pending']} en attente, "
+                f"{depth['scheduled']} programmées",
                 f"queue {name}: {depth['pending']} pending, {depth['scheduled']} scheduled",
             )
         )
@@ -68,7 +71,7 @@ def _queues_and_processes(state: Any) -> None:
             )
         else:
             life = tr("MORT", "DEAD")
-        click.echo(tr(f"processus {proc.name} : {life}", f"process {proc.name}: {life}"))
+        click.echo(tr(f"processus {FRENCH_NAMES.get(proc.name, proc.name)} : {life}", f"process {proc.name}: {life}"))
 
 
 def _generation(gen: Any) -> None:

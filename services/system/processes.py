@@ -15,6 +15,16 @@ HEARTBEAT_KEY = "obsirag:process:{name}"
 # that producers go quiet before consumers.
 WORKERS = ("indexer", "watcher", "mlx_worker", "ner", "learner", "extractor", "web")
 PROCESSES = ("supervisor", *WORKERS)
+FRENCH_NAMES = {  # as the dashboard and the French CLI name them
+    "supervisor": "superviseur",
+    "indexer": "indexation",
+    "watcher": "surveillance du coffre",
+    "mlx_worker": "génération (modèle)",
+    "ner": "entités nommées",
+    "learner": "apprentissage",
+    "extractor": "extracteur de documents",
+    "web": "interface web",
+}
 
 
 class ProcessState(BaseModel):

@@ -61,6 +61,15 @@ class GenerationTasks(Protocol):
 
 
 QUEUE_NAMES = ("index", "search", "enrich", "learn", "generate", "extract")
+FRENCH_QUEUE_NAMES = {  # as the dashboard and the French CLI name them (``mcp``: the MCP calls' history)
+    "index": "indexation",
+    "search": "recherche",
+    "enrich": "enrichissement",
+    "learn": "apprentissage",
+    "generate": "génération",
+    "mcp": "clients MCP",
+    "extract": "extraction des documents",
+}
 EVENT_PRIORITY = 10  # a user's edit goes before the bulk of a reconcile
 RECONCILE_PRIORITY = 0
 

@@ -11,9 +11,11 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from workers.cli import main
@@ -23,6 +25,7 @@ ENGLISH = re.compile(r"\b(the|and|with|from|of|this|Show|Usage|Commands|default:
 FRENCH = re.compile(r"\b(le|la|les|des|du|une|avec|dans|Utilisation|Commandes|Affiche|défaut|DOSSIER)\b")
 HELP_SCRIPT = """
 import click
+import pytest
 from click.testing import CliRunner
 from workers.cli import main
 def walk(command, path):
@@ -86,3 +89,29 @@ def test_what_the_commands_say_follows_the_language(tmp_path: Path) -> None:
         [*command, "search", "x", "--vault", str(tmp_path / "nowhere")], env=english, capture_output=True, text=True
     )
     assert missing.returncode == 1 and missing.stderr.startswith("Error: vault not found: "), missing.stderr
+
+
+def test_a_running_systems_status_names_its_processes_and_queues_in_french(capsys: pytest.CaptureFixture[str]) -> None:
+    from services.memory.status import MemoryStatus
+    from services.system.client import SystemStatus
+    from services.system.processes import ProcessState
+    from workers.cli_status import print_status
+
+    state = SystemStatus(
+        running=True,
+        notes={"indexed": 3, "skipped": 0, "error": 0},
+        queues={"index": {"pending": 2, "scheduled": 0}, "extract": {"pending": 0, "scheduled": 1}},
+        processes=[
+            ProcessState(name="indexer", pid=41, started_at=0.0, heartbeat_at=12.0, alive=True),
+            ProcessState(name="extractor", pid=0, started_at=0.0, heartbeat_at=0.0, alive=False),
+        ],
+    )
+    now = datetime(2026, 12, 4, 9, 0).astimezone()
+    print_status(state, MemoryStatus(next_consolidation=now, next_briefing=now))
+    said = capsys.readouterr().out
+    assert "file indexation : 2 en attente, 0 programmées" in said
+    assert "file extraction des documents : 0 en attente, 1 programmées" in said
+    assert (
+        "processus indexation : vivant, pid 41, depuis 12 s" in said
+        and "processus extracteur de documents : MORT" in said
+    )
