@@ -61,11 +61,13 @@ def ui(page: Page) -> Iterator[Page]:
     assert not problems, "\n".join(problems)
 
 
-def screenshot(page: Page, name: str) -> Path:
+def screenshot(page: Page, name: str, above: str | None = None) -> Path:
     """Save what a person would see, at 1280×800, under tests/artifacts/."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     target = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(target))
+    box = page.locator(above).bounding_box() if above else None  # only what lies above this element
+    clip = {"x": 0, "y": 0, "width": VIEWPORT["width"], "height": box["y"]} if box else None
+    page.screenshot(path=str(target), clip=clip)
     if (folder := os.environ.get(PICTURES_ENV)) and name in README_PICTURES:
         shutil.copyfile(target, Path(folder) / target.name)
     return target

@@ -46,7 +46,7 @@ def test_chat_quotes_writes_on_request_stops_saves_and_leads_to_the_notes(ui: Pa
     assert ui.locator(".sources").bounding_box()["y"] < answer.bounding_box()["y"]  # main note, sources, answer
     # The README's picture: the question on top, under the page's header, then the main note and the answer.
     ui.evaluate("document.querySelector('.turn').scrollIntoView({block: 'start'}); window.scrollBy(0, -80)")
-    screenshot(ui, "chat")
+    screenshot(ui, "chat", above="#composer")  # the thread; the composer names the tests' stand-in web engine
 
     thread_id = ui.locator("#thread-id").input_value()
     assert thread_id and f"thread={thread_id}" in ui.url
