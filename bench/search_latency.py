@@ -27,7 +27,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -326,11 +326,13 @@ class Corpus:
 
     def fill(self, vault: Path, store: Any, catalog: Any, size: int) -> None:
         """Add notes (files, catalog rows, points) until the store holds ``size`` chunks."""
+        from services.indexing.points import indexed_record
+
         pending: list[Any] = []
         while self.chunks < size:
             note, chunks = self._note(vault, min(self.rng.randint(1, 9), size - self.chunks))
             pending += self._points(note, chunks)
-            catalog.upsert_note(_record(note, len(chunks)))
+            catalog.upsert_note(indexed_record(note, None, len(chunks)))
             self.chunks += len(chunks)
             if len(pending) >= UPSERT_BATCH:
                 store.upsert(pending)
@@ -424,24 +426,6 @@ def _markdown(title: str, tags: list[str], created: datetime, modified: datetime
     if links:
         lines.append("Voir aussi : " + ", ".join(f"[[{link.target}]]" for link in links))
     return "\n".join(lines) + "\n"
-
-
-def _record(note: Any, chunk_count: int) -> Any:
-    from services.catalog.models import NoteRecord, NoteStatus
-
-    return NoteRecord(
-        path=note.path,
-        content_hash=note.content_hash,
-        mtime=note.mtime,
-        size=note.size,
-        title=note.title,
-        tags=note.tags,
-        created=note.created,
-        modified=note.modified,
-        status=NoteStatus.INDEXED,
-        chunk_count=chunk_count,
-        indexed_at=datetime.now(UTC),
-    )
 
 
 # --- queries -----------------------------------------------------------------------------------------

@@ -52,5 +52,5 @@ def test_the_readme_shows_the_pictures_the_browser_tests_take() -> None:
     assert sorted(shown) == sorted(README_PICTURES)
     assert all((ROOT / "docs" / "images" / f"{name}.png").stat().st_size > 20_000 for name in shown)
     browser_tests = "".join(path.read_text(encoding="utf-8") for path in (ROOT / "tests" / "browser").glob("test_*.py"))
-    taken = set(re.findall(r'screenshot\(\w+, "([\w-]+)"\)', browser_tests))
+    taken = set(re.findall(r'screenshot\(\w+, "([\w-]+)"', browser_tests))
     assert set(README_PICTURES) <= taken
