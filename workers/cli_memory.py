@@ -37,7 +37,12 @@ def _catalog(settings: Settings) -> Iterator[Catalog]:
 
 def register(main: click.Group, common_options: click.decorators.FC) -> None:  # type: ignore[name-defined]
     """Add the commands to ``main`` with the CLI's ``--vault`` / ``--data`` options."""
+    _memory_commands(main, common_options)
+    _remind_command(main, common_options)
+    _reminder_commands(main, common_options)
 
+
+def _memory_commands(main: click.Group, common_options: click.decorators.FC) -> None:  # type: ignore[name-defined]
     @main.group(
         help=tr(
             "Ce qu'ObsiRAG retient de toi (des faits), vérifiable dans obsirag/assistant/Profil.md.",
@@ -126,6 +131,8 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
         result = summary(report)
         click.echo(json.dumps(result, ensure_ascii=False, indent=2 if as_json else None))
 
+
+def _remind_command(main: click.Group, common_options: click.decorators.FC) -> None:  # type: ignore[name-defined]
     @main.command(
         help=tr(
             "Un rappel en mots simples, redit avant d'être enregistré (« tous les lundis à 9 h de … » aussi).",
@@ -162,6 +169,8 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
             reminder = save_reminder(catalog, draft, now, source="cli")
         click.echo(tr(f"rappel n° {reminder.id} enregistré", f"reminder #{reminder.id} saved"))
 
+
+def _reminder_commands(main: click.Group, common_options: click.decorators.FC) -> None:  # type: ignore[name-defined]
     @main.group(
         help=tr(
             "Rappels : liste les actifs, marque-en un fait, reporte-en un.",
