@@ -131,6 +131,11 @@ class Settings(BaseSettings):
     )
     llm_base_url: str | None = Field(None, description="Base URL of the OpenAI-compatible server (…/v1).")
     llm_api_key: str | None = Field(None, description="API key for the OpenAI-compatible server, if it needs one.")
+    llm_local_ports: Annotated[list[int], NoDecode] = Field(
+        default_factory=lambda: [11434, 1234, 8080, 8000],
+        description="Comma-separated ports where `obsirag model list` looks for OpenAI-compatible servers already "
+        "running (Ollama 11434, LM Studio 1234, llama.cpp 8080, vLLM 8000); only 127.0.0.1 is ever probed.",
+    )
     llm_context_tokens: int = Field(4096, description="Context window used to pack the prompt (prompt + answer).")
     llm_max_tokens: int = Field(512, description="Most tokens generated per answer.")
     llm_temperature: float = Field(0.0, description="Sampling temperature (0 = deterministic).")
@@ -324,7 +329,9 @@ class Settings(BaseSettings):
             else value
         )
 
-    @field_validator("exclude", "trusted_domains", "mcp_allowed_origins", "memory_review_folders", mode="before")
+    @field_validator(
+        "exclude", "trusted_domains", "mcp_allowed_origins", "memory_review_folders", "llm_local_ports", mode="before"
+    )
     @classmethod
     def _split_globs(cls, value: object) -> object:
         if isinstance(value, str):

@@ -19,6 +19,7 @@ from workers.cli_instance import register as _register_instance
 from workers.cli_learn import learn
 from workers.cli_memory import memory_status_now
 from workers.cli_memory import register as _register_memory
+from workers.cli_model import register as _register_model
 from workers.cli_options import FOLDER, common_options
 from workers.cli_output import print_results, search_json
 from workers.cli_status import print_status
@@ -218,6 +219,7 @@ for command in (index, reindex, ask, learn, mcp):  # each in its own module: thi
 _register_memory(main, common_options)
 _register_instance(main, common_options)
 _register_config(main, common_options)
+_register_model(main, common_options)
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING)

@@ -34,6 +34,7 @@ class ScriptedOpenAI(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.replies: list[object] = []
         self.requests: list[dict[str, Any]] = []
+        self.models = ["scripted-chat"]  # what GET /v1/models lists
         self.lock = threading.Lock()
 
     @property
@@ -59,6 +60,17 @@ class ScriptedOpenAI(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     server: ScriptedOpenAI
+
+    def do_GET(self) -> None:
+        if self.path != "/v1/models":
+            self.send_error(404)
+            return
+        body = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in self.server.models]})
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body.encode())))
+        self.end_headers()
+        self.wfile.write(body.encode())
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
