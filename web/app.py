@@ -144,7 +144,7 @@ def _error_page(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     titles = {404: "Page introuvable", 403: "Accès refusé", 401: "Connexion requise"}
     message = titles.get(status, "Erreur")
     if isinstance(exc, PermissionDeniedException) and "CSRF" in str(exc.detail):
-        message = "Jeton CSRF invalide : rechargez la page puis réessayez."
+        message = "Jeton CSRF invalide : recharge la page puis réessaie."
     if isinstance(exc, NotFoundException) or "text/html" in request.headers.get("accept", ""):
         return Template("error.html", context={"status": status, "message": message}, status_code=status)
     return Response({"status_code": status, "detail": message}, status_code=status)

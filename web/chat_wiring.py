@@ -17,7 +17,7 @@ from services.config import Settings
 from services.system import SystemClient, build_chat_engine
 from web.chat_runs import ChatRun, ChatRuns
 
-NOT_RUNNING = "ObsiRAG ne tourne pas : lancez `obsirag up` (ou `make run`)."
+NOT_RUNNING = "ObsiRAG ne tourne pas : lance `obsirag up` (ou `make run`)."
 
 
 @dataclass

@@ -20,74 +20,74 @@ Lang = Literal["fr", "en"]
 _FIXES: tuple[tuple[str, str, str], ...] = (
     (
         "invalid yaml frontmatter",
-        "corrigez le YAML entre les lignes --- en tête de la note (elle est indexée sans ses propriétés)",
+        "corrige le YAML entre les lignes --- en tête de la note (elle est indexée sans ses propriétés)",
         "fix the YAML between the --- lines at the top of the note (it is indexed without its properties)",
     ),
     (
         "symlink pointing outside",
-        "copiez la note dans le coffre, ou supprimez le lien symbolique",
+        "copie la note dans le coffre, ou supprime le lien symbolique",
         "copy the note into the vault, or remove the symlink",
     ),
     # Documents (services.attachments): what the reader refused, and why.
     (
         "no ocr engine",
-        "installez Tesseract et son modèle français : apt-get install tesseract-ocr tesseract-ocr-fra",
+        "installe Tesseract et son modèle français : apt-get install tesseract-ocr tesseract-ocr-fra",
         "install Tesseract and its French model: apt-get install tesseract-ocr tesseract-ocr-fra",
     ),
     (
         "low-confidence ocr",
-        "ces pages ont été lues avec peu d'assurance : rescannez-les nettement (300 dpi, à plat)",
+        "ces pages ont été lues avec peu d'assurance : rescanne-les nettement (300 dpi, à plat)",
         "those pages were read with little confidence: scan them again, sharper (300 dpi, flat)",
     ),
     (
         "encrypted document",
-        "enregistrez une copie sans mot de passe dans le coffre",
+        "enregistre une copie sans mot de passe dans le coffre",
         "save a copy without its password in the vault",
     ),
     (
         "unreadable document",
-        "le fichier est abîmé ou tronqué : réenregistrez-le depuis son application, ou excluez-le",
+        "le fichier est abîmé ou tronqué : réenregistre-le depuis son application, ou exclus-le",
         "the file is damaged or truncated: save it again from its application, or exclude it",
     ),
     (
         "suspicious archive",
-        "ce fichier se décompresse en un volume anormal (bombe ZIP ?) : vérifiez-le, ou excluez-le",
+        "ce fichier se décompresse en un volume anormal (bombe ZIP ?) : vérifie-le, ou exclus-le",
         "this file unpacks to an abnormal size (zip bomb?): check it, or exclude it",
     ),
     (
         "too many pages",
-        "scindez le document, ou relevez OBSIRAG_ATTACHMENT_MAX_PAGES",
+        "scinde le document, ou relève OBSIRAG_ATTACHMENT_MAX_PAGES",
         "split the document, or raise OBSIRAG_ATTACHMENT_MAX_PAGES",
     ),
     (
         "oversized document",
-        "relevez OBSIRAG_ATTACHMENT_MAX_MB pour ce type, ou excluez-le",
+        "relève OBSIRAG_ATTACHMENT_MAX_MB pour ce type, ou exclus-le",
         "raise OBSIRAG_ATTACHMENT_MAX_MB for its kind, or exclude it",
     ),
     (
         "image too large",
-        "réduisez l'image, ou excluez-la (OBSIRAG_EXCLUDE)",
+        "réduis l'image, ou exclus-la (OBSIRAG_EXCLUDE)",
         "shrink the image, or exclude it (OBSIRAG_EXCLUDE)",
     ),
     ("no text found", "ce document ne contient aucun texte lisible", "this document holds no readable text"),
     (
         "oversized",
-        "scindez la note, ou relevez OBSIRAG_MAX_FILE_MB",
+        "scinde la note, ou relève OBSIRAG_MAX_FILE_MB",
         "split the note, or raise OBSIRAG_MAX_FILE_MB",
     ),
     (
         "binary content",
-        "ce n'est pas du texte : renommez-le sans .md, ou excluez-le (OBSIRAG_EXCLUDE)",
+        "ce n'est pas du texte : renomme-le sans .md, ou exclus-le (OBSIRAG_EXCLUDE)",
         "this is not text: rename it without .md, or exclude it (OBSIRAG_EXCLUDE)",
     ),
     (
         "not a regular file",
-        "remplacez-le par un fichier ordinaire, ou excluez-le (OBSIRAG_EXCLUDE)",
+        "remplace-le par un fichier ordinaire, ou exclus-le (OBSIRAG_EXCLUDE)",
         "replace it with a plain file, or exclude it (OBSIRAG_EXCLUDE)",
     ),
 )
 _RETRY = (
-    "voyez le journal de l'indexeur, puis « Réindexer le coffre »",
+    "regarde le journal de l'indexeur, puis « Réindexer le coffre »",
     "see the indexer's log, then `obsirag reindex`",
 )
 

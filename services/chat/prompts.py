@@ -33,14 +33,14 @@ WEB_STATUS = {  # the provenance line's word on a web search that was asked for 
     },
 }
 GENERATION_FAILED = {
-    "fr": "La réponse n'a pas pu être générée ({detail}). Réessayez ; si cela persiste, vérifiez que le worker "
+    "fr": "La réponse n'a pas pu être générée ({detail}). Réessaie ; si cela persiste, vérifie que le worker "
     "de génération tourne (tableau de bord, ou `obsirag status`).",
     "en": "The answer could not be generated ({detail}). Try again; if it persists, check that the generation "
     "worker runs (dashboard, or `obsirag status`).",
 }
 GENERATION_CUT = {  # kept apart from the partial answer it follows, never glued to its last sentence
     "fr": "Réponse interrompue : la génération s'est arrêtée en cours de route ({detail}). Le début ci-dessus "
-    "est gardé tel quel, sans sa fin ; réessayez pour une réponse entière.",
+    "est gardé tel quel, sans sa fin ; réessaie pour une réponse entière.",
     "en": "Answer cut off: generation stopped midway ({detail}). The beginning above is kept as it is, without "
     "its end; try again for a whole answer.",
 }

@@ -27,7 +27,7 @@ class RedisState(StrEnum):
 
 REDIS_MESSAGES = {
     "fr": {
-        RedisState.RESTARTING: "Redis redémarre… les tâches en file attendent ; réessayez dans quelques secondes.",
+        RedisState.RESTARTING: "Redis redémarre… les tâches en file attendent ; réessaie dans quelques secondes.",
         RedisState.UNREACHABLE: "Redis (OBSIRAG_REDIS_URL) ne répond pas : ObsiRAG réessaie en attendant son retour.",
     },
     "en": {
@@ -37,7 +37,7 @@ REDIS_MESSAGES = {
 }
 
 STARTING = {
-    "fr": "ObsiRAG démarre… l'indexeur n'est pas encore prêt ; réessayez dans quelques secondes.",
+    "fr": "ObsiRAG démarre… l'indexeur n'est pas encore prêt ; réessaie dans quelques secondes.",
     "en": "ObsiRAG is starting… the indexer is not ready yet; try again in a few seconds.",
 }
 

@@ -110,7 +110,7 @@ def test_dashboard_shows_queued_work_new_notes_and_bad_notes_with_their_fix(ui: 
     problem = ui.locator('#note-problems li[data-path="Inbox/Cassé.md"]')
     expect(problem).to_contain_text("ignorée", timeout=INDEXING_TIMEOUT)
     expect(problem).to_contain_text("lien symbolique vers l'extérieur du coffre")
-    expect(problem.locator(".fix")).to_contain_text("copiez la note dans le coffre")
+    expect(problem.locator(".fix")).to_contain_text("copie la note dans le coffre")
     expect(ui.locator("table.history tr.task-error").filter(has_text="Inbox/Cassé.md")).to_have_count(0)
     broken.unlink()
     broken.write_text("# Cassé\n\nRéparé.\n", encoding="utf-8")

@@ -135,7 +135,7 @@ def test_the_dashboard_shows_a_document_being_read_and_a_low_confidence_one(
         live = html(document_client, "/admin/live")
         assert "Lecture de Docs/Archives scannées.pdf en cours : 12/300 pages" in live
         files = html(document_client, "/admin")
-        assert "lecture OCR incertaine : pages 3" in files and "rescannez" in files
+        assert "lecture OCR incertaine : pages 3" in files and "rescanne-les" in files
         document = html(document_client, "/documents/Docs/Manuel.pdf")  # stored in English, said in French
         assert "lecture OCR incertaine : pages 3</p>" in document and ">low-confidence" not in document
     finally:

@@ -167,7 +167,7 @@ def test_a_capped_or_uncited_answer_says_so(client: TestClient, web_catalog: Cat
 def test_the_web_opt_in_is_unticked_and_a_failed_web_search_is_said(client: TestClient, web_catalog: Catalog) -> None:
     page = html(client, "/")
     opt_in = page[page.index('id="web-opt-in"') : page.index("</label>", page.index('id="web-opt-in"'))]
-    assert "checked" not in opt_in and "jamais le texte de vos notes" in opt_in and "DuckDuckGo" in opt_in
+    assert "checked" not in opt_in and "jamais le texte de tes notes" in opt_in and "DuckDuckGo" in opt_in
     thread_id = web_catalog.create_thread("Capitale du Pérou")
     turn = Turn(
         thread_id=thread_id,

@@ -212,7 +212,7 @@ def test_every_bad_note_is_listed_with_its_reason_and_fix(
         page = client.get("/admin/live").text
     for path in problems:
         assert f'data-path="{path}"' in page
-    assert "copiez la note dans le coffre" in page and "corrigez le YAML" in page
+    assert "copie la note dans le coffre" in page and "corrige le YAML" in page
 
     # The symlink is a reason, not an error: the watcher's path (raise_errors, Huey's retry) does not raise,
     # and the next reconcile leaves it alone.

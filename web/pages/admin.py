@@ -63,7 +63,7 @@ class AdminController(Controller):
                 "Réindexation demandée : l'indexeur reconstruit l'index à côté de l'actuel, qui répond en attendant."
             )
         except SystemNotRunning:
-            message = client.unavailable("fr") or "ObsiRAG ne tourne pas : lancez `obsirag up`."
+            message = client.unavailable("fr") or "ObsiRAG ne tourne pas : lance `obsirag up`."
         return Template("_flash.html", context={"message": message})
 
     @post("/tasks/{task_id:str}/retry", sync_to_thread=True)

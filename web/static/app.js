@@ -47,7 +47,7 @@
   // A failed htmx request (lost CSRF cookie, server down…) says so instead of doing nothing.
   document.addEventListener("htmx:responseError", function (event) {
     var status = event.detail.xhr.status;
-    var message = status === 403 ? "Action refusée (jeton expiré ?) : rechargez la page." : "Erreur " + status + " : réessayez.";
+    var message = status === 403 ? "Action refusée (jeton expiré ?) : recharge la page." : "Erreur " + status + " : réessaie.";
     var flash = document.getElementById("page-error") || document.createElement("p");
     flash.id = "page-error";
     flash.className = "alert";
