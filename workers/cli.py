@@ -19,6 +19,7 @@ from workers.cli_instance import register as _register_instance
 from workers.cli_learn import learn
 from workers.cli_memory import memory_status_now
 from workers.cli_memory import register as _register_memory
+from workers.cli_model import local_server_notice
 from workers.cli_model import register as _register_model
 from workers.cli_options import FOLDER, common_options
 from workers.cli_output import print_results, search_json
@@ -73,7 +74,7 @@ def up(settings: Settings) -> None:
             )
         )
     claim_data_dir(settings)  # before any worker writes there
-    if line := rebuild_notice(settings):
+    for line in filter(None, (rebuild_notice(settings), local_server_notice(settings))):
         click.echo(line)
     setup_logging(settings, "supervisor")
     click.echo(

@@ -53,6 +53,27 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
         _print_servers(servers, settings.llm_local_ports)
 
 
+def local_server_notice(settings: Settings) -> str | None:
+    """``obsirag up``'s line when the bundled model (which cannot write) would answer while a model server
+    runs on this machine: which one, and where to see how to use it. Nothing changes until the user says."""
+    from services.config import BUNDLED_LLM_MODEL
+    from services.llm.discovery import find_local_servers
+
+    if settings.llm_backend != "mlx" or settings.llm_model != BUNDLED_LLM_MODEL:
+        return None  # a model was chosen: not ours to second-guess
+    servers = [s for s in find_local_servers(settings.llm_local_ports, skip=[settings.port]) if s.chat_models]
+    if not servers:
+        return None
+    word = tr("modèle", "model")
+    found = ", ".join(f"{s.name} ({len(s.chat_models)} {word}{'s' * (len(s.chat_models) > 1)})" for s in servers)
+    return tr(
+        f"Serveur de modèles trouvé sur cette machine : {found}. Le modèle intégré ne fait que citer tes notes ; "
+        "pour des réponses rédigées par l'un d'eux : `obsirag model list`.",
+        f"Model server found on this machine: {found}. The bundled model only quotes your notes; "
+        "for answers one of them writes: `obsirag model list`.",
+    )
+
+
 def _in_use(settings: Settings) -> dict[str, object]:
     generation = {"backend": settings.llm_backend, "model": settings.llm_model, "base_url": settings.llm_base_url}
     return {"generation": generation, "embedding": {"model": settings.embedding_model}, "reranking": None}

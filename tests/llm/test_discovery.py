@@ -72,3 +72,15 @@ def test_model_list_shows_what_is_in_use_and_the_servers_found(
 )
 def test_embedding_models_are_told_from_chat_models_by_their_id(model: str, embedding: bool) -> None:
     assert is_embedding_model(model) is embedding
+
+
+def test_up_says_when_a_model_server_runs_beside_the_bundled_model(server: ScriptedOpenAI, tmp_path: Path) -> None:
+    from services.config import Settings
+    from workers.cli_model import local_server_notice
+
+    settings = Settings(vault=tmp_path, data_dir=tmp_path / "data", llm_local_ports=[server.server_address[1]])
+    said = local_server_notice(settings)
+    assert said is not None and f"port {server.server_address[1]} (2 modèles)" in said and "obsirag model list" in said
+    chosen = settings.model_copy(update={"llm_backend": "openai", "llm_model": "qwen2.5:7b"})
+    assert local_server_notice(chosen) is None  # a model was chosen: nothing to offer
+    assert local_server_notice(settings.model_copy(update={"llm_local_ports": [free_port()]})) is None
