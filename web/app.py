@@ -24,6 +24,8 @@ from litestar.template.config import TemplateConfig
 from services.chat import prompts
 from services.config import Settings
 from services.memory.wording import fact_phrase
+from services.system.processes import FRENCH_NAMES
+from services.system.queues import FRENCH_QUEUE_NAMES
 from services.vault.addresses import heading_slug
 from web import filters
 from web.dependencies import WebServices, dependencies
@@ -119,8 +121,8 @@ def _configure_jinja(engine: JinjaTemplateEngine) -> None:
         fact_status=partial(filters.french, words=filters.FACT_STATUSES),
         fact_source=partial(filters.french, words=filters.FACT_SOURCES),
         note_status=partial(filters.french, words=filters.NOTE_STATUSES),
-        process_label=partial(filters.french, words=filters.PROCESSES),
-        queue_label=partial(filters.french, words=filters.QUEUES),
+        process_label=partial(filters.french, words=FRENCH_NAMES),
+        queue_label=partial(filters.french, words=FRENCH_QUEUE_NAMES),
         learn_outcome=partial(filters.french, words=filters.LEARN_OUTCOMES),
         note_type=partial(filters.french, words=filters.NOTE_TYPES),
         run_kind=partial(filters.french, words=filters.RUN_KINDS),

@@ -15,9 +15,8 @@ from services.chat.engine import ChatEngine
 from services.chat.websearch import WebSearch, make_web_search
 from services.config import Settings
 from services.system import SystemClient, build_chat_engine
+from services.system.client import NOT_RUNNING_FR
 from web.chat_runs import ChatRun, ChatRuns
-
-NOT_RUNNING = "ObsiRAG ne tourne pas : lance `obsirag up` (ou `make run`)."
 
 
 @dataclass
@@ -34,7 +33,7 @@ class ChatWiring:
 
     @cached_property
     def chat(self) -> ChatRuns:
-        ensure_running = partial(self.client.ensure_running, "fr", NOT_RUNNING)
+        ensure_running = partial(self.client.ensure_running, "fr", NOT_RUNNING_FR)
         return ChatRuns(self.chat_engine, ensure_running, self.record_failure)
 
     def record_failure(self, run: ChatRun, message: str) -> None:

@@ -15,8 +15,6 @@ from services.chat.prompts import WEB_STATUS
 from services.language.detect import detect_language
 from services.llm.capability import describe
 from services.llm.models import Capability
-from services.system.processes import FRENCH_NAMES
-from services.system.queues import FRENCH_QUEUE_NAMES
 
 NAV = (
     ("/", "Chat", "chat"),
@@ -154,8 +152,6 @@ TASKS = {  # the Huey task names of services/system/queues.py
     "score_sentences": "choix des phrases citées",
     "extract_document": "extraction d'un document",
 }
-PROCESSES = FRENCH_NAMES
-QUEUES = FRENCH_QUEUE_NAMES
 EVIDENCE = {  # services/chat/grounding.py's Evidence, as « pourquoi ces sources ? » names it
     "dense": "proximité du meilleur passage",
     "title": "titre",

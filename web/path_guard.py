@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from urllib.parse import unquote_to_bytes
 
 from litestar.types import ASGIApp, Receive, Scope, Send
 
@@ -31,9 +32,8 @@ def hostile(scope: Scope) -> bool:
 
 def _utf8(raw: bytes) -> bool:
     """The raw path's escapes decode to valid UTF-8 (an overlong ``%C0%AE`` does not)."""
-    unescaped = re.sub(rb"%([0-9A-Fa-f]{2})", lambda m: bytes([int(m[1], 16)]), raw)
     try:
-        unescaped.decode("utf-8")
+        unquote_to_bytes(raw).decode("utf-8")
     except UnicodeDecodeError:
         return False
     return True

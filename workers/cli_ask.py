@@ -14,11 +14,6 @@ from workers.cli_options import common_options
 from workers.cli_output import ReadingProgress, ask_json, explain_grounding, fail_ask, print_sources
 from workers.cli_text import LANG, Command, example, tr
 
-NOT_RUNNING = {
-    "fr": "ObsiRAG ne tourne pas : lance-le avec `obsirag up` (ou `make run`)",
-    "en": "ObsiRAG is not running: start it with `obsirag up` (or `make run`)",
-}
-
 
 @click.command(
     cls=Command,
@@ -89,11 +84,12 @@ def ask(
     write: bool | None,
 ) -> None:
     from services.system import SystemClient, SystemNotRunning, build_chat_engine
+    from services.system.client import NOT_RUNNING, NOT_RUNNING_FR
 
     check_thread(settings, thread_id)
     client = SystemClient(settings)
     try:
-        client.ensure_running(LANG, NOT_RUNNING[LANG])
+        client.ensure_running(LANG, tr(NOT_RUNNING_FR, NOT_RUNNING))
     except SystemNotRunning as exc:
         raise click.ClickException(str(exc)) from None
     engine = build_chat_engine(settings, client=client)

@@ -31,10 +31,6 @@ class _Range(click.IntRange):
 K_RANGE = _Range(1, MAX_K)
 
 
-class Refusal(click.ClickException):
-    """A refusal of the memory and reminder commands (said « Erreur : … » in French, ``cli_text.show``)."""
-
-
 class UnknownThread(click.ClickException):
     exit_code = 2  # a usage mistake, as click's own; one line, no usage text
 

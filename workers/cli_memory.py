@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 import click
 
 from services.config import Settings
-from workers.cli_checks import Refusal
 from workers.cli_text import JSON_HELP, NOW_METAVAR, example, tr
 
 NOW_HELP = tr("Fait comme s'il était cette heure locale (ISO 8601).", "Act as if it were this local time (ISO 8601).")
@@ -82,7 +81,7 @@ def _memory_commands(main: click.Group, common_options: click.decorators.FC) -> 
         with _catalog(settings) as catalog:
             fact = catalog.get_fact(fact_id)
             if fact is None:
-                raise Refusal(tr(f"aucun fait n° {fact_id}", f"no fact #{fact_id}"))
+                raise click.ClickException(tr(f"aucun fait n° {fact_id}", f"no fact #{fact_id}"))
             forget_fact(catalog, fact_id, _now(None))
         click.echo(tr(f"fait n° {fact_id} oublié : ", f"fact #{fact_id} forgotten: ") + fact.sentence())
 
@@ -108,7 +107,7 @@ def _memory_commands(main: click.Group, common_options: click.decorators.FC) -> 
             try:
                 fact = confirm_fact(catalog, fact_id, _now(None), value)
             except KeyError:
-                raise Refusal(tr(f"aucun fait n° {fact_id}", f"no fact #{fact_id}")) from None
+                raise click.ClickException(tr(f"aucun fait n° {fact_id}", f"no fact #{fact_id}")) from None
         click.echo(tr(f"fait n° {fact_id} confirmé : ", f"fact #{fact_id} confirmed: ") + fact.sentence())
 
     @memory.command(
@@ -153,14 +152,14 @@ def _remind_command(main: click.Group, common_options: click.decorators.FC) -> N
         text, now = " ".join(request), _now(now_text)
         draft = parse_reminder(_as_request(text), now)
         if draft is None:
-            raise Refusal(
+            raise click.ClickException(
                 tr(
                     "aucun moment compris : par exemple « dans 3 semaines de relancer Sophie »",
                     "no time understood: for example « in 3 weeks to call Sophie back »",
                 )
             )
         if isinstance(draft, MomentQuestion):  # a day that does not exist or has passed: nothing saved
-            raise Refusal(draft.question())
+            raise click.ClickException(draft.question())
         click.echo(draft.confirmation())
         if not yes and not _agreed(detect_language(text)):
             click.echo(tr("Rien d’enregistré.", "Nothing saved."))
@@ -275,7 +274,7 @@ def _change(settings: Settings, reminder_id: int, action: object) -> None:
         try:
             reminder = action(catalog, reminder_id, _now(None))  # type: ignore[operator]
         except KeyError:
-            raise Refusal(tr(f"aucun rappel n° {reminder_id}", f"no reminder #{reminder_id}")) from None
+            raise click.ClickException(tr(f"aucun rappel n° {reminder_id}", f"no reminder #{reminder_id}")) from None
     said = tr("fait", "done") if reminder.status is ReminderStatus.DONE else tr("reporté", "snoozed")
     click.echo(tr(f"{said} : ", f"{said}: ") + reminder_line(reminder).removeprefix("- [ ] "))
 

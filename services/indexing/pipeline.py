@@ -30,7 +30,6 @@ from services.indexing.reconcile import stat_matches
 from services.indexing.report import IndexReport
 from services.retrieval.embedding import Embedder
 from services.retrieval.embedding_cache import EmbeddingCache
-from services.retrieval.models import StorePoint
 from services.retrieval.store import ModelMismatchError, VectorStore
 from services.vault.models import NoteType, ParsedNote
 
@@ -269,7 +268,16 @@ class IndexPipeline:
             offset += count
 
     def _store_note(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> int:
-        """Stores the note's chunks; how many."""
+        """Stores the note's chunks and its catalog row; how many chunks."""
+        note = item.note
+        written = self._write_points(item, vectors, title_vector)
+        message = item.warning or note.frontmatter_error
+        self.catalog.upsert_note(indexed_record(note, message, written))
+        self.catalog.replace_links(note.path, note.links)
+        return written
+
+    def _write_points(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> int:
+        """The note's points in the store, its stale ones removed, its texts' cache uses recorded; how many."""
         note = item.note
         entities = payload_names(self.catalog.note_entities(note.path))  # known until NER runs again
         ids: set[str] = set()
@@ -286,15 +294,7 @@ class IndexPipeline:
             ids.update(point.id for point in points)
         self.store.delete_note(note.path, keep_ids=ids)
         self.cache.record_uses(note.path, [*item.texts, note_summary(note)])
-        message = item.warning or note.frontmatter_error
-        self.catalog.upsert_note(indexed_record(note, message, len(ids)))
-        self.catalog.replace_links(note.path, note.links)
         return len(ids)
-
-    def _points(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> list[StorePoint]:
-        note = item.note
-        entities = payload_names(self.catalog.note_entities(note.path))  # known until NER runs again
-        return note_points(note, item.chunks, vectors, title_vector, entities, item.page_payload)
 
     def _skip(self, path: str, reason: str, report: IndexReport, status: NoteStatus = NoteStatus.SKIPPED) -> None:
         self.store.delete_note(path)

@@ -28,7 +28,6 @@ from services.catalog import Catalog
 from services.config import Language, Settings
 from services.indexing import attachments
 from services.indexing.chunking import Chunk
-from services.indexing.context import note_summary
 from services.indexing.pipeline import IndexPipeline, IndexReport, _Prepared
 from services.retrieval.embedding import Embedder
 from services.retrieval.embedding_cache import EmbeddingCache
@@ -108,11 +107,8 @@ class _NextPipeline(IndexPipeline):
         self.hashes[path] = ""
         report.deleted.append(path)
 
-    def _store_note(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> None:
-        points = self._points(item, vectors, title_vector)
-        self.store.upsert(points)
-        self.store.delete_note(item.note.path, keep_ids={p.id for p in points})
-        self.cache.record_uses(item.note.path, [*item.texts, note_summary(item.note)])
+    def _store_note(self, item: _Prepared, vectors: list[list[float]], title_vector: list[float]) -> int:
+        return self._write_points(item, vectors, title_vector)  # the catalog follows the live index
 
     def _after_sync(self, report: IndexReport) -> None:
         pass  # links, runs and enrichment belong to the live pipeline

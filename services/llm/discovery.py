@@ -31,7 +31,8 @@ def find_local_servers(
     ports: Iterable[int], skip: Iterable[int] = (), client: httpx.Client | None = None
 ) -> list[LocalServer]:
     """The servers answering a model list on ``ports`` of 127.0.0.1, but ``skip`` (ObsiRAG's own port)."""
-    wanted = [port for port in dict.fromkeys(ports) if port not in set(skip)]
+    skipped = set(skip)
+    wanted = [port for port in dict.fromkeys(ports) if port not in skipped]
     probe = client or httpx.Client(timeout=PROBE_SECONDS, trust_env=False)  # no proxy between us and loopback
     try:
         with ThreadPoolExecutor(max_workers=4) as pool:

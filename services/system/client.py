@@ -32,6 +32,7 @@ from services.system.supervision import STARTING, RedisState, redis_message, red
 RETRYABLE = ("sync_batch", "sync_note", "rebuild_index")  # the tasks the dashboard offers to run again
 DOWN = (redis.ConnectionError, redis.TimeoutError, FileNotFoundError)  # FileNotFoundError: no Redis socket
 NOT_RUNNING = "ObsiRAG is not running: start it with `obsirag up` (or `make run`)"
+NOT_RUNNING_FR = "ObsiRAG ne tourne pas : lance `obsirag up` (ou `make run`)."  # the web UI's and French CLI's
 
 
 class SystemNotRunning(RuntimeError):

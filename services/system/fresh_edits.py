@@ -51,11 +51,14 @@ class FreshEdits:
 
     def _take_and_run(self, member: bytes, busy: frozenset[str]) -> bool:
         task = self.huey.deserialize_task(member[8:])
-        if task.name not in CUT_IN_TASKS or not self._small_notes(_paths(task), busy):
+        if task.name not in CUT_IN_TASKS:
+            return False
+        paths = _paths(task)
+        if not self._small_notes(paths, busy):
             return False
         if not self.huey.storage.conn.zrem(self.huey.storage.queue_key, member):
             return False  # dequeued meanwhile
-        log.info("cut in: %s", ", ".join(_paths(task)))
+        log.info("cut in: %s", ", ".join(paths))
         self.huey.execute(task)
         return True
 
