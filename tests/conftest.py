@@ -14,13 +14,15 @@ from services.config import Settings
 
 # Fixtures of their own modules, shared by every folder: the one running system of the browser, MCP and
 # end-to-end tests (live), systems started by a test (system), the generation worker (generation), the web
-# app on a fixture catalog (web_app), French documents of every kind (document_fixtures).
+# app on a fixture catalog (web_app), French documents of every kind (document_fixtures), the local model
+# hub (hub_fixtures).
 pytest_plugins = [
     "tests.support.live",
     "tests.support.system",
     "tests.support.generation",
     "tests.support.web_app",
     "tests.support.document_fixtures",
+    "tests.support.hub_fixtures",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -39,6 +39,7 @@ from web.pages.documents import DocumentsController
 from web.pages.graph import GraphController
 from web.pages.marks import LearnedController, MarksController
 from web.pages.memory import MemoryController
+from web.pages.models import ModelsController
 from web.pages.notes import NotesController, VaultFilesController
 from web.pages.reminders import RemindersController
 from web.path_guard import PathGuardMiddleware
@@ -55,6 +56,7 @@ ROUTES = [
     GraphController,  # /graph
     ArtifactsController,  # /artifacts
     MemoryController,  # /memory…
+    ModelsController,  # /models…
     LearnedController,  # /memory/marks/… (forget what the clicks taught)
     MarksController,  # /sources/mark (a click on a cited note)
     RemindersController,  # /reminders…
@@ -106,6 +108,8 @@ def _configure_jinja(engine: JinjaTemplateEngine) -> None:
         ago=filters.ago,
         clock=filters.clock,
         duration=filters.duration,
+        filesize=filters.filesize,
+        role_label=partial(filters.french, words=filters.ROLES),
         localtime=filters.localtime,
         note_url=note_url,
         source_url=source_url,

@@ -24,8 +24,10 @@ NAV = (
     ("/artifacts", "Artefacts", "artifacts"),
     ("/memory", "Mémoire", "memory"),
     ("/reminders", "Rappels", "reminders"),
+    ("/models", "Modèles", "models"),
     ("/admin", "Tableau de bord", "admin"),
 )
+ROLES = {"generation": "génération", "embedding": "embedding", "reranking": "reranking"}
 _PROVENANCE = {
     Provenance.VAULT: "coffre",
     Provenance.WEB: "web",
@@ -52,6 +54,17 @@ def duration(seconds: float | None) -> str:
     if seconds < 86400:
         return f"{seconds // 3600:.0f} h {seconds % 3600 // 60:02.0f}"
     return f"{seconds // 86400:.0f} j"
+
+
+def filesize(size: float | None) -> str:
+    """Bytes as a French reader writes them: « 1,2 Go », « 517,0 Mo »."""
+    if size is None:
+        return "—"
+    for unit in ("o", "ko", "Mo", "Go"):
+        if size < 1000 or unit == "Go":
+            return f"{size:.0f} {unit}" if unit == "o" else f"{size:.1f} {unit}".replace(".", ",")
+        size /= 1000
+    return ""
 
 
 def localtime(value: datetime | float | None, fmt: str = "%d/%m/%Y %H:%M") -> str:

@@ -21,6 +21,7 @@ from workers.cli_memory import memory_status_now
 from workers.cli_memory import register as _register_memory
 from workers.cli_model import local_server_notice
 from workers.cli_model import register as _register_model
+from workers.cli_model_use import describe_pull, offer_better_model
 from workers.cli_options import FOLDER, common_options
 from workers.cli_output import print_results, search_json
 from workers.cli_status import print_status
@@ -76,6 +77,7 @@ def up(settings: Settings) -> None:
     claim_data_dir(settings)  # before any worker writes there
     for line in filter(None, (rebuild_notice(settings), local_server_notice(settings))):
         click.echo(line)
+    offer_better_model(settings)  # Apple silicon: a model that writes, proposed once
     setup_logging(settings, "supervisor")
     click.echo(
         tr(
@@ -185,15 +187,22 @@ def search(settings: Settings, query: tuple[str, ...], as_json: bool, explain: b
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @common_options
 def status(settings: Settings, as_json: bool) -> None:
+    from services.models.progress import read_pulls
     from services.system import SystemClient
 
     state = SystemClient(settings).status(LANG)
     memory = memory_status_now(settings)
+    pulls = [pull for pull in read_pulls(settings.model_cache) if pull.state != "done"]
     if as_json:
         data = {**state.model_dump(mode="json"), "memory": memory.model_dump(mode="json")}
+        data["model_pulls"] = [{**pull.model_dump(mode="json"), "interrupted": pull.interrupted} for pull in pulls]
         click.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
     print_status(state, memory)
+    if pulls:
+        click.echo(tr("téléchargements de modèles :", "model downloads:"))
+    for pull in pulls:
+        click.echo(describe_pull(pull))
 
 
 def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:

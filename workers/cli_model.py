@@ -1,5 +1,6 @@
-"""``obsirag model list``: the models in use for each role, and the OpenAI-compatible servers already running on
-this machine with their models (issue #33, point 3; pulling and switching come next)."""
+"""``obsirag model list``: the models in use for each role, those downloaded, the downloads under way, the
+candidates worth pulling on this machine, and the OpenAI-compatible servers already running here with their
+models (issue #33). ``pull``, ``use`` and ``remove`` are in ``workers.cli_model_use``."""
 
 from __future__ import annotations
 
@@ -8,19 +9,26 @@ from typing import TYPE_CHECKING
 
 import click
 
-from services.config import Settings
+from services.config import Settings, rechosen
+from workers.cli_model_use import describe_pull, register_changes, role_word, size_text
 from workers.cli_text import JSON_HELP, Command, Group, example, tr
 
 if TYPE_CHECKING:
     from services.llm.discovery import LocalServer
+    from services.models.catalog import Candidate
+    from services.models.installed import InstalledModel
+    from services.models.progress import PullProgress
+    from services.system.model_bench import Rates
 
 
 def register(main: click.Group, common_options: click.decorators.FC) -> None:  # type: ignore[name-defined]
     @main.group(
         cls=Group,
         help=tr(
-            "Les modèles : ceux en usage, et les serveurs de modèles déjà lancés sur cette machine.",
-            "The models: those in use, and the model servers already running on this machine.",
+            "Les modèles : ceux en usage, les télécharger, en choisir un autre, et les serveurs de modèles déjà "
+            "lancés sur cette machine.",
+            "The models: those in use, downloading and choosing others, and the model servers already running on "
+            "this machine.",
         ),
     )
     def model() -> None:
@@ -30,27 +38,109 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
         "list",
         cls=Command,
         help=tr(
-            "Le modèle de chaque rôle (génération, embedding, reranking), puis les serveurs compatibles OpenAI "
-            "trouvés sur 127.0.0.1 (Ollama, LM Studio, llama.cpp, vLLM) avec leurs modèles ; rien n'est utilisé "
-            "sans ton choix.",
-            "Each role's model (generation, embedding, reranking), then the OpenAI-compatible servers found on "
-            "127.0.0.1 (Ollama, LM Studio, llama.cpp, vLLM) with their models; none is used unless you choose it.",
+            "Le modèle de chaque rôle (génération, embedding, reranking), les modèles téléchargés et les "
+            "téléchargements en cours, des modèles à essayer sur cette machine (taille, licence, langues), puis les "
+            "serveurs compatibles OpenAI trouvés sur 127.0.0.1 (Ollama, LM Studio, llama.cpp, vLLM) avec leurs "
+            "modèles ; rien n'est utilisé sans ton choix.",
+            "Each role's model (generation, embedding, reranking), the downloaded models and the downloads under "
+            "way, models worth trying on this machine (size, licence, languages), then the OpenAI-compatible "
+            "servers found on 127.0.0.1 (Ollama, LM Studio, llama.cpp, vLLM) with their models; none is used "
+            "unless you choose it.",
         ),
         epilog=example("obsirag model list"),
     )
     @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
     @common_options
     def listing(settings: Settings, as_json: bool) -> None:
-        from services.llm.discovery import find_local_servers
+        from services.system.model_choice import overview
 
-        servers = find_local_servers(settings.llm_local_ports, skip=[settings.port])
-        in_use = _in_use(settings)
+        seen = overview(settings)
         if as_json:
-            data = {**in_use, "local_servers": [server.model_dump() for server in servers]}
+            data = seen.model_dump(mode="json")
+            for pull, shown in zip(seen.pulls, data["pulls"], strict=True):
+                shown["interrupted"] = pull.interrupted
             click.echo(json.dumps(data, ensure_ascii=False, indent=2))
             return
         _print_in_use(settings)
-        _print_servers(servers, settings.llm_local_ports)
+        _print_installed(seen.installed, seen.pulls)
+        _print_candidates(seen.candidates)
+        _print_servers(seen.local_servers, settings.llm_local_ports)
+
+    @model.command(
+        "bench",
+        cls=Command,
+        help=tr(
+            "Mesure sur cette machine chaque modèle en usage : lecture et écriture (jetons/s) du modèle de "
+            "génération, extraits/s et latence d'une requête de l'embedding, paires/s du reranker. Gardé dans le "
+            "dossier de données : au prochain démarrage, le worker de génération part de ces vitesses pour son "
+            "budget de contexte.",
+            "Time each model in use on this machine: the generation model's reading and writing (tokens/s), the "
+            "embedding model's chunks/s and query latency, the reranker's pairs/s. Kept in the data folder: at "
+            "its next start the generation worker sizes its context budget from these rates.",
+        ),
+        epilog=example("obsirag model bench"),
+    )
+    @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+    @common_options
+    def bench(settings: Settings, as_json: bool) -> None:
+        from services.system.model_bench import write_bench
+
+        measured = run_benches(rechosen(settings))
+        write_bench(settings, measured)
+        if as_json:
+            click.echo(json.dumps([rates.model_dump() for rates in measured], ensure_ascii=False, indent=2))
+            return
+        for rates in measured:
+            click.echo(rates_line(rates))
+        click.echo(
+            tr(
+                "Le worker de génération part de ces vitesses à son prochain démarrage.",
+                "The generation worker starts from these rates at its next start.",
+            )
+        )
+
+    register_changes(model, common_options)
+
+
+def run_benches(settings: Settings) -> list[Rates]:
+    from services.llm.configured_backend import open_backend
+    from services.retrieval.embedding import load_embedder
+    from services.retrieval.reranker import open_reranker
+    from services.system.model_bench import bench_embedding, bench_generation, bench_reranker
+
+    click.echo(tr("Mesure en cours (chaque modèle est chargé ici)…", "Measuring (each model loads here)…"), err=True)
+    backend = open_backend(settings)
+    try:
+        measured = [bench_generation(backend)]
+    finally:
+        backend.unload()
+    cache, served = settings.model_cache, settings.embedding_served
+    embedder = load_embedder(
+        settings.embedding_model, settings.embedding_batch_size, settings.torch_threads, cache, served
+    )
+    measured.append(bench_embedding(embedder))
+    if reranker := open_reranker(settings.rerank_model, settings.model_cache, settings.torch_threads):
+        measured.append(bench_reranker(reranker))
+    return measured
+
+
+def rates_line(rates: Rates) -> str:
+    if rates.role == "generation":
+        return tr(
+            f"génération {rates.model} ({rates.backend}) : lecture {rates.prompt_tokens_per_s} jetons/s, "
+            f"écriture {rates.decode_tokens_per_s} jetons/s",
+            f"generation {rates.model} ({rates.backend}): reads {rates.prompt_tokens_per_s} tokens/s, "
+            f"writes {rates.decode_tokens_per_s} tokens/s",
+        )
+    if rates.role == "embedding":
+        return tr(
+            f"embedding {rates.model} : {rates.chunks_per_s} extraits/s, une requête en {rates.query_ms} ms",
+            f"embedding {rates.model}: {rates.chunks_per_s} chunks/s, a query in {rates.query_ms} ms",
+        )
+    return tr(
+        f"reranking {rates.model} : {rates.pairs_per_s} paires/s",
+        f"reranking {rates.model}: {rates.pairs_per_s} pairs/s",
+    )
 
 
 def local_server_notice(settings: Settings) -> str | None:
@@ -74,17 +164,38 @@ def local_server_notice(settings: Settings) -> str | None:
     )
 
 
-def _in_use(settings: Settings) -> dict[str, object]:
-    generation = {"backend": settings.llm_backend, "model": settings.llm_model, "base_url": settings.llm_base_url}
-    return {"generation": generation, "embedding": {"model": settings.embedding_model}, "reranking": None}
-
-
 def _print_in_use(settings: Settings) -> None:
-    served = f" ({settings.llm_base_url})" if settings.llm_base_url else ""
+    settings = rechosen(settings)  # as chosen now
+    served = f" ({settings.llm_base_url})" if settings.llm_base_url and settings.llm_backend == "openai" else ""
     click.echo(tr("En usage :", "In use:"))
     click.echo(tr("  génération : ", "  generation: ") + f"{settings.llm_backend} {settings.llm_model}{served}")
     click.echo(tr("  embedding : ", "  embedding: ") + settings.embedding_model)
-    click.echo(tr("  reranking : aucun", "  reranking: none"))
+    click.echo(tr("  reranking : ", "  reranking: ") + (settings.rerank_model or tr("aucun", "none")))
+
+
+def _print_installed(installed: list[InstalledModel], pulls: list[PullProgress]) -> None:
+    if not installed and not pulls:
+        return
+    click.echo(tr("Téléchargés :", "Downloaded:"))
+    for found in installed:
+        click.echo(f"  {found.model} — {role_word(found.role)}, {size_text(found.size_bytes)}")
+    for pull in pulls:
+        click.echo(describe_pull(pull))
+
+
+def _print_candidates(offered: list[Candidate]) -> None:
+    if not offered:
+        return
+    click.echo(
+        tr("À essayer (chiffres publiés, non mesurés ici) :", "Worth trying (published figures, not measured here):")
+    )
+    for candidate in offered:
+        size = size_text(candidate.size_gb * 1e9)
+        click.echo(
+            f"  {candidate.model} — {role_word(candidate.role)}, {size}, {candidate.licence}, {candidate.languages}"
+        )
+        click.echo(f"    {candidate.note} ({candidate.source})")
+    click.echo(tr("  pour en télécharger un : obsirag model pull ID", "  to download one: obsirag model pull ID"))
 
 
 def _print_servers(servers: list[LocalServer], ports: list[int]) -> None:
@@ -103,8 +214,5 @@ def _print_servers(servers: list[LocalServer], ports: list[int]) -> None:
         click.echo(tr("    chat : ", "    chat: ") + (", ".join(server.chat_models) or "—"))
         click.echo(tr("    embedding : ", "    embedding: ") + (", ".join(server.embedding_models) or "—"))
         if server.chat_models:
-            use = (
-                f"OBSIRAG_LLM_BACKEND=openai OBSIRAG_LLM_BASE_URL={server.base_url} "
-                f"OBSIRAG_LLM_MODEL={server.chat_models[0]} obsirag up"
-            )
+            use = f"obsirag model use {server.chat_models[0]}"
             click.echo(tr("    pour rédiger avec : ", "    to write with it: ") + use)

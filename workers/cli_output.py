@@ -32,6 +32,11 @@ def explain_grounding(grounding: dict[str, Any]) -> str:
     lines.append(
         tr("  indices : ", "  evidence: ") + ", ".join(f"{k} {v:.2f}" for k, v in grounding["evidence"].items())
     )
+    if (rankers := grounding.get("rankers")) and rankers.get("reranker"):
+        lines.append(
+            tr("  classement : ", "  ranked by: ")
+            + f"{rankers['embedding']} + reranker {rankers['reranker']} ({rankers.get('rerank_ms') or 0:.0f} ms)"
+        )
     for key, (fr, en), join in _NOTE_LINES:
         if grounding[key]:
             lines.append(

@@ -12,9 +12,11 @@ from services.lifeline import watch_parent
 from services.llm.backend import Backend
 from services.llm.capability import stated_capability
 from services.llm.configured_backend import decoding, open_backend
-from services.llm.serving import GenerationService, Limits
+from services.llm.serving import WARM_UP_DISCOUNT, GenerationService, Limits
+from services.llm.switching import ModelFollower
 from services.system.generation_client import WORKER_NAME
 from services.system.handlers.generator import GenerationHandlers
+from services.system.model_bench import measured_rates
 from services.system.queues import Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 
@@ -33,7 +35,7 @@ def build_service(
     client = redis.Redis.from_url(settings.effective_redis_url)
     backend = backend or open_backend(settings)
     backend.decoding = decoding(settings)  # every model decodes with the worker's repetition control
-    return GenerationService(
+    service = GenerationService(
         backend,
         client,
         settings.llm_idle_unload_seconds,
@@ -42,6 +44,9 @@ def build_service(
         stopping=stop,
         capability=stated_capability(settings.llm_can_write, backend.name, backend.model),
     )
+    if rates := measured_rates(settings, backend):  # `obsirag model bench` timed this model here
+        service.prompt_rate, service.last_tokens_per_s = rates[0] * WARM_UP_DISCOUNT, rates[1]
+    return service
 
 
 def worker_limits(settings: Settings) -> Limits:
@@ -55,13 +60,19 @@ def worker_limits(settings: Settings) -> Limits:
 
 def serve(settings: Settings, stop: threading.Event, queues: Queues, service: GenerationService) -> None:
     """Serve generations until ``stop`` is set; the model loads on the first request."""
-    queues.serve(GenerationHandlers(service))
+    follower = ModelFollower(settings, service)
+    queues.serve(GenerationHandlers(service, follower))
     consumer = start_consumer(queues.hueys["generate"], 1)  # one thread: generations never overlap
     log.info("mlx worker ready: %s backend, model %s", service.backend.name, service.backend.model)
     if settings.llm_warm_up or service.capability.can_write is None:
         threading.Thread(target=_warm_up, args=(service, settings.llm_warm_up), name="warm-up", daemon=True).start()
+
+    def tick() -> None:
+        follower.follow(wait=False)
+        service.unload_if_idle()
+
     try:
-        run_until_stopped(settings, WORKER_NAME, stop, [consumer], details=service.details, tick=service.unload_if_idle)
+        run_until_stopped(settings, WORKER_NAME, stop, [consumer], details=service.details, tick=tick)
     finally:
         service.backend.unload()
 

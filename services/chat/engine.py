@@ -252,7 +252,10 @@ class ChatEngine:
         prepared.memory_matches = response.memory
         whole = assess(query, response.results, cal, response.known)
         parts = [(part, self._assess_part(prepared, part, cal)) for part in split_question(query)]
-        return combine_parts(whole, parts)
+        grounding = combine_parts(whole, parts)
+        grounding.rankers = {"embedding": self.settings.embedding_model, "reranker": response.reranker}
+        grounding.rankers["rerank_ms"] = response.timings_ms.get("rerank")
+        return grounding
 
     def _assess_part(self, prepared: Prepared, part: str, cal: Calibration) -> Grounding:
         response = self._retrieve(prepared, part)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
+from services.chat import reranked
 from services.chat.grounding_check import CheckOutcome
 from services.chat.outcome import Outcome, decide, logistic
 from services.retrieval import lexical
@@ -71,6 +72,7 @@ class Grounding:
     learned: float | None = None  # answered from the note the user chose for a question this close (cosine)
     answer_from: float = 0.5  # the confidence the chat answers from
     near_from: float = 0.25  # the nearness it shows the closest passages from (else it refuses)
+    rankers: dict[str, object] = field(default_factory=dict)  # the models that ranked: embedding, reranker, its ms
 
     def explain(self) -> dict[str, object]:
         """The decision as plain data (``obsirag ask --explain``, the web's "pourquoi ces sources ?")."""
@@ -90,6 +92,7 @@ class Grounding:
             "missing_names": self.missing_names,
             "missing_parts": self.missing_parts,
             "check": self.check.explain() if self.check else None,
+            "rankers": self.rankers,
         }
 
 
@@ -163,7 +166,7 @@ def assess(
     chunk) is read in that order all the same, so its evidence does not move."""
     results = sorted(results, key=lambda r: -r.score)  # stable: equal scores keep the search's order
     evidence, missing = gather_evidence(question, results)
-    guard = confidence(evidence, calibration)
+    guard = reranked.blend_guard(confidence(evidence, calibration), results)
     decision = decide([*evidence.values(), 1.0 if known is None else known, guard], guard, calibration)
     grounding = Grounding(
         decision.outcome == Outcome.ANSWER,
@@ -183,7 +186,10 @@ def assess(
         # A mark moved notes of this list: the places' scores (margin, lead) are no longer the notes' own evidence,
         # so a farther question is shown its closest notes (the marked one first), never answered on borrowed scores.
         grounding.supported, grounding.outcome = False, Outcome.CLOSEST
-    if grounding.supported:
+    if grounding.supported and reranked.reranked(results):
+        grounding.results = reranked.supporting(results, calibration.support_share)
+        grounding.main, grounding.candidates = reranked.main_note(grounding.results, MAX_CANDIDATES)
+    elif grounding.supported:
         grounding.results = [r for r in results if r.score >= results[0].score * calibration.support_share]
         grounding.main, grounding.candidates = select_main_note(grounding.results, calibration.main_margin)
     elif grounding.outcome == Outcome.CLOSEST:

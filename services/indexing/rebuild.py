@@ -32,6 +32,7 @@ from services.indexing.pipeline import IndexPipeline, IndexReport, _Prepared
 from services.retrieval.embedding import Embedder
 from services.retrieval.embedding_cache import EmbeddingCache
 from services.retrieval.fact_vectors import FactVectors
+from services.retrieval.reranker import ChosenReranker
 from services.retrieval.search import SearchEngine
 from services.retrieval.store import VectorStore
 from services.retrieval.store.edge_folder import NEXT_DIR
@@ -262,7 +263,11 @@ def open_pipeline(
 
     store = store or open_store(settings)
     embedder = embedder or load_embedder(
-        settings.embedding_model, settings.embedding_batch_size, settings.torch_threads
+        settings.embedding_model,
+        settings.embedding_batch_size,
+        settings.torch_threads,
+        settings.model_cache,
+        settings.embedding_served,
     )
     if reset:
         store.reset()
@@ -287,16 +292,19 @@ def open_index(
 
     store = open_store(settings)
     batch, threads = settings.embedding_batch_size, settings.torch_threads
-    configured = load_embedder(settings.embedding_model, batch, threads)
+    configured = load_embedder(
+        settings.embedding_model, batch, threads, settings.model_cache, settings.embedding_served
+    )
     recorded = store.recorded_model()
     stale = recorded is not None and recorded[:2] != (configured.name, configured.dim)
     if stale:
         log.warning(
             "the index was built with %s: it answers until its rebuild with %s is done", recorded.name, configured.name
         )
-    live = load_embedder(recorded.name, batch, threads) if stale else configured
+    live = load_embedder(recorded.name, batch, threads, settings.model_cache) if stale else configured
     pipeline = open_pipeline(settings, store, live, on_indexed=on_indexed, extract_later=extract_later)
-    engine = SearchEngine(store, pipeline.embedder, FactVectors(pipeline.catalog, pipeline.cache))
+    memory = FactVectors(pipeline.catalog, pipeline.cache)
+    engine = SearchEngine(store, pipeline.embedder, memory, rerankers=ChosenReranker(settings))
     if stale:
         rebuild: Rebuild | None = Rebuild.start(settings, pipeline, configured, engine)
     else:

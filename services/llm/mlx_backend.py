@@ -16,6 +16,7 @@ from services.llm.backend import NO_REPETITION_CONTROL, Backend, Decoding, Promp
 from services.llm.bundled import ensure_converted, is_bundled
 from services.llm.models import ChatMessage
 from services.llm.prompt_cache import PromptCache
+from services.models.installed import local_folder
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +97,12 @@ def _decoding_options(decoding: Decoding, prompt_tokens: int, prompt_step: int |
 
 
 def resolve_model(model: str, cache: Path) -> str:
-    """A folder ``mlx_lm.load`` reads: the bundled model (converted once), a local folder, or a hub id."""
+    """A folder ``mlx_lm.load`` reads: the bundled model (converted once), a hub id pulled into the model
+    cache (``obsirag model pull``), a local folder, or a hub id (which mlx-lm then downloads itself)."""
     if is_bundled(model):
         return str(ensure_converted(cache))
+    if pulled := local_folder(cache, model):
+        return str(pulled)
     folder = Path(model).expanduser()
     return str(folder.resolve()) if folder.is_dir() else model
 

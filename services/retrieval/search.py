@@ -6,10 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from functools import lru_cache
-from typing import Any
 
-import numpy as np
 from pydantic import BaseModel, Field
 
 from services.language.dates import parse_date_range, strip_date_expression
@@ -20,7 +17,9 @@ from services.retrieval.embedding import Embedder, calibration
 from services.retrieval.fact_vectors import FactVectors, MemoryMatch
 from services.retrieval.fusion import FusedHit, NoteHit, boost_title_matches, fuse_scores, rank_notes
 from services.retrieval.learned import POOL, LearnedMarks, rerank
+from services.retrieval.matching import snippet, title_matcher, title_similarities
 from services.retrieval.models import SparseVector, StoreFilter, StoreHit
+from services.retrieval.reranker import RerankerSource, cross_encode
 from services.retrieval.rwlock import ReadWriteLock
 from services.retrieval.store import VectorStore
 from services.vault.models import NoteType
@@ -28,7 +27,6 @@ from services.vault.models import NoteType
 CANDIDATES = 100  # chunks fetched from each list before fusion (CNIL: 50 → 100, MRR +0.01)
 # What fusion reads of a candidate (grouping, title matches, opening chunk); the results' chunks are then read whole.
 CANDIDATE_FIELDS = ("path", "title", "aliases", "chunk_index")
-SNIPPET_CHARS = 240
 # The store searches without the GIL: the lexical list is searched beside the dense one, not after it.
 _LISTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-lists")
 # Question words that say how to ask, not what about: they never count as a match (grounding reads them too).
@@ -90,6 +88,7 @@ class SearchResult(BaseModel):
     ocr_low: bool = False  # below OBSIRAG_OCR_MIN_CONFIDENCE: cited, never the main note
     learned: bool = False  # placed by a recorded question close to this one (first, or last for « pas ça »)
     learned_similarity: float | None = None  # the cosine of the recorded question that pulled it (not « pas ça »)
+    rerank_score: float | None = None  # the reranker's relevance of this note's best passage, 0..1 (when one ran)
 
     @property
     def screenshot(self) -> bool:
@@ -106,6 +105,7 @@ class SearchResponse(BaseModel):
     timings_ms: dict[str, float] = Field(default_factory=dict)
     memory: list[MemoryMatch] = Field(default_factory=list)  # asked for with ``memory``, best first
     known: float | None = None  # with ``guard_order``: share of the query's words some note holds (``_known``)
+    reranker: str | None = None  # the cross-encoder that ordered the results (``timings_ms["rerank"]``)
 
 
 class SearchEngine:
@@ -117,12 +117,15 @@ class SearchEngine:
         embedder: Embedder,
         memory: FactVectors | None = None,
         marks: LearnedMarks | None = None,
+        rerankers: RerankerSource | None = None,
     ) -> None:
         """``memory``: where ``SearchRequest.memory`` finds the facts (None: no fact matches); ``marks``: the
-        questions the user's clicks recorded against notes (None: nothing learned)."""
+        questions the user's clicks recorded against notes (None: nothing learned); ``rerankers``: the
+        reranker in use, if any (``services.retrieval.reranker``)."""
         self.store = store
         self.memory = memory
         self.marks = marks
+        self.rerankers = rerankers
         self._switching = ReadWriteLock()  # a search reads one model's index with that model's queries
         self.use_embedder(embedder)
 
@@ -159,26 +162,37 @@ class SearchEngine:
         sparse, coverage = lexical_list.result()
         sparse_weight = (1.0 - cal.dense_weight) * coverage
         fused = fuse_scores(dense, sparse, cal.dense_weight, sparse_weight)
-        fused = boost_title_matches(fused, _title_matcher(text))
-        titles = _title_similarities(self.store, meaning)
+        fused = boost_title_matches(fused, title_matcher(text))
+        titles = title_similarities(self.store, meaning)
         order = (
             {} if request.guard_order else {"order_title_weight": cal.order_title_weight, "order_lead": cal.order_lead}
         )
         close = self.marks.close_to(self.embedder, vector) if self.marks is not None else []
-        notes = rank_notes(fused, max(request.k, POOL) if close else request.k, titles, cal.title_weight, **order)
+        reranker = self.rerankers.current() if self.rerankers is not None else None
+        wanted = max(request.k, POOL) if close else request.k
+        depth = max(wanted, self.rerankers.notes) if reranker and self.rerankers else wanted
+        notes = rank_notes(fused, depth, titles, cal.title_weight, **order)
+        reranked: dict[str, float] = {}
+        if reranker is not None:  # before the marks: what the user chose for a close question still wins
+            ranked = time.perf_counter()
+            self._read_whole([note.best for note in notes])
+            notes, reranked = cross_encode(reranker, text or request.query, notes, wanted)
+            rerank_ms = (time.perf_counter() - ranked) * 1000
         moved: set[str] = set()
         if close and self.marks is not None:
             outside = lambda path: self._outside(path, vector, flt)  # noqa: E731
             notes, moved = rerank(notes, close, outside, self.marks, request.k)
         self._read_whole([note.best for note in notes])
         pulled = {one.path: one.similarity for one in close if one.pulls}
-        results = [_result(note, text, moved, pulled) for note in notes]
+        results = [_result(note, text, moved, pulled, reranked) for note in notes]
         searched = time.perf_counter()
         facts = self._facts(request, vector, text, results)
         done = time.perf_counter()
         timings = {"embed": (embedded - started) * 1000, "total": (done - started) * 1000}
         if request.memory:
             timings["memory"] = (done - searched) * 1000
+        if reranker is not None:
+            timings["rerank"] = rerank_ms
         return SearchResponse(
             query=request.query,
             retrieval_query=text,
@@ -188,6 +202,7 @@ class SearchEngine:
             timings_ms=timings,
             memory=facts,
             known=known.result() if known else None,
+            reranker=reranker.name if reranker is not None else None,
         )
 
     def _facts(
@@ -288,50 +303,15 @@ def _store_filter(request: SearchRequest, since: datetime | None, until: datetim
     )
 
 
-def _flat_fold(text: str) -> str:
-    """Case- and accent-insensitive form with single spaces, for substring matching."""
-    return " ".join(lexical.fold_accents(text.casefold()).split())
-
-
-# Cached for titles, aliases and queries (the same titles come back among every search's candidates);
-# a result's chunk text, seldom the same twice, is folded by ``_flat_fold`` and does not crowd them out.
-_fold = lru_cache(maxsize=8192)(_flat_fold)
-
-
-def _title_matcher(query: str) -> Callable[[dict[str, Any]], bool]:
-    folded_query = f" {_fold(query)} "
-
-    def matches(payload: dict[str, Any]) -> bool:
-        names = [payload.get("title", ""), *payload.get("aliases", [])]
-        return any(len(name) >= 3 and f" {_fold(name)} " in folded_query for name in names if name)
-
-    return matches
-
-
-def _title_similarities(
-    store: VectorStore, query_vector: Sequence[float]
-) -> Callable[[list[FusedHit]], list[float | None]]:
-    """The cosine between the query and the title vector of each hit's note (None when it has none)."""
-    query = np.asarray(query_vector, dtype=np.float32)
-    query /= max(float(np.linalg.norm(query)), 1e-12)
-
-    def similarities(items: list[FusedHit]) -> list[float | None]:
-        vectors = store.title_vectors([item.hit.id for item in items])
-        found = [vectors.get(item.hit.id) for item in items]
-        present = [vector for vector in found if vector is not None]
-        if not present:
-            return [None] * len(items)
-        matrix = np.asarray(present, dtype=np.float32)
-        cosines = iter((matrix @ query) / np.maximum(np.linalg.norm(matrix, axis=1), 1e-12))
-        return [float(next(cosines)) if vector is not None else None for vector in found]
-
-    return similarities
-
-
 def _result(
-    note: NoteHit, query: str, moved: frozenset[str] | set[str] = frozenset(), pulled: dict[str, float] | None = None
+    note: NoteHit,
+    query: str,
+    moved: frozenset[str] | set[str] = frozenset(),
+    pulled: dict[str, float] | None = None,
+    reranked: dict[str, float] | None = None,
 ) -> SearchResult:
-    """``moved``: the paths the marks reordered; ``pulled``: the cosine of the recorded question that pulled each."""
+    """``moved``: the paths the marks reordered; ``pulled``: the cosine of the recorded question that pulled each;
+    ``reranked``: the reranker's score of each note it read."""
     item = note.best
     payload = item.hit.payload
     path = payload["path"]
@@ -358,17 +338,5 @@ def _result(
         ocr_low=bool(payload.get("ocr_low")),
         learned=path in moved,
         learned_similarity=(pulled or {}).get(path) if path in moved else None,
+        rerank_score=round(reranked[path], 4) if reranked and path in reranked else None,
     )
-
-
-def snippet(text: str, query: str, width: int = SNIPPET_CHARS) -> str:
-    """A window of the chunk around the first query term it contains."""
-    flat = " ".join(text.split())
-    if len(flat) <= width:
-        return flat
-    folded = _flat_fold(flat)
-    positions = [folded.find(word) for word in _fold(query).split() if len(word) > 3]
-    hits = [p for p in positions if p >= 0]
-    start = max(0, min(hits) - width // 4) if hits else 0
-    end = min(len(flat), start + width)
-    return ("…" if start else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")

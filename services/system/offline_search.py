@@ -9,6 +9,7 @@ from services.catalog import Catalog
 from services.config import Language, Settings
 from services.retrieval.embedding import load_embedder
 from services.retrieval.learned import LearnedMarks
+from services.retrieval.reranker import ChosenReranker
 from services.retrieval.search import SearchEngine, SearchRequest, SearchResponse
 from services.retrieval.store import open_store
 from services.system.client import DOWN, SystemClient, SystemNotRunning
@@ -31,9 +32,11 @@ def search_anywhere(settings: Settings, request: SearchRequest, lang: Language =
     try:
         recorded = store.recorded_model()  # the index answers with the model that built it
         model = recorded.name if recorded is not None else settings.embedding_model
-        embedder = load_embedder(model, threads=settings.torch_threads)
+        served = settings.embedding_served if model == settings.embedding_model else None
+        embedder = load_embedder(model, threads=settings.torch_threads, cache=settings.model_cache, served=served)
         store.ensure_collection(embedder.dim, embedder.name)
-        return SearchEngine(store, embedder, marks=LearnedMarks(catalog.marks)).search(request)
+        engine = SearchEngine(store, embedder, marks=LearnedMarks(catalog.marks), rerankers=ChosenReranker(settings))
+        return engine.search(request)
     finally:
         store.close()
         catalog.close()

@@ -218,3 +218,19 @@ def _explained(outcome: CheckOutcome) -> dict[str, object]:
         "missing_names": [],
         "check": outcome.explain(),
     }
+
+
+def test_a_reranker_s_score_is_blended_into_the_guard_and_its_order_picks_the_main_note() -> None:
+    question = "objectifs du projet Atlas"
+    plain = assess(question, [ATLAS, TARTE], RULE)
+    sure = [ATLAS.model_copy(update={"rerank_score": 0.2}), TARTE.model_copy(update={"rerank_score": 0.9})]
+    reranked = assess(question, sure, RULE)
+    assert reranked.evidence == plain.evidence  # the fused evidence the guard was fitted on stays put
+    assert reranked.guard == pytest.approx(0.5 * plain.guard + 0.5 * 0.9)
+    assert reranked.supported and reranked.main is not None  # the reranker's best leads by more than its margin
+    assert reranked.main.path == TARTE.path and [r.path for r in reranked.results] == [TARTE.path]  # 0.2 < 0.8 × 0.9
+    doubtful = [ATLAS.model_copy(update={"rerank_score": 0.01}), TARTE.model_copy(update={"rerank_score": 0.02})]
+    assert assess(question, doubtful, RULE).guard < plain.guard  # a reranker that finds nothing lowers it
+    close = [ATLAS.model_copy(update={"rerank_score": 0.95}), TARTE.model_copy(update={"rerank_score": 0.9})]
+    both = assess(question, close, replace(RULE, support_share=0.5))
+    assert both.supported and both.main is None and [r.path for r in both.candidates] == [ATLAS.path, TARTE.path]

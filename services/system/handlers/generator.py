@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from services.llm.models import GenerationRequest
 from services.llm.serving import GenerationService
+from services.llm.switching import ModelFollower
 
 
 class GenerationHandlers:
@@ -13,9 +14,13 @@ class GenerationHandlers:
 
     kind: Literal["generation"] = "generation"
 
-    def __init__(self, service: GenerationService) -> None:
+    def __init__(self, service: GenerationService, follower: ModelFollower | None = None) -> None:
+        """``follower``: switches to the model the user chooses, before the next request."""
         self.service = service
+        self.follower = follower
 
     def generate(self, request: dict[str, Any]) -> None:
         """Stream one generation into its Redis stream; returns nothing (Huey stores no result for None)."""
+        if self.follower is not None:
+            self.follower.follow()
         self.service.run(GenerationRequest.model_validate(request))
