@@ -125,22 +125,30 @@ def run_benches(settings: Settings) -> list[Rates]:
 
 
 def rates_line(rates: Rates) -> str:
+    n = _number
     if rates.role == "generation":
         return tr(
-            f"génération {rates.model} ({rates.backend}) : lecture {rates.prompt_tokens_per_s} jetons/s, "
-            f"écriture {rates.decode_tokens_per_s} jetons/s",
-            f"generation {rates.model} ({rates.backend}): reads {rates.prompt_tokens_per_s} tokens/s, "
-            f"writes {rates.decode_tokens_per_s} tokens/s",
+            f"génération {rates.model} ({rates.backend}) : lecture {n(rates.prompt_tokens_per_s)} jetons/s, "
+            f"écriture {n(rates.decode_tokens_per_s)} jetons/s",
+            f"generation {rates.model} ({rates.backend}): reads {n(rates.prompt_tokens_per_s)} tokens/s, "
+            f"writes {n(rates.decode_tokens_per_s)} tokens/s",
         )
     if rates.role == "embedding":
         return tr(
-            f"embedding {rates.model} : {rates.chunks_per_s} extraits/s, une requête en {rates.query_ms} ms",
-            f"embedding {rates.model}: {rates.chunks_per_s} chunks/s, a query in {rates.query_ms} ms",
+            f"embedding {rates.model} : {n(rates.chunks_per_s)} extraits/s, une requête en {n(rates.query_ms)} ms",
+            f"embedding {rates.model}: {n(rates.chunks_per_s)} chunks/s, a query in {n(rates.query_ms)} ms",
         )
     return tr(
-        f"reranking {rates.model} : {rates.pairs_per_s} paires/s",
-        f"reranking {rates.model}: {rates.pairs_per_s} pairs/s",
+        f"reranking {rates.model} : {n(rates.pairs_per_s)} paires/s",
+        f"reranking {rates.model}: {n(rates.pairs_per_s)} pairs/s",
     )
+
+
+def _number(value: float | None) -> str:
+    """« 12,5 » in French, "12.5" in English; « ? » when it could not be measured."""
+    if value is None:
+        return "?"
+    return tr(f"{value}".replace(".", ","), f"{value}")
 
 
 def local_server_notice(settings: Settings) -> str | None:

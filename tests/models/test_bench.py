@@ -43,4 +43,4 @@ def test_each_rate_is_said_in_one_line() -> None:
     from services.system.model_bench import Rates
 
     line = rates_line(Rates(role="embedding", model="e5", chunks_per_s=12.5, query_ms=14.0))
-    assert line == "embedding e5 : 12.5 extraits/s, une requête en 14.0 ms"
+    assert line == "embedding e5 : 12,5 extraits/s, une requête en 14,0 ms"
