@@ -211,9 +211,31 @@ def use_model(settings: Settings, model_id: str, url: str | None) -> None:
         choose(settings, fields)
     except ChoiceRefused as exc:
         raise click.ClickException(exc.text(LANG)) from None
+    if role == "embedding" and model_id != settings.embedding_model:
+        click.echo(rebuild_now(settings, model_id))
+        return
     click.echo(chosen_line(role, model_id))
     if role == "generation":
         wait_for_switch(settings, fields)
+
+
+def rebuild_now(settings: Settings, model_id: str) -> str:
+    """A new embedding model: with the system up, its rebuild starts now beside the live index."""
+    from services.system import SystemClient, SystemNotRunning
+
+    client = SystemClient(settings)
+    try:
+        if not client.running():
+            raise SystemNotRunning("not running")
+        client.reindex()
+    except SystemNotRunning:
+        return chosen_line("embedding", model_id)
+    return tr(
+        f"Embedding : {model_id}. L'index est reconstruit avec lui à côté de l'actuel, qui répond jusqu'à la fin "
+        "(`obsirag status` montre l'avancement).",
+        f"Embedding: {model_id}. The index is rebuilt with it beside the current one, which answers until it is "
+        "done (`obsirag status` shows the progress).",
+    )
 
 
 def offer_better_model(settings: Settings) -> None:

@@ -189,18 +189,23 @@ def print_sources(answer: Any, streamed: str = "") -> None:
 
 
 def search_json(response: SearchResponse) -> list[dict[str, Any]]:
-    """Each hit's fields; an attachment's hit also has its ``page``, and an OCR text its ``ocr`` (``image`` or
-    ``scan``) and ``ocr_confidence`` (the existing fields never change)."""
+    """Each hit's fields; an attachment's hit also has its ``page``, an OCR text its ``ocr`` (``image`` or
+    ``scan``) and ``ocr_confidence``, a hit the reranker read its ``rerank_score`` (the existing fields never
+    change)."""
     return [
         {"path": r.path, "title": r.title, "score": r.score, "heading": r.heading, "snippet": r.snippet}
         | ({"page": r.page} if r.page is not None else {})
         | ({"ocr": r.ocr, "ocr_confidence": r.ocr_confidence} if r.ocr else {})
+        | ({"rerank_score": r.rerank_score} if r.rerank_score is not None else {})
         for r in response.results
     ]
 
 
 def _order(result: SearchResult) -> float:
-    """What orders the hits: ``rank_score`` when the search set one (a heavier title term), else ``score``."""
+    """What orders the hits: the reranker's score when one ran, ``rank_score`` when the search set one (a
+    heavier title term), else ``score``."""
+    if result.rerank_score is not None:
+        return result.rerank_score
     return result.rank_score if result.rank_score is not None else result.score
 
 
@@ -209,6 +214,11 @@ def print_results(response: SearchResponse, explain: bool) -> None:
         click.echo(tr("dates : ", "dates: ") + f"{response.since:%Y-%m-%d} → {response.until:%Y-%m-%d}", err=True)
     if not response.results:
         click.echo(tr("aucun résultat", "no results"))
+    if explain and response.reranker:
+        took = f"{response.timings_ms.get('rerank', 0.0):.0f} ms"
+        click.echo(
+            tr(f"ordre du reranker {response.reranker} ({took})", f"ordered by reranker {response.reranker} ({took})")
+        )
     for rank, r in enumerate(response.results, start=1):
         heading = f" › {r.heading}" if r.heading else ""
         page = f", p. {r.page}" if r.page is not None else ""

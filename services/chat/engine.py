@@ -247,8 +247,8 @@ class ChatEngine:
     def _ground(self, prepared: Prepared) -> Grounding:
         """The guard on the question, and on each part of a two-part question (one search each)."""
         query = prepared.plan.retrieval_query
-        cal = calibration(self.settings.embedding_model)
         response = self._retrieve(prepared, query, memory=True)  # the facts close in meaning too
+        cal = calibration(response.model or self.settings.embedding_model)  # the live index's model, rebuilds too
         prepared.memory_matches = response.memory
         whole = assess(query, response.results, cal, response.known)
         parts = [(part, self._assess_part(prepared, part, cal)) for part in split_question(query)]

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from services import vault
 from services.catalog import Catalog
-from services.config import Language, Settings
+from services.config import Language, Settings, rechosen
 from services.indexing import attachments
 from services.indexing.chunking import Chunk
 from services.indexing.pipeline import IndexPipeline, IndexReport, _Prepared
@@ -310,3 +310,15 @@ def open_index(
     else:
         rebuild = Rebuild.resume(settings, pipeline, configured, engine)
     return pipeline, engine, configured, rebuild
+
+
+def chosen_embedder(settings: Settings, current: Embedder) -> Embedder:
+    """The embedding model chosen now (``obsirag model use``, read anew), ``current`` when it has not changed:
+    a reindex asked while the system runs rebuilds with the new choice, beside the live index."""
+    from services.retrieval.embedding import load_embedder
+
+    fresh = rechosen(settings)
+    if fresh.embedding_model == current.name:
+        return current
+    batch, threads = fresh.embedding_batch_size, fresh.torch_threads
+    return load_embedder(fresh.embedding_model, batch, threads, fresh.model_cache, fresh.embedding_served)

@@ -5,23 +5,22 @@ same file the terminal's pull writes (``services.models.progress``)."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 from services.config import Settings
 from services.lifeline import die_with_parent
+from services.models.installed import HUB_ID
 from services.models.progress import read_pulls
 
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,95}$")  # the hub's own rule for ids, roughly
 _children: list[subprocess.Popen[bytes]] = []
 
 
 def start_pull(settings: Settings, model: str, use: bool = False) -> bool:
     """Start pulling ``model`` (``use``: and switch to it once verified); False when one is already under way
     for it. ``ValueError``: not a hub id."""
-    if not HUB_ID.match(model):
+    if not HUB_ID.match(model) or ".." in model:
         raise ValueError(model)
     _children[:] = [child for child in _children if child.poll() is None]  # reap the finished ones
     if any(

@@ -5,6 +5,7 @@ pull) is there: a pull killed midway leaves nothing that is ever loaded."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ Role = Literal["generation", "embedding", "reranking"]
 ROLES: tuple[Role, ...] = ("generation", "embedding", "reranking")
 HUB = "hub"
 MARKER = "obsirag-pull.json"
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,95}$")  # org/name, as the hub writes them (no "..")
 
 
 class InstalledModel(BaseModel):
@@ -28,12 +30,14 @@ class InstalledModel(BaseModel):
 
 
 def model_folder(cache: Path, model: str) -> Path:
+    if not HUB_ID.match(model) or ".." in model:
+        raise ValueError(f"not a hub id: {model}")
     return cache / HUB / model.replace("/", "--")
 
 
 def local_folder(cache: Path, model: str) -> Path | None:
     """The folder of ``model`` (a hub id) when it was pulled whole into ``cache``; None otherwise."""
-    if "/" not in model or model.startswith(("/", ".", "~")):
+    if not HUB_ID.match(model) or ".." in model:
         return None  # a folder, or a name of our own (``bundled:…``)
     folder = model_folder(cache, model)
     return folder if (folder / MARKER).is_file() else None
@@ -68,6 +72,8 @@ def installed_models(cache: Path) -> list[InstalledModel]:
 
 def remove_model(cache: Path, model: str) -> int:
     """Delete ``model``'s folder (a whole pull or a partial one); returns the bytes freed (0: not there)."""
+    if not HUB_ID.match(model) or ".." in model:
+        return 0
     folder = model_folder(cache, model)
     if not folder.is_dir():
         return 0

@@ -26,9 +26,9 @@ from huggingface_hub.hf_api import RepoFile
 from huggingface_hub.utils import build_hf_headers
 
 from services.config import Language
-from services.models.installed import model_folder, write_marker
+from services.models.installed import HUB_ID, model_folder, write_marker
 from services.models.progress import PullProgress, RateMeter, write_progress
-from services.models.pull_errors import Corrupt, PullError, reason
+from services.models.pull_errors import Corrupt, NotAnId, PullError, reason
 
 SKIPPED = ("*.onnx", "onnx/*", "openvino/*", "*.msgpack", "*.h5", "flax_model*", "tf_model*", "rust_model*")
 SKIPPED_TOO = ("coreml/*", "*.ot", "*.gguf", "*.mlmodel", "*.tflite", ".gitattributes")
@@ -51,6 +51,8 @@ def pull(
     """Download ``model`` (a hub id) into ``cache`` and return its folder; ``report`` (and ``<cache>/pulls/``)
     gets the progress at most every ``every`` seconds: bytes, rate, ETA. ``endpoint``: the hub (default:
     ``HF_ENDPOINT`` as it is now, else huggingface.co). Raises ``PullError``."""
+    if not HUB_ID.match(model):
+        raise PullError(reason(model, NotAnId(model), lang))
     progress = PullProgress(model=model, state="sizing", pid=os.getpid(), started_at=time.time())
     publisher = _Publisher(cache, report, every)
     publisher(progress, force=True)
@@ -110,8 +112,12 @@ def _fetch(
     meter: RateMeter,
 ) -> None:
     target = folder / entry.path
-    if target.is_file() and target.stat().st_size == entry.size:
-        return  # a file renamed into place was verified before
+    if not target.resolve().is_relative_to(folder.resolve()):
+        raise ValueError(f"a file of the repo would land outside its folder: {entry.path}")
+    if target.is_file():
+        if _matches(target, entry):
+            return  # pulled whole before (this pull resumes, or the model is pulled again)
+        target.unlink()  # an older revision's file: fetched anew
     part = folder / f"{entry.path}.part"
     part.parent.mkdir(parents=True, exist_ok=True)
     start = part.stat().st_size if part.is_file() else 0
@@ -134,16 +140,21 @@ def _fetch(
 
 
 def _check(path: Path, entry: RepoFile) -> None:
+    if not _matches(path, entry):
+        path.unlink()  # the next pull fetches it whole
+        raise Corrupt([entry.path])
+
+
+def _matches(path: Path, entry: RepoFile) -> bool:
     """The file's sha256 (large files, stored in LFS) or git blob id (small ones) against the hub's."""
     size = path.stat().st_size
+    if size != entry.size:
+        return False
     digest = hashlib.sha256() if entry.lfs else hashlib.sha1(b"blob %d\0" % size)
     with path.open("rb") as handle:
         while piece := handle.read(PIECE):
             digest.update(piece)
-    expected = entry.lfs.sha256 if entry.lfs else entry.blob_id
-    if size != entry.size or digest.hexdigest() != expected:
-        path.unlink()  # the next pull fetches it whole
-        raise Corrupt([entry.path])
+    return digest.hexdigest() == (entry.lfs.sha256 if entry.lfs else entry.blob_id)
 
 
 class _Publisher:

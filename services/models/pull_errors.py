@@ -20,6 +20,10 @@ class PullError(RuntimeError):
     """Why a pull failed, in one line in the user's language; nothing in use was changed."""
 
 
+class NotAnId(ValueError):
+    """Not the shape of a hub id (``org/name``): nothing is asked of the hub."""
+
+
 class Corrupt(Exception):
     """Downloaded files whose checksum is not the hub's (deleted: the next pull fetches them again)."""
 
@@ -40,7 +44,7 @@ def explain(model: str, exc: BaseException) -> tuple[str, str]:
             f"« {model} » demande un accès : accepte ses conditions sur le hub et connecte-toi (`hf auth login`)",
             f"{model} is gated: accept its terms on the hub and log in (`hf auth login`)",
         )
-    if isinstance(exc, RepositoryNotFoundError | RevisionNotFoundError):
+    if isinstance(exc, RepositoryNotFoundError | RevisionNotFoundError | NotAnId):
         return (
             f"« {model} » introuvable sur le hub : vérifie l'identifiant (`obsirag model list` propose des modèles)",
             f"{model} not found on the hub: check the id (`obsirag model list` suggests models)",

@@ -106,6 +106,7 @@ class SearchResponse(BaseModel):
     memory: list[MemoryMatch] = Field(default_factory=list)  # asked for with ``memory``, best first
     known: float | None = None  # with ``guard_order``: share of the query's words some note holds (``_known``)
     reranker: str | None = None  # the cross-encoder that ordered the results (``timings_ms["rerank"]``)
+    model: str | None = None  # the embedding model of the index that answered (its calibration is the guard's)
 
 
 class SearchEngine:
@@ -203,6 +204,7 @@ class SearchEngine:
             memory=facts,
             known=known.result() if known else None,
             reranker=reranker.name if reranker is not None else None,
+            model=self.embedder.name,
         )
 
     def _facts(

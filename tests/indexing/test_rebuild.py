@@ -166,3 +166,32 @@ def test_a_reindex_takes_documents_from_the_extraction_cache(small: Settings, em
     finally:
         pipeline.store.close()
         pipeline.catalog.close()
+
+
+def test_a_reindex_asked_after_obsirag_model_use_rebuilds_with_the_new_choice(
+    small: Settings, embedder, redis_url: str
+) -> None:
+    """`obsirag model use` on a running system chooses another embedding model and asks for a reindex: the
+    indexer's handler reads the choice, rebuilds beside the live index, and the search then embeds with it."""
+    from services.choices import ChosenModels, write_choices
+    from services.system.handlers.indexer import IndexerHandlers
+    from services.system.queues import Queues
+
+    write_choices(small.data_dir, ChosenModels(embedding_model=BUNDLED_EMBEDDING_MODEL))  # chosen before start
+    settings = Settings(vault=small.vault, data_dir=small.data_dir, index_batch_notes=2, redis_url=redis_url)
+    build_with_minilm(settings)
+    pipeline, engine, configured, rebuild = open_index(settings)
+    queues = Queues(settings)
+    try:
+        assert rebuild is None and configured.name == BUNDLED_EMBEDDING_MODEL
+        handlers = IndexerHandlers(pipeline, engine, queues, configured)
+        write_choices(small.data_dir, ChosenModels(embedding_model=MULTILINGUAL_EMBEDDING_MODEL))  # `model use`
+        assert handlers.rebuild_index() == len(NOTES)
+        while handlers.rebuild_step() is not None and handlers.rebuild is not None:
+            assert first_hit(engine, "tramways jaunes Alfama") == "Voyage/Lisbonne.md"  # the live index answers
+        assert engine.embedder.name == MULTILINGUAL_EMBEDDING_MODEL
+        assert pipeline.store.recorded_model() == ModelRecord(MULTILINGUAL_EMBEDDING_MODEL, 384)
+        assert engine.search(SearchRequest(query="tramways jaunes", k=3)).model == MULTILINGUAL_EMBEDDING_MODEL
+    finally:
+        queues.hueys["index"].flush()
+        pipeline.store.close()

@@ -25,6 +25,7 @@ from tests.conftest import SAMPLE_VAULT
 from tests.support.hub import Hub
 from tests.support.hub_fixtures import RERANKER
 from tests.support.system import seed_sample_caches
+from workers.cli_output import print_results, search_json
 
 QUESTIONS = ["Comment faire pousser des tomates sur un balcon ?", "budget du projet Atlas", "how do I bake bread"]
 
@@ -56,7 +57,7 @@ def search_all(engine: SearchEngine) -> list[SearchResponse]:
 
 
 def test_the_chosen_reranker_orders_at_most_30_notes_and_off_restores_the_ranking_exactly(
-    indexed: tuple[Settings, SearchEngine], monkeypatch: pytest.MonkeyPatch
+    indexed: tuple[Settings, SearchEngine], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settings, engine = indexed
     before = search_all(engine)
@@ -72,6 +73,11 @@ def test_the_chosen_reranker_orders_at_most_30_notes_and_off_restores_the_rankin
         scores = [r.rerank_score for r in response.results]
         assert response.reranker == RERANKER and response.timings_ms["rerank"] > 0
         assert None not in scores and scores == sorted(scores, reverse=True)  # in the reranker's order
+    hits = search_json(reranked[0])
+    assert [hit["rerank_score"] for hit in hits] == [r.rerank_score for r in reranked[0].results]
+    print_results(reranked[0], explain=True)
+    said = capsys.readouterr().out
+    assert f"ordre du reranker {RERANKER} (" in said and f"({reranked[0].results[0].rerank_score:.4f})" in said
     assert [r.path for r in reranked[0].results] != [r.path for r in before[0].results] or any(
         [r.path for r in a.results] != [r.path for r in b.results] for a, b in zip(before, reranked, strict=True)
     )  # it did reorder something
@@ -81,6 +87,7 @@ def test_the_chosen_reranker_orders_at_most_30_notes_and_off_restores_the_rankin
     assert len(read) == len(QUESTIONS)  # not asked again
     for old, new in zip(before, after, strict=True):
         assert new.reranker is None and [r.model_dump() for r in new.results] == [r.model_dump() for r in old.results]
+        assert all("rerank_score" not in hit for hit in search_json(new))
 
 
 def test_a_reranker_whose_files_are_gone_is_skipped_and_the_search_answers(

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from services.config import Settings
 from services.models.background import start_pull
+from services.system import SystemClient, SystemNotRunning
 from services.system.model_choice import ChoiceRefused, choose, overview, resolve_choice
 from web.page_route import page
 
@@ -24,6 +25,23 @@ ROLE_SAYS = {
     "qui répond jusqu'à la fin.",
     "reranking": "Reranker : {model}, dès la prochaine recherche.",
 }
+
+
+REBUILDING = (
+    "Embedding : {model}. L'index est reconstruit avec lui à côté de l'actuel, qui répond jusqu'à la fin (le tableau "
+    "de bord montre l'avancement)."
+)
+
+
+def _rebuild(client: SystemClient) -> bool:
+    """Start the rebuild with the model just chosen, when the system runs."""
+    try:
+        if not client.running():
+            return False
+        client.reindex()
+    except SystemNotRunning:
+        return False
+    return True
 
 
 class ModelForm(BaseModel):
@@ -44,7 +62,12 @@ class ModelsController(Controller):
         return Template("_model_pulls.html", context={"seen": overview(settings, probe=False)})
 
     @post("/use", sync_to_thread=True)
-    def use(self, settings: NamedDependency[Settings], data: Annotated[ModelForm, Form]) -> Template:
+    def use(
+        self,
+        settings: NamedDependency[Settings],
+        client: NamedDependency[SystemClient],
+        data: Annotated[ModelForm, Form],
+    ) -> Template:
         try:
             role, fields = resolve_choice(settings, data.model, data.url or None)
             choose(settings, fields)
@@ -52,6 +75,8 @@ class ModelsController(Controller):
             return Template("_flash.html", context={"message": exc.text("fr")})
         if data.model == "none":
             message = "Plus de reranker : la recherche classe comme avant."
+        elif role == "embedding" and _rebuild(client):
+            message = REBUILDING.format(model=data.model)
         else:
             message = ROLE_SAYS[role].format(model=data.model)
         return Template("_flash.html", context={"message": message})

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from services.indexing.entities import payload_names
 from services.indexing.pipeline import IndexPipeline
-from services.indexing.rebuild import Rebuild
+from services.indexing.rebuild import Rebuild, chosen_embedder
 from services.indexing.report import IndexReport
 from services.retrieval.embedding import Embedder
 from services.retrieval.learned import LearnedMarks
@@ -71,9 +71,10 @@ class IndexerHandlers:
             self.trims += 1
 
     def rebuild_index(self) -> int:
-        """Rebuild the index with the configured model beside the live one (an Edge folder or a second
+        """Rebuild the index with the configured model (as chosen now) beside the live one (an Edge folder or a second
         server collection), which keeps answering. Returns the notes to index."""
         if self.rebuild is None:
+            self.configured = chosen_embedder(self.pipeline.settings, self.configured)  # `obsirag model use`
             self.rebuild = Rebuild.start(self.pipeline.settings, self.pipeline, self.configured, self.engine)
             self.queues.rebuild_step()
         return self.rebuild.progress().total
