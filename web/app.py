@@ -140,6 +140,7 @@ def _configure_jinja(engine: JinjaTemplateEngine) -> None:
     env.globals.update(
         now=datetime.now,
         NAV=filters.NAV,
+        features_label=filters.features_label,
         CONTINUE_QUESTION=prompts.CONTINUE["fr"],
         QUOTED_LABEL=prompts.QUOTED_LABEL["fr"],
     )

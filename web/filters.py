@@ -12,6 +12,7 @@ from services.catalog.memory_models import FactKind, FactSource, FactStatus
 from services.catalog.models import NoteStatus, Provenance
 from services.catalog.problems import reason_in
 from services.chat.prompts import WEB_STATUS
+from services.config import Settings
 from services.language.detect import detect_language
 from services.llm.capability import describe
 from services.llm.models import Capability
@@ -218,6 +219,22 @@ def error_message(error: str | None) -> str:
     if not message or detect_language(f"{message} the") != "fr":
         return "erreur technique (voir les détails)"
     return message
+
+
+def features_label(capability: Capability | None, settings: Settings) -> str:
+    """What the model's writing check turns on (the dashboard's line under « Rédige les réponses »)."""
+    if capability is None or capability.can_write is None:
+        return "selon la vérification du modèle, en cours"
+    features = ["réponses rédigées"]
+    features += ["deuxième vérification des sources"] if settings.grounding_check != "off" else []
+    features += ["mémoire"] if settings.memory_enabled else []
+    features += ["apprentissage"] if settings.learn_enabled is not False else []
+    if capability.can_write:
+        return "activées : " + ", ".join(features)
+    return (
+        "en attente d'un modèle qui rédige : " + ", ".join(features) + " (les réponses citent tes notes ; "
+        "page Modèles ou `obsirag model list`)"
+    )
 
 
 def writes_label(capability: Capability | None) -> str:

@@ -6,6 +6,7 @@ import json
 import time
 from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -181,3 +182,18 @@ def test_the_documents_left_to_read_and_when_all_will_be_read_are_said(
     assert "documents à lire : 3, encore environ 3 min" in printed
     as_json = json.loads(CliRunner().invoke(main, ["status", "--json", *where]).stdout)
     assert as_json["extraction_backlog"]["remaining"] == 3
+
+
+def test_the_dashboard_says_which_features_the_model_s_writing_check_turns_on(tmp_path: Path) -> None:
+    from services.llm.models import Capability
+    from web.filters import features_label
+
+    settings = Settings(vault=tmp_path, data_dir=tmp_path / "data", learn_enabled=False)
+    quotes = features_label(Capability(can_write=False, reason="bundled"), settings)
+    assert quotes == (
+        "en attente d'un modèle qui rédige : réponses rédigées, deuxième vérification des sources, mémoire "
+        "(les réponses citent tes notes ; page Modèles ou `obsirag model list`)"
+    )
+    writes = features_label(Capability(can_write=True, reason="check", passed=3, probes=3), settings)
+    assert writes == "activées : réponses rédigées, deuxième vérification des sources, mémoire"
+    assert features_label(None, settings) == "selon la vérification du modèle, en cours"

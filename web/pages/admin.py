@@ -99,6 +99,7 @@ def live_state(settings: Settings, catalog: Catalog, client: SystemClient, now: 
         "extractions": status.extractions,
         "extraction_backlog": status.extraction_backlog,
         "memory": memory_status(settings, catalog, now),
+        "settings": settings,  # what the model's writing check turns on (``filters.features_label``)
     }
 
 
