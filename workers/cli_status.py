@@ -43,6 +43,8 @@ def print_status(state: Any, memory: Any) -> None:
 
 
 def _documents_and_problems(state: Any) -> None:
+    if state.sync is not None:
+        click.echo(state.sync.line(LANG))
     if state.rebuild is not None:
         click.echo(state.rebuild.line(LANG))
     for reading in state.extractions:

@@ -79,7 +79,8 @@ class Watcher:
         tasks = self.queues.enqueue_paths(paths, self.settings.index_batch_notes, RECONCILE_PRIORITY)
         level = logging.INFO if paths else logging.DEBUG  # an idle vault's periodic reconcile says nothing
         log.log(level, "reconcile: %d notes to sync in %d tasks", len(paths), tasks)
-        self.last_reconcile = {"at": time.time(), "changed": len(paths)}
+        written = sum(1 for path in paths if (self.settings.vault / path).exists())  # the rest are deletions
+        self.last_reconcile = {"at": time.time(), "changed": written, "deleted": len(paths) - written}
         self.next_reconcile = time.monotonic() + self.settings.reconcile_minutes * 60
 
     def redis_restarted(self) -> bool:

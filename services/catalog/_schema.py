@@ -205,4 +205,11 @@ _V9 = (
     "CREATE INDEX marks_path ON marks(path)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9)
+# The name a link's target is looked up by (``services.vault.links.link_name``): a batch re-resolves only the links
+# whose name one of its notes carries (issue #34). NULL on rows written before: the next resolution is whole.
+_V10 = (
+    "ALTER TABLE links ADD COLUMN target_name TEXT",
+    "CREATE INDEX links_target_name ON links(target_name)",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10)

@@ -8,14 +8,15 @@ from collections.abc import Iterable, Sequence
 
 from services.catalog._base import Table
 from services.catalog.models import ResolvedLink
-from services.vault.links import LinkResolver
+from services.vault.links import LinkResolver, link_name
 from services.vault.syntax import WikiLink
 
 _SELECT = "SELECT source, position, target, heading, block, alias, embed, target_path FROM links"
 _INSERT = (
-    "INSERT INTO links (source, position, target, heading, block, alias, embed, target_path) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO links (source, position, target, heading, block, alias, embed, target_path, target_name) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_IN_CHUNK = 500  # paths or names per ``IN (…)``
 
 
 class LinksTable(Table):
@@ -36,24 +37,29 @@ class LinksTable(Table):
             conn.execute("DELETE FROM links WHERE source = ?", (source,))
             conn.executemany(_INSERT, [_link_row(source, i, link, known) for i, link in enumerate(links)])
 
-    def resolve_links(self, attachments: Iterable[str] = ()) -> int:
-        """Recompute every link's ``target_path`` (see ``services.vault.links``) in one transaction.
+    def resolve_links(self, attachments: Iterable[str] = (), changed: Iterable[str] | None = None) -> int:
+        """Recompute links' ``target_path`` (see ``services.vault.links``) in one transaction; returns how many
+        of the links looked at resolve (``examined``: how many were looked at).
 
-        Call it after a batch of upserts, deletes or alias changes. ``attachments`` are the
+        Call it after a batch of upserts, deletes or alias changes, with the batch's paths as ``changed``: only
+        the links those notes can change are looked at (their own, those resolving to one of them, those whose
+        target name is one of their names or aliases), so a batch costs what it touches, not the whole vault.
+        ``changed=None`` (or links stored before names were kept) looks at every link. ``attachments`` are the
         vault's non-note files: an embed of a file not listed here is dangling.
-        Returns the number of resolved links.
         """
         with self._write() as conn:
             resolver = _resolver(conn, attachments)
-            rows = conn.execute("SELECT rowid, source, target, target_path FROM links").fetchall()
-            changes: list[tuple[str | None, int]] = []
+            whole = changed is None or conn.execute("SELECT 1 FROM links WHERE target_name IS NULL LIMIT 1").fetchone()
+            rows = _all_links(conn) if whole else _affected_links(conn, sorted(set(changed or ())))
+            changes: list[tuple[str | None, str, int]] = []
             resolved = 0
-            for rowid, source, target, old in rows:
+            for rowid, source, target, old, name in rows:
                 new = resolver.resolve(target, source)
                 resolved += new is not None
-                if new != old:
-                    changes.append((new, rowid))
-            conn.executemany("UPDATE links SET target_path = ? WHERE rowid = ?", changes)
+                if new != old or name is None:
+                    changes.append((new, link_name(target), rowid))
+            conn.executemany("UPDATE links SET target_path = ?, target_name = ? WHERE rowid = ?", changes)
+        self.examined = len(rows)
         return resolved
 
     def outlinks(self, path: str) -> list[ResolvedLink]:
@@ -87,7 +93,36 @@ class LinksTable(Table):
 
 def _link_row(source: str, position: int, link: WikiLink, known: dict[str, str | None]) -> tuple[object, ...]:
     target_path = source if not link.target.strip() else known.get(link.target)
-    return (source, position, link.target, link.heading, link.block, link.alias, int(link.embed), target_path)
+    name = link_name(link.target)
+    return (source, position, link.target, link.heading, link.block, link.alias, int(link.embed), target_path, name)
+
+
+_LINK_ROW = "SELECT rowid, source, target, target_path, target_name FROM links"
+
+
+def _all_links(conn: sqlite3.Connection) -> list[tuple[int, str, str, str | None, str | None]]:
+    return conn.execute(_LINK_ROW).fetchall()
+
+
+def _affected_links(conn: sqlite3.Connection, paths: list[str]) -> list[tuple[int, str, str, str | None, str | None]]:
+    """The links a batch of ``paths`` can change: written in one of them, resolving to one, or naming one
+    (its file name, or an alias it has now; an alias it lost is covered by the links resolving to it)."""
+    names = {link_name(path) for path in paths}
+    for chunk in _chunks(paths):
+        marks = ",".join("?" * len(chunk))
+        for (raw,) in conn.execute(f"SELECT aliases FROM notes WHERE path IN ({marks})", chunk):
+            names.update(link_name(alias) for alias in json.loads(raw))
+    found: dict[int, tuple[int, str, str, str | None, str | None]] = {}
+    for column, values in (("source", paths), ("target_path", paths), ("target_name", sorted(names))):
+        for chunk in _chunks(values):
+            marks = ",".join("?" * len(chunk))
+            for row in conn.execute(f"{_LINK_ROW} WHERE {column} IN ({marks})", chunk):
+                found[row[0]] = row
+    return list(found.values())
+
+
+def _chunks(values: list[str]) -> list[list[str]]:
+    return [values[i : i + _IN_CHUNK] for i in range(0, len(values), _IN_CHUNK)]
 
 
 def _resolver(conn: sqlite3.Connection, attachments: Iterable[str]) -> LinkResolver:

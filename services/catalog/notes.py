@@ -115,6 +115,11 @@ class NotesTable(Table):
                 (path, folder_of(path), title, NoteStatus(status).value, message),
             )
 
+    def written_since(self, since: datetime) -> int:
+        """Notes (and documents) the indexer wrote a row for at or after ``since``: indexed, skipped or failed."""
+        row = self._conn().execute("SELECT COUNT(*) FROM notes WHERE indexed_at >= ?", (since.isoformat(),)).fetchone()
+        return int(row[0])
+
     def status_counts(self) -> dict[NoteStatus, int]:
         """Notes per status; every status is present, zero included."""
         counts = dict.fromkeys(NoteStatus, 0)

@@ -133,7 +133,8 @@ class IndexPipeline:
 
     def _after_sync(self, report: IndexReport) -> None:
         if report.indexed or report.deleted:
-            self.catalog.resolve_links()
+            touched = [*report.indexed, *report.deleted, *report.skipped, *report.failed]
+            self.catalog.resolve_links(changed=touched)  # only the links this batch can change
             self.cache.prune()
         self._record_run(report)
         notes = [p for p in report.indexed if attachments.kind_of(p, self.settings) is None]

@@ -28,6 +28,7 @@ from services.system.history import QueueState, TaskHistory, TaskRecord, queue_s
 from services.system.processes import PROCESSES, ProcessState, read_process, read_processes
 from services.system.queues import Queues
 from services.system.supervision import STARTING, RedisState, redis_message, redis_state, supervisor_alive
+from services.system.sync_progress import SyncProgress, sync_progress
 
 RETRYABLE = ("sync_batch", "sync_note", "rebuild_index")  # the tasks the dashboard offers to run again
 DOWN = (redis.ConnectionError, redis.TimeoutError, FileNotFoundError)  # FileNotFoundError: no Redis socket
@@ -66,6 +67,7 @@ class SystemStatus(BaseModel):
     redis: RedisState = RedisState.READY  # "restarting": the supervisor runs, its Redis is coming back
     extractions: list[ExtractionProgress] = Field(default_factory=list)  # documents being read (pages done)
     extraction_backlog: ExtractionBacklog | None = None  # documents left to read in all; None when none waits
+    sync: SyncProgress | None = None  # what the last reconcile found, being indexed (a first index); None when done
 
     def redis_message(self, lang: Lang = "en") -> str | None:
         """The line every surface shows while Redis does not answer (None when it does or nothing runs)."""
@@ -203,8 +205,10 @@ class SystemClient:
                 "extraction_backlog": _backlog(self.settings, depths, down.extractions),
             }
         )
-        web = status.process("web")
+        web, watcher = status.process("web"), status.process("watcher")
         status.web_url = web.details.get("url") if web else None
+        if depths.get("index", {}).get("pending"):  # the sync's tasks are still queued
+            status.sync = sync_progress(self.settings, watcher.details if watcher else None)
         return status
 
 

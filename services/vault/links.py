@@ -31,6 +31,13 @@ def link_key(text: str) -> str:
     return unicodedata.normalize("NFC", text).strip().strip("/").lower()
 
 
+def link_name(target: str) -> str:
+    """The last part of a link's key, without ``.md``: what a note's file name or alias must be for the link to
+    reach it (``[[Projets/Atlas]]``, ``[[../atlas.md]]`` → ``atlas``; ``[[plan.pdf]]`` → ``plan.pdf``)."""
+    name = link_key(target).rsplit("/", 1)[-1]
+    return name.removesuffix(NOTE_SUFFIX)
+
+
 def folder_of(path: str) -> str:
     """``A/B/n.md`` → ``A/B``; ``n.md`` → ``""``."""
     return path.rsplit("/", 1)[0] if "/" in path else ""

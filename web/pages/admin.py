@@ -96,6 +96,7 @@ def live_state(settings: Settings, catalog: Catalog, client: SystemClient, now: 
         "mlx": status.generation,
         "learner": progress.model_dump() if progress is not None else None,
         "rebuild": status.rebuild,
+        "sync": status.sync,
         "extractions": status.extractions,
         "extraction_backlog": status.extraction_backlog,
         "memory": memory_status(settings, catalog, now),

@@ -1,0 +1,313 @@
+"""A whole vault through the real system (issue #34): `obsirag up` on a vault of ``bench/make_vault.py``, from
+an empty data folder, then a restart, on an idle machine.
+
+1. **First index**: notes/s and chunks/s until every note is written (``obsirag status``'s progress sampled
+   every few seconds: the ETA's error at 25 % done), against a raw encode of the same kind of chunks in this
+   process (the ratio, target ≥ 0.85); when the documents' reading ends (never holding the notes back).
+2. **Restart** on the unchanged vault: every process beating and the reconcile finished (seconds), and how many
+   notes were written again (target 0: nothing re-embedded).
+3. **A note saved** is searchable after (watcher → queue → index → search): p50/p95 of ``--saves`` saves, idle,
+   then while a bulk reindex runs.
+4. **Search** through the queue (p95 of ``--searches``), the **pages** (note viewer, graph, conversations,
+   dashboard; loopback, so the client's time is the server's plus ~1 ms), each process's **resident memory**,
+   the **disk** used (per 10,000 notes).
+
+    .venv/bin/python bench/make_vault.py --notes 5000 --out /tmp/vault-5k
+    .venv/bin/python bench/vault_scale.py --vault /tmp/vault-5k
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from _common import ROOT, hermetic_environment, machine, percentiles, print_table, write_results
+from _system import start_system, stop_system
+
+SAMPLE_SECONDS = 3.0
+WORKERS = ("watcher", "indexer", "ner", "extractor", "mlx_worker", "web", "learner")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--vault", type=Path, required=True)
+    parser.add_argument("--data", type=Path, help="the data folder (default: a fresh temporary one)")
+    parser.add_argument("--saves", type=int, default=20)
+    parser.add_argument("--searches", type=int, default=100)
+    parser.add_argument("--timeout-hours", type=float, default=6.0)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    hermetic_environment()
+    sys.path.insert(0, str(ROOT))
+    from services.config import load_settings
+    from services.system import SystemClient
+
+    data = args.data or Path(tempfile.mkdtemp(prefix="vault-scale-")) / "data"
+    settings = load_settings(vault=str(args.vault), data_dir=str(data))
+    client, log = SystemClient(settings), data.parent / "vault-scale.log"
+    result: dict[str, Any] = {"vault": str(args.vault), "machine": machine(), "notes": _count_notes(args.vault)}
+    process = start_system(settings, WORKERS, log)
+    try:
+        say(f"first index of {result['notes']} notes…")
+        result["first_index"] = first_index(client, process, args.timeout_hours * 3600)
+        say(f"notes written in {result['first_index']['notes_seconds']} s; saves, searches, pages…")
+        result |= live_figures(client, settings, args)
+    finally:
+        stop_system(process)
+    result["restart"] = restart(settings, SystemClient(settings), log)  # a fresh client: new Redis connections
+    say(f"restart: {result['restart']}; raw encode…")
+    result["raw_encode"] = raw_encode(settings)
+    result["ratio"] = round(result["first_index"]["texts_per_s"] / result["raw_encode"]["texts_per_s"], 3)
+    result["disk_mb"] = round(_du(settings.data_dir) / 1e6, 1)
+    result["disk_mb_per_10k_notes"] = round(result["disk_mb"] * 10_000 / max(1, result["notes"]), 1)
+    report(result)
+    write_results("vault_scale", result)
+    if args.data is None:
+        shutil.rmtree(data.parent, ignore_errors=True)
+    return 0
+
+
+def say(line: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
+
+
+def _count_notes(vault: Path) -> int:
+    return sum(1 for _ in vault.rglob("*.md"))
+
+
+def first_index(client: Any, process: Any, timeout: float) -> dict[str, Any]:
+    """Samples ``obsirag status`` until every note is written, then until the documents are read."""
+    started = time.monotonic()
+    samples: list[tuple[float, int, int, float | None]] = []  # (t, done, changed, eta)
+    notes_at = docs_at = None
+    while time.monotonic() - started < timeout:
+        if process.poll() is not None:
+            raise RuntimeError("the system stopped during the first index")
+        status = client.status()
+        t = time.monotonic() - started
+        if status.sync is not None:
+            samples.append((t, status.sync.done, status.sync.changed, status.sync.eta_seconds))
+        elif samples and notes_at is None and status.queues.get("index", {}).get("pending", 1) == 0:
+            notes_at = t
+        if notes_at is not None and status.extraction_backlog is None and not status.extractions:
+            docs_at = t
+            break
+        time.sleep(SAMPLE_SECONDS)  # sampling what a user would see every few seconds
+    if notes_at is None:
+        raise RuntimeError("the first index did not end in time")
+    counts = _catalog_figures(client.settings)
+    return {
+        "notes_seconds": round(notes_at, 1),
+        "documents_seconds": round(docs_at, 1) if docs_at is not None else None,
+        "notes_per_s": round(counts["notes"] / notes_at, 2),
+        "chunks": counts["chunks"],
+        "chunks_per_s": round(counts["note_chunks"] / notes_at, 2),
+        "texts_per_s": round((counts["note_chunks"] + counts["notes"]) / notes_at, 2),  # chunks and titles
+        "eta_error_at_25_percent": _eta_error(samples, notes_at),
+        "samples": samples,
+    }
+
+
+def _catalog_figures(settings: Any) -> dict[str, int]:
+    from services.catalog import Catalog
+
+    catalog = Catalog(settings.catalog_path)
+    try:
+        conn = catalog.notes._conn()
+        notes, note_chunks = conn.execute(
+            "SELECT COUNT(*), TOTAL(chunk_count) FROM notes WHERE path LIKE '%.md'"
+        ).fetchone()
+        chunks = conn.execute("SELECT TOTAL(chunk_count) FROM notes").fetchone()[0]
+    finally:
+        catalog.close()
+    return {"notes": int(notes), "note_chunks": int(note_chunks), "chunks": int(chunks)}
+
+
+def _eta_error(samples: list[tuple[float, int, int, float | None]], finished: float) -> float | None:
+    """(predicted end − actual end) ÷ actual duration, from the first sample at 25 % done or more."""
+    for t, done, changed, eta in samples:
+        if changed and done / changed >= 0.25 and eta is not None:
+            return round((t + eta - finished) / finished, 3)
+    return None
+
+
+def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[str, Any]:
+    saved_idle = save_to_searchable(client, settings, args.saves, "idle")
+    searches = search_latency(client, settings, args.searches)
+    pages = page_latency(client, settings)
+    memory = resident_memory(client)
+    client.reindex()  # a bulk reindex beside the live index: the saves must not wait for it
+    saved_busy = save_to_searchable(client, settings, max(5, args.saves // 2), "reindex")
+    return {
+        "save_idle": saved_idle,
+        "save_during_reindex": saved_busy,
+        "search": searches,
+        "pages": pages,
+        "rss_mb": memory,
+    }
+
+
+def save_to_searchable(client: Any, settings: Any, count: int, label: str) -> dict[str, float]:
+
+    times = []
+    for i in range(count):
+        word = f"zorglub{label}{i}x{random.randrange(10**6)}"
+        path = settings.vault / "Bench" / f"{word}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        began = time.monotonic()
+        path.write_text(f"# Note {word}\n\nLe mot {word} apparaît ici.\n", encoding="utf-8")
+        _wait(lambda word=word: _found(client, word), 60)
+        times.append((time.monotonic() - began) * 1000)
+    shutil.rmtree(settings.vault / "Bench", ignore_errors=True)
+    return percentiles(times)
+
+
+def _found(client: Any, word: str) -> bool:
+    from services.retrieval.search import SearchRequest
+
+    return any(r.path.endswith(f"{word}.md") for r in client.search(SearchRequest(query=word, k=3)).results)
+
+
+def _wait(predicate: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise RuntimeError("timed out")
+        time.sleep(0.05)  # polling the search: a user would ask again
+
+
+def search_latency(client: Any, settings: Any, count: int) -> dict[str, float]:
+    from services.retrieval.search import SearchRequest
+
+    titles = [p.stem for p in list(settings.vault.rglob("*.md"))[: count * 3 : 3]]
+    times = []
+    for title in titles[:count]:
+        began = time.perf_counter()
+        client.search(SearchRequest(query=" ".join(title.split()[:5]), k=10))
+        times.append((time.perf_counter() - began) * 1000)
+    return percentiles(times)
+
+
+def page_latency(client: Any, settings: Any, repeats: int = 20) -> dict[str, dict[str, float]]:
+    import httpx
+
+    from web.urls import note_url
+
+    url = client.status().web_url
+    note = next(settings.vault.rglob("*.md")).relative_to(settings.vault).as_posix()
+    pages = {"note": note_url(note), "graph": "/graph", "conversations": "/conversations", "dashboard": "/admin"}
+    figures = {}
+    with httpx.Client(base_url=url, timeout=60) as web:
+        for name, path in pages.items():
+            web.get(path)  # the first one builds caches (the graph's): measured apart
+            times = []
+            for _ in range(repeats):
+                began = time.perf_counter()
+                web.get(path).raise_for_status()
+                times.append((time.perf_counter() - began) * 1000)
+            figures[name] = percentiles(times)
+    return figures
+
+
+def resident_memory(client: Any) -> dict[str, float]:
+    import psutil
+
+    memory = {}
+    for state in client.status().processes:
+        if state.alive and state.pid:
+            try:
+                memory[state.name] = round(psutil.Process(state.pid).memory_info().rss / 1e6, 1)
+            except psutil.Error:
+                continue
+    return memory
+
+
+def restart(settings: Any, client: Any, log: Path) -> dict[str, Any]:
+    """`obsirag up` again on the unchanged vault: until every worker beats and the reconcile has run."""
+    from datetime import UTC, datetime
+
+    from services.catalog import Catalog
+
+    since = datetime.now(UTC)
+    began = time.monotonic()
+    process = start_system(settings, WORKERS, log)
+    try:
+        _wait(lambda: _all_ready(client, began), 600)
+        ready = time.monotonic() - began
+    finally:
+        stop_system(process)
+    catalog = Catalog(settings.catalog_path)
+    try:
+        rewritten = catalog.notes.written_since(since)
+    finally:
+        catalog.close()
+    return {"ready_and_reconciled_seconds": round(ready, 1), "notes_written_again": rewritten}
+
+
+def _all_ready(client: Any, began: float) -> bool:
+    try:
+        status = client.status()
+    except Exception:  # Redis not up yet
+        return False
+    watcher = status.process("watcher")
+    last = (watcher.details.get("last_reconcile") or {}) if watcher else {}
+    reconciled = bool(last) and status.queues.get("index", {}).get("pending", 1) == 0
+    return reconciled and all(status.process(name) for name in WORKERS)
+
+
+def raw_encode(settings: Any, notes: int = 200) -> dict[str, float]:
+    """The same model encoding the texts the pipeline embeds for ``notes`` notes of the vault (each chunk and
+    each title, as ``bench/index_throughput.py`` computes them), in one call, in this process."""
+    from index_throughput import chunk_texts
+
+    from services.retrieval.embedding import load_embedder
+
+    embedder = load_embedder(settings.embedding_model, settings.embedding_batch_size, settings.torch_threads)
+    paths = sorted(p.relative_to(settings.vault).as_posix() for p in settings.vault.rglob("*.md"))[:notes]
+    texts = chunk_texts(settings, embedder, paths)
+    embedder.encode(texts[:8])
+    began = time.perf_counter()
+    embedder.encode(texts)
+    return {"texts": len(texts), "texts_per_s": round(len(texts) / (time.perf_counter() - began), 2)}
+
+
+def _du(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def report(result: dict[str, Any]) -> None:
+    first, restarted = result["first_index"], result["restart"]
+    rows = [
+        ("notes", result["notes"]),
+        ("first index: notes written (s)", first["notes_seconds"]),
+        ("first index: documents read (s)", first["documents_seconds"]),
+        ("notes/s", first["notes_per_s"]),
+        ("chunks/s (notes)", first["chunks_per_s"]),
+        ("texts/s embedded (chunks and titles)", first["texts_per_s"]),
+        ("raw encode texts/s", result["raw_encode"]["texts_per_s"]),
+        ("ratio (target ≥ 0.85)", result["ratio"]),
+        ("ETA error at 25 %", first["eta_error_at_25_percent"]),
+        ("restart: ready and reconciled (s, target < 15)", restarted["ready_and_reconciled_seconds"]),
+        ("restart: notes written again (target 0)", restarted["notes_written_again"]),
+        ("save → searchable p95, idle (ms, target < 2000)", result["save_idle"]["p95"]),
+        ("save → searchable p95, during a reindex (ms)", result["save_during_reindex"]["p95"]),
+        ("search p95 (ms, target < 50)", result["search"]["p95"]),
+        *((f"page {name} p95 (ms, target < 300)", figures["p95"]) for name, figures in result["pages"].items()),
+        *((f"RSS {name} (MB)", mb) for name, mb in result["rss_mb"].items()),
+        ("disk (MB per 10k notes)", result["disk_mb_per_10k_notes"]),
+    ]
+    print_table(["figure", "value"], rows)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

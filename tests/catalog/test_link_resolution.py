@@ -1,0 +1,99 @@
+"""Link resolution follows a batch, not the vault (issue #34): after an edit, only the links the batch's notes
+can change are looked at (their own, those resolving to them, those naming them or their aliases), and the
+result is the one a whole resolution gives."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.catalog import Catalog
+from services.catalog.models import NoteRecord, NoteStatus
+from services.vault.syntax import WikiLink
+
+NOTES = 200
+
+
+@pytest.fixture
+def vault_catalog(tmp_path: Path) -> Iterator[Catalog]:
+    """200 notes in 10 folders, each with 5 links to others (a few to notes that do not exist yet)."""
+    rng = random.Random(3)
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    for i in range(NOTES):
+        path = f"Dossier {i % 10}/Note {i}.md"
+        aliases = [f"Alias {i}"] if i % 20 == 0 else []
+        catalog.upsert_note(NoteRecord(path=path, status=NoteStatus.INDEXED, title=f"Note {i}", aliases=aliases))
+    for i in range(NOTES):
+        targets = [f"Note {rng.randrange(NOTES + 20)}" for _ in range(4)] + [f"Alias {rng.randrange(10) * 20}"]
+        catalog.replace_links(f"Dossier {i % 10}/Note {i}.md", [WikiLink(target=t) for t in targets])
+    catalog.resolve_links()  # whole, once: what the first index ends with
+    yield catalog
+    catalog.close()
+
+
+def targets(catalog: Catalog) -> list[tuple[str, int, str | None]]:
+    conn = catalog._conn()
+    return sorted(tuple(row) for row in conn.execute("SELECT source, position, target_path FROM links"))
+
+
+def whole(catalog: Catalog) -> list[tuple[str, int, str | None]]:
+    """What a whole resolution gives from the same notes and links."""
+    catalog.resolve_links()
+    assert catalog.examined == catalog._conn().execute("SELECT COUNT(*) FROM links").fetchone()[0]  # every one
+    return targets(catalog)
+
+
+def test_an_edit_looks_at_the_links_it_can_change_and_resolves_them_as_a_whole_pass_would(
+    vault_catalog: Catalog,
+) -> None:
+    catalog = vault_catalog
+    total = NOTES * 5
+    conn = catalog._conn()
+    named = conn.execute("SELECT COUNT(*) FROM links WHERE target_name = 'note 7'").fetchone()[0]
+    pointing = conn.execute("SELECT COUNT(*) FROM links WHERE target_path = 'Dossier 7/Note 7.md'").fetchone()[0]
+
+    catalog.replace_links("Dossier 7/Note 7.md", [WikiLink(target="Note 3"), WikiLink(target="Note 205")])
+    catalog.resolve_links(changed=["Dossier 7/Note 7.md"])
+    assert catalog.examined == 2 + max(named, pointing) < total // 20  # its own two, and those naming it
+    incremental = targets(catalog)
+    assert incremental == whole(catalog)
+
+    # A new note answers the links that named it while it did not exist; a deleted one leaves its links dangling.
+    dangling = conn.execute("SELECT COUNT(*) FROM links WHERE target_name = 'note 205'").fetchone()[0]
+    catalog.upsert_note(NoteRecord(path="Nouveau/Note 205.md", status=NoteStatus.INDEXED, title="Note 205"))
+    catalog.delete_note("Dossier 3/Note 3.md")
+    catalog.resolve_links(changed=["Nouveau/Note 205.md", "Dossier 3/Note 3.md"])
+    assert dangling >= 1 and catalog.examined < total // 10
+    resolved_new = conn.execute("SELECT COUNT(*) FROM links WHERE target_path = 'Nouveau/Note 205.md'").fetchone()[0]
+    assert resolved_new == dangling
+    assert conn.execute("SELECT COUNT(*) FROM links WHERE target_path = 'Dossier 3/Note 3.md'").fetchone()[0] == 0
+    assert targets(catalog) == whole(catalog)
+
+
+def test_an_alias_added_or_dropped_moves_the_links_that_use_it(vault_catalog: Catalog) -> None:
+    catalog = vault_catalog
+    conn = catalog._conn()
+    catalog.upsert_note(
+        NoteRecord(path="Dossier 0/Note 0.md", status=NoteStatus.INDEXED, title="Note 0")
+    )  # drops « Alias 0 »
+    catalog.upsert_note(
+        NoteRecord(path="Dossier 1/Note 1.md", status=NoteStatus.INDEXED, title="Note 1", aliases=["Alias 0"])
+    )
+    catalog.resolve_links(changed=["Dossier 0/Note 0.md", "Dossier 1/Note 1.md"])
+    moved = conn.execute("SELECT COUNT(*) FROM links WHERE target_name = 'alias 0'").fetchone()[0]
+    on_new = "SELECT COUNT(*) FROM links WHERE target_name = 'alias 0' AND target_path = 'Dossier 1/Note 1.md'"
+    assert moved and conn.execute(on_new).fetchone()[0] == moved
+    assert targets(catalog) == whole(catalog)
+
+
+def test_links_stored_before_names_were_kept_are_resolved_whole_once(vault_catalog: Catalog) -> None:
+    catalog = vault_catalog
+    catalog._conn().execute("UPDATE links SET target_name = NULL")  # a catalog from before the upgrade
+    catalog._conn().commit()
+    catalog.resolve_links(changed=["Dossier 5/Note 5.md"])
+    assert catalog.examined == NOTES * 5  # whole, and the names written for next time
+    catalog.resolve_links(changed=["Dossier 5/Note 5.md"])
+    assert catalog.examined < NOTES
