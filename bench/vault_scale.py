@@ -148,6 +148,7 @@ def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[s
     memory = resident_memory(client)
     client.reindex()  # a bulk reindex beside the live index: the saves must not wait for it
     saved_busy = save_to_searchable(client, settings, max(5, args.saves // 2), "reindex")
+    _wait(lambda: client.status().rebuild is None, 3600)  # done before the restart, which must find nothing to do
     return {
         "save_idle": saved_idle,
         "save_during_reindex": saved_busy,
@@ -282,7 +283,8 @@ def raw_encode(settings: Any, notes: int = 200) -> dict[str, float]:
 
 
 def _du(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    """Bytes on disk (blocks, as ``du`` counts them: the store's memory-mapped files are sparse)."""
+    return sum(p.stat().st_blocks * 512 for p in folder.rglob("*") if p.is_file())
 
 
 def report(result: dict[str, Any]) -> None:

@@ -95,12 +95,21 @@ class Watcher:
         seen, self.redis_run = self.redis_run, run
         return seen is not None and seen != run
 
+    def backlog(self) -> bool:
+        """Index tasks still waiting: a periodic reconcile then waits (it would queue the same notes again and
+        restart the first index's progress); a Redis restart or a folder event reconciles at once."""
+        if self.queues.index.pending_count() == 0:
+            return False
+        self.next_reconcile = time.monotonic() + 60
+        return True
+
     def state(self) -> dict[str, object]:
         return {"pending": len(self.debouncer.pending), "last_reconcile": self.last_reconcile}
 
     def flush(self) -> None:
         """Emit debounced events; run the reconcile when it is due, a folder changed or Redis restarted."""
-        if self.redis_restarted() or self.debouncer.rescan.is_set() or time.monotonic() >= self.next_reconcile:
+        forced = self.redis_restarted() or self.debouncer.rescan.is_set()
+        if forced or (time.monotonic() >= self.next_reconcile and not self.backlog()):
             self.debouncer.rescan.clear()
             self.reconcile()
         due = self.debouncer.due()
