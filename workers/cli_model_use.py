@@ -137,13 +137,13 @@ def register_changes(model: click.Group, common_options: Any) -> None:
             "Choisit le modèle d'un rôle : un modèle téléchargé (génération, embedding ou reranking), un modèle "
             "d'un serveur trouvé sur cette machine (Ollama, LM Studio…), `bundled` (le modèle intégré) ou `none` "
             "(plus de reranker). La génération change sans redémarrage (la réponse en cours finit d'abord), le "
-            "reranker dès la recherche suivante ; un nouvel embedding reconstruit l'index au prochain `obsirag up`, "
-            "l'ancien répondant pendant ce temps.",
+            "reranker dès la recherche suivante ; un nouvel embedding reconstruit l'index à côté de l'actuel, qui "
+            "répond pendant ce temps (tout de suite si ObsiRAG tourne, sinon au prochain `obsirag up`).",
             "Choose a role's model: a downloaded one (generation, embedding or reranking), a model of a server "
             "found on this machine (Ollama, LM Studio…), `bundled` (the built-in model) or `none` (no reranker). "
             "Generation switches without a restart (the answer being written finishes first), the reranker from "
-            "the next search; a new embedding model rebuilds the index at the next `obsirag up`, the old one "
-            "answering meanwhile.",
+            "the next search; a new embedding model rebuilds the index beside the current one, which answers "
+            "meanwhile (at once when ObsiRAG runs, else at the next `obsirag up`).",
         ),
         epilog=example("obsirag model use qwen2.5:7b"),
     )
