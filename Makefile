@@ -10,7 +10,7 @@ DATA ?=
 # one of them waits on a process it started (the suite alone used ~1.25 of 2 cores).
 TEST_WORKERS ?= 2
 
-.PHONY: setup run test lint format bench chaos clean test-packages docs screenshots
+.PHONY: setup run test lint format bench chaos vault-scale clean test-packages docs screenshots
 
 # Re-installs when pyproject.toml changes; torch==2.13.0 is pinned there so pip takes the CPU build.
 # --no-compile: Python compiles what it imports on first use and keeps it; compiling every installed file up
@@ -89,6 +89,13 @@ bench: setup
 CHAOS_ROUNDS ?= 30
 chaos: setup test-packages
 	PYTHONPATH=. $(BIN)/python bench/chaos.py --rounds $(CHAOS_ROUNDS)
+
+# A generated vault of NOTES notes through the real system from an empty data folder (#34): about 16 min for 5,000.
+NOTES ?= 5000
+vault-scale: setup test-packages
+	rm -rf bench/results/vault-$(NOTES)
+	$(BIN)/python bench/make_vault.py --notes $(NOTES) --out bench/results/vault-$(NOTES)
+	$(BIN)/python bench/vault_scale.py --vault bench/results/vault-$(NOTES)
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .ruff_cache
