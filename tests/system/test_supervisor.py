@@ -49,7 +49,11 @@ def test_redis_killed_is_restarted_with_its_queue_and_stopped_last(tmp_path: Pat
     client = redis.Redis.from_url(settings.effective_redis_url)
     wait_until(lambda: answers(client), "the private Redis up", timeout=30)
     assert supervisor_alive(settings)
-    client.rpush("queued", "task")  # acknowledged: on disk in the append-only file before the reply
+    client.rpush("queued", "task")
+    # Normally in the append-only file before the reply; while a slow fsync runs (a loaded machine) Redis may hold
+    # it back up to 2 s, which a kill loses (the watcher's reconcile covers that): the kill waits for the file.
+    aof = settings.redis_dir / "appendonly.aof"
+    wait_until(lambda: aof.is_file() and b"queued" in aof.read_bytes(), "the write in the append-only file", timeout=10)
     victim = client.info("server")["process_id"]
     run = Queues(settings).redis_run_id()  # what the watcher compares to see a restart
     os.kill(victim, signal.SIGKILL)
