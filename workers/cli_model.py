@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from services.models.installed import InstalledModel
     from services.models.progress import PullProgress
     from services.system.model_bench import Rates
+    from services.system.model_choice import ModelsOverview
 
 
 def register(main: click.Group, common_options: click.decorators.FC) -> None:  # type: ignore[name-defined]
@@ -61,7 +62,7 @@ def register(main: click.Group, common_options: click.decorators.FC) -> None:  #
                 shown["interrupted"] = pull.interrupted
             click.echo(json.dumps(data, ensure_ascii=False, indent=2))
             return
-        _print_in_use(settings)
+        _print_in_use(seen)
         _print_installed(seen.installed, seen.pulls)
         _print_candidates(seen.candidates)
         _print_servers(seen.local_servers, settings.llm_local_ports)
@@ -172,13 +173,14 @@ def local_server_notice(settings: Settings) -> str | None:
     )
 
 
-def _print_in_use(settings: Settings) -> None:
-    settings = rechosen(settings)  # as chosen now
-    served = f" ({settings.llm_base_url})" if settings.llm_base_url and settings.llm_backend == "openai" else ""
+def _print_in_use(seen: ModelsOverview) -> None:
+    """Each role's model as chosen now (the overview already applied the choices)."""
+    generation, reranking = seen.generation, seen.reranking
+    served = f" ({generation['base_url']})" if generation["base_url"] else ""  # set for a server only
     click.echo(tr("En usage :", "In use:"))
-    click.echo(tr("  génération : ", "  generation: ") + f"{settings.llm_backend} {settings.llm_model}{served}")
-    click.echo(tr("  embedding : ", "  embedding: ") + settings.embedding_model)
-    click.echo(tr("  reranking : ", "  reranking: ") + (settings.rerank_model or tr("aucun", "none")))
+    click.echo(tr("  génération : ", "  generation: ") + f"{generation['backend']} {generation['model']}{served}")
+    click.echo(tr("  embedding : ", "  embedding: ") + str(seen.embedding["model"]))
+    click.echo(tr("  reranking : ", "  reranking: ") + (str(reranking["model"]) if reranking else tr("aucun", "none")))
 
 
 def _print_installed(installed: list[InstalledModel], pulls: list[PullProgress]) -> None:

@@ -13,8 +13,11 @@ from services.models.installed import Role
 from services.models.progress import PullProgress
 from workers.cli_text import LANG, Command, example, tr
 
-ROLE_WORDS = {"generation": ("génération", "generation"), "embedding": ("embedding", "embedding")}
-ROLE_WORDS["reranking"] = ("reranking", "reranking")
+ROLE_WORDS = {
+    "generation": ("génération", "generation"),
+    "embedding": ("embedding", "embedding"),
+    "reranking": ("reranking", "reranking"),
+}
 SWITCH_WAIT_SECONDS = 15.0
 
 

@@ -29,6 +29,7 @@ from services.config import Language, Settings, rechosen
 from services.indexing import attachments
 from services.indexing.chunking import Chunk
 from services.indexing.pipeline import IndexPipeline, IndexReport, _Prepared
+from services.language.durations import short_duration
 from services.retrieval.embedding import Embedder
 from services.retrieval.embedding_cache import EmbeddingCache
 from services.retrieval.fact_vectors import FactVectors
@@ -52,7 +53,7 @@ class RebuildProgress(BaseModel):
 
     def line(self, lang: Language = "en") -> str:
         """``obsirag status``'s line for it."""
-        left = _duration(self.eta_seconds) if self.eta_seconds is not None else ""
+        left = short_duration(self.eta_seconds) if self.eta_seconds is not None else ""
         if lang == "fr":
             eta = f", encore environ {left}" if left else ""
             return f"reconstruction de l'index avec {self.model} : {self.done}/{self.total} notes{eta}"
@@ -238,12 +239,6 @@ def progress_of(state: _State, now: float | None = None) -> RebuildProgress:
     elapsed, this_run = (now or time.time()) - state.resumed_at, done - state.resumed_done
     eta = (total - done) * elapsed / this_run if this_run > 0 else None
     return RebuildProgress(model=state.model, total=total, done=done, started_at=state.started_at, eta_seconds=eta)
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 def open_pipeline(

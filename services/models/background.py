@@ -11,8 +11,8 @@ from pathlib import Path
 
 from services.config import Settings
 from services.lifeline import die_with_parent
-from services.models.installed import HUB_ID
-from services.models.progress import read_pulls
+from services.models.installed import is_hub_id
+from services.models.progress import pull_under_way
 
 _children: list[subprocess.Popen[bytes]] = []
 
@@ -20,13 +20,10 @@ _children: list[subprocess.Popen[bytes]] = []
 def start_pull(settings: Settings, model: str, use: bool = False) -> bool:
     """Start pulling ``model`` (``use``: and switch to it once verified); False when one is already under way
     for it. ``ValueError``: not a hub id."""
-    if not HUB_ID.match(model) or ".." in model:
+    if not is_hub_id(model):
         raise ValueError(model)
     _children[:] = [child for child in _children if child.poll() is None]  # reap the finished ones
-    if any(
-        p.model == model and p.state not in ("done", "failed") and not p.interrupted
-        for p in read_pulls(settings.model_cache)
-    ):
+    if pull_under_way(settings.model_cache, model):
         return False
     command = [sys.executable, "-m", "workers.cli", "model", "pull", model, *(["--use"] if use else [])]
     command += ["--vault", str(settings.vault), "--data", str(settings.data_dir)]

@@ -29,15 +29,20 @@ class InstalledModel(BaseModel):
     pulled_at: float
 
 
+def is_hub_id(model: str) -> bool:
+    """``org/name`` as the hub writes ids; never a path (``..``, a leading ``/``), nor ``bundled:…``."""
+    return bool(HUB_ID.match(model)) and ".." not in model
+
+
 def model_folder(cache: Path, model: str) -> Path:
-    if not HUB_ID.match(model) or ".." in model:
+    if not is_hub_id(model):
         raise ValueError(f"not a hub id: {model}")
     return cache / HUB / model.replace("/", "--")
 
 
 def local_folder(cache: Path, model: str) -> Path | None:
     """The folder of ``model`` (a hub id) when it was pulled whole into ``cache``; None otherwise."""
-    if not HUB_ID.match(model) or ".." in model:
+    if not is_hub_id(model):
         return None  # a folder, or a name of our own (``bundled:…``)
     folder = model_folder(cache, model)
     return folder if (folder / MARKER).is_file() else None
@@ -72,7 +77,7 @@ def installed_models(cache: Path) -> list[InstalledModel]:
 
 def remove_model(cache: Path, model: str) -> int:
     """Delete ``model``'s folder (a whole pull or a partial one); returns the bytes freed (0: not there)."""
-    if not HUB_ID.match(model) or ".." in model:
+    if not is_hub_id(model):
         return 0
     folder = model_folder(cache, model)
     if not folder.is_dir():

@@ -76,6 +76,14 @@ def read_pulls(cache: Path) -> list[PullProgress]:
     return sorted(pulls, key=lambda pull: pull.updated_at, reverse=True)
 
 
+def pull_under_way(cache: Path, model: str) -> bool:
+    """Whether a pull of ``model`` runs now (not done, not failed, its process alive)."""
+    return any(
+        pull.model == model and pull.state not in ("done", "failed") and not pull.interrupted
+        for pull in read_pulls(cache)
+    )
+
+
 def forget_pull(cache: Path, model: str) -> None:
     progress_path(cache, model).unlink(missing_ok=True)
 

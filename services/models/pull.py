@@ -26,7 +26,7 @@ from huggingface_hub.hf_api import RepoFile
 from huggingface_hub.utils import build_hf_headers
 
 from services.config import Language
-from services.models.installed import HUB_ID, model_folder, write_marker
+from services.models.installed import is_hub_id, model_folder, write_marker
 from services.models.progress import PullProgress, RateMeter, write_progress
 from services.models.pull_errors import Corrupt, NotAnId, PullError, reason
 
@@ -51,7 +51,7 @@ def pull(
     """Download ``model`` (a hub id) into ``cache`` and return its folder; ``report`` (and ``<cache>/pulls/``)
     gets the progress at most every ``every`` seconds: bytes, rate, ETA. ``endpoint``: the hub (default:
     ``HF_ENDPOINT`` as it is now, else huggingface.co). Raises ``PullError``."""
-    if not HUB_ID.match(model):
+    if not is_hub_id(model):
         raise PullError(reason(model, NotAnId(model), lang))
     progress = PullProgress(model=model, state="sizing", pid=os.getpid(), started_at=time.time())
     publisher = _Publisher(cache, report, every)

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from services.choices import choices_stamp, read_choices
+from services.choices import choices_stamp
+from services.config import rechosen
 from services.models.installed import local_folder
 
 if TYPE_CHECKING:
@@ -99,10 +100,7 @@ class ChosenReranker:
         return self._reranker
 
     def _follow(self) -> None:
-        if "rerank_model" in self.settings.model_fields_set:
-            return  # OBSIRAG_RERANK_MODEL (or a flag) decides
-        chosen = read_choices(self.settings.data_dir).rerank_model
-        model = self.settings.rerank_model if chosen is None else chosen
+        model = rechosen(self.settings).rerank_model  # OBSIRAG_RERANK_MODEL (or a flag), when set, still decides
         if model != self._model:
             self._model = model
             self._reranker = open_reranker(model, self.settings.model_cache, self.settings.torch_threads)

@@ -21,6 +21,7 @@ from services.catalog.models import NoteStatus
 from services.catalog.problems import Lang, NoteProblem, note_problems
 from services.config import Settings
 from services.indexing.rebuild import RebuildProgress, read_progress
+from services.language.durations import short_duration
 from services.llm.models import WorkerState
 from services.retrieval.search import SearchRequest, SearchResponse
 from services.system.generation_client import GenerationClient, worker_state
@@ -48,7 +49,7 @@ class ExtractionBacklog(BaseModel):
 
     def line(self, lang: Lang = "en") -> str:
         """``obsirag status``'s line for it."""
-        left = _minutes(self.eta_seconds) if self.eta_seconds is not None else ""
+        left = short_duration(self.eta_seconds) if self.eta_seconds is not None else ""
         if lang == "fr":
             return f"documents à lire : {self.remaining}" + (f", encore environ {left}" if left else "")
         return f"documents to read: {self.remaining}" + (f", about {left} left" if left else "")
@@ -220,10 +221,6 @@ def _backlog(
         return None
     pace = read_pace(settings.extraction_cache_path)
     return ExtractionBacklog(remaining=remaining, eta_seconds=remaining * pace if pace is not None else None)
-
-
-def _minutes(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 def _catalog_state(settings: Settings, lang: Lang, limit: int | None) -> tuple[dict[str, int], list[NoteProblem]]:

@@ -22,7 +22,7 @@ from services.config import (
 from services.llm.discovery import LocalServer, find_local_servers
 from services.models.catalog import Candidate, candidates
 from services.models.installed import InstalledModel, Role, installed_models, local_folder, role_of
-from services.models.progress import PullProgress, read_pulls
+from services.models.progress import PullProgress, pull_under_way, read_pulls
 
 FIELD_OF_ROLE = {"generation": "llm_model", "embedding": "embedding_model", "reranking": "rerank_model"}
 
@@ -142,10 +142,8 @@ def first_start_offer(settings: Settings) -> Candidate | None:
     if not offered:
         return None  # Linux: the bundled model stays (and `up` names a model server running here)
     best = offered[0]
-    busy = any(
-        p.model == best.model and p.state != "failed" and not p.interrupted for p in read_pulls(settings.model_cache)
-    )
-    return None if busy or local_folder(settings.model_cache, best.model) else best
+    pulled = local_folder(settings.model_cache, best.model)
+    return None if pulled or pull_under_way(settings.model_cache, best.model) else best
 
 
 def decline_offer(settings: Settings) -> None:

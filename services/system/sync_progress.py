@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from services.catalog import Catalog
 from services.config import Settings
+from services.language.durations import short_duration
 
 
 class SyncProgress(BaseModel):
@@ -26,7 +27,7 @@ class SyncProgress(BaseModel):
     def line(self, lang: Literal["fr", "en"] = "en") -> str:
         share = self.done / self.changed if self.changed else 1.0
         rate = f"{self.notes_per_s:.1f}" if self.notes_per_s else "…"
-        eta = _duration(self.eta_seconds) if self.eta_seconds is not None else "…"
+        eta = short_duration(self.eta_seconds) if self.eta_seconds is not None else "…"
         if lang == "fr":
             rate = rate.replace(".", ",")
             return f"indexation : {self.done}/{self.changed} notes ({share:.0%}), {rate} notes/s, fin dans {eta}"
@@ -51,11 +52,3 @@ def sync_progress(settings: Settings, watcher: dict[str, Any] | None, now: float
     rate = done / elapsed if done and elapsed > 0 else None
     eta = (changed - done) / rate if rate else None
     return SyncProgress(changed=changed, done=done, notes_per_s=rate, eta_seconds=eta)
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
