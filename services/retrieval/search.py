@@ -262,9 +262,13 @@ class SearchEngine:
         return sum(bool(hits) for hits in held) / len(terms)
 
     def _read_whole(self, items: list[FusedHit]) -> None:
-        """Replace the lean candidate payloads of the results' chunks by their whole payloads."""
-        whole = {hit.id: hit.payload for hit in self.store.retrieve([item.hit.id for item in items])}
-        for item in items:  # a chunk deleted since the search keeps its lean payload (no text)
+        """Replace the lean candidate payloads of the results' chunks by their whole payloads (those the
+        reranker already read are not read again)."""
+        lean = [item for item in items if "text" not in item.hit.payload]
+        if not lean:
+            return
+        whole = {hit.id: hit.payload for hit in self.store.retrieve([item.hit.id for item in lean])}
+        for item in lean:  # a chunk deleted since the search keeps its lean payload (no text)
             item.hit.payload = whole.get(item.hit.id, item.hit.payload)
 
 
