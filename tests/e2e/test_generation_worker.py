@@ -53,7 +53,9 @@ def test_killed_worker_ends_the_stream_with_an_error_then_restarts_and_serves(
     result = client.text(GenerationRequest(messages=QUESTION, max_tokens=12))
     assert "Paris" in result.text and result.backend == "mlx"
 
-    status = SystemClient(client.settings).status()  # what `obsirag status` prints
-    assert status.generation.loaded and status.generation.pid != victim and status.generation.backend == "mlx"
+    # what `obsirag status` prints, refreshed by the worker's next heartbeat (every heartbeat_seconds)
+    wait_until(lambda: (g := SystemClient(client.settings).status().generation) and g.loaded, "its heartbeat")
+    status = SystemClient(client.settings).status()
+    assert status.generation.pid != victim and status.generation.backend == "mlx"
     assert any(p.name == "mlx_worker" and p.alive for p in status.processes)
     system.stop()
