@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from services.chat.engine import ChatEngine, ChatEvent
 from services.chat.prompts import QUESTION_FAILED
 from services.llm.client import CancelScope
+from services.research.engine import ResearchEngine
 from services.system import SystemNotRunning
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,7 @@ class ChatRun:
     thread_id: str
     use_web: bool
     write: bool | None = None  # the composer's « rédiger avec le modèle » (None: as the model can)
+    research: bool = False  # the composer's « mode recherche »: sub-questions searched in steps
     scope: CancelScope = field(default_factory=CancelScope)  # the run's generations
     reading: bool = False  # the model is reading the prompt (progress shown, no token yet)
     created: float = field(default_factory=time.monotonic)
@@ -59,14 +61,17 @@ class ChatRuns:
         record_failure: Callable[[ChatRun, str], None] | None = None,
     ) -> None:
         self.engine = engine
+        self.research = ResearchEngine(engine)
         self.ensure_running = ensure_running  # raises SystemNotRunning, with why, before each question
         self.record_failure = record_failure  # keeps a question that failed in its thread, with its error
         self._waiting: dict[str, ChatRun] = {}
         self._active: dict[str, ChatRun] = {}
         self._lock = threading.Lock()
 
-    def create(self, question: str, thread_id: str, use_web: bool, write: bool | None = None) -> ChatRun:
-        run = ChatRun(id=uuid.uuid4().hex, question=question, thread_id=thread_id, use_web=use_web, write=write)
+    def create(
+        self, question: str, thread_id: str, use_web: bool, write: bool | None = None, research: bool = False
+    ) -> ChatRun:
+        run = ChatRun(uuid.uuid4().hex, question, thread_id, use_web, write, research=research)
         with self._lock:
             now = time.monotonic()
             self._waiting = {k: r for k, r in self._waiting.items() if now - r.created < UNCLAIMED_TTL}
@@ -112,8 +117,12 @@ class ChatRuns:
     def _produce(self, run: ChatRun, put: Callable[[ChatEvent | None], None]) -> None:
         try:
             self.ensure_running()
-            ask = {"thread_id": run.thread_id, "use_web": run.use_web, "scope": run.scope, "write": run.write}
-            for event in self.engine.ask(run.question, **ask):
+            ask = {"thread_id": run.thread_id, "scope": run.scope, "write": run.write}
+            if run.research:
+                events = self.research.ask(run.question, **ask)
+            else:
+                events = self.engine.ask(run.question, use_web=run.use_web, **ask)
+            for event in events:
                 put(event)
         except Exception as exc:  # shown in the page instead of a silent, never-ending stream
             if isinstance(exc, SystemNotRunning):  # a state of the system (stopped, Redis restarting), not a bug

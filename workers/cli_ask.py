@@ -51,11 +51,21 @@ from workers.cli_text import LANG, Command, example, tr
     ),
 )
 @click.option(
+    "--research",
+    is_flag=True,
+    help=tr(
+        "Mode recherche : découpe la question en sous-questions, cherche chacune (étapes sur stderr), puis répond.",
+        "Research mode: split the question into sub-questions, search each (steps on stderr), then answer.",
+    ),
+)
+@click.option(
     "--save",
     is_flag=True,
     help=tr(
-        "Exporte la conversation dans obsirag/conversations/ du coffre.",
-        "Export the conversation to obsirag/conversations/ in the vault.",
+        "Exporte la conversation dans obsirag/conversations/ du coffre (avec --research : la recherche dans "
+        "obsirag/research/).",
+        "Export the conversation to obsirag/conversations/ in the vault (with --research: the research to "
+        "obsirag/research/).",
     ),
 )
 @click.option(
@@ -82,6 +92,7 @@ def ask(
     save: bool,
     explain: bool,
     write: bool | None,
+    research: bool,
 ) -> None:
     from services.system import SystemClient, SystemNotRunning, build_chat_engine
     from services.system.client import NOT_RUNNING, NOT_RUNNING_FR
@@ -96,8 +107,18 @@ def ask(
     final = None
     progress = ReadingProgress()
     streamed = ""
-    for event in engine.ask(" ".join(question), thread_id=thread_id, use_web=use_web, write=write):
-        if event.kind == "progress":
+    text = " ".join(question)
+    if research:
+        from services.research.engine import ResearchEngine
+
+        events = ResearchEngine(engine).ask(text, thread_id=thread_id, write=write)
+    else:
+        events = engine.ask(text, thread_id=thread_id, use_web=use_web, write=write)
+    for event in events:
+        if event.kind == "step" and event.step is not None:
+            progress.clear()
+            click.echo(event.step.text, err=True)
+        elif event.kind == "progress":
             progress.show(event.progress or 0.0)
         elif event.kind == "token" and not as_json:
             progress.clear()
@@ -110,7 +131,9 @@ def ask(
             final = event.answer
     if final is None:
         raise click.ClickException(tr("pas de réponse", "no answer"))
-    if save:
+    if save and research:
+        _save_research(settings, engine.catalog, final.thread_id, final.plan.language if final.plan else "fr")
+    elif save:
         _save_thread(settings, engine.catalog, final.thread_id)
     if as_json:
         click.echo(json.dumps(ask_json(final), ensure_ascii=False, indent=2))
@@ -126,3 +149,11 @@ def _save_thread(settings: Settings, catalog: Any, thread_id: str) -> None:
     thread = catalog.get_thread(thread_id)
     path = export_thread(settings.vault, thread, datetime.now().astimezone())
     click.echo(tr("enregistrée : ", "saved ") + str(path.relative_to(settings.vault)), err=True)
+
+
+def _save_research(settings: Settings, catalog: Any, thread_id: str, language: str) -> None:
+    from services.research.trail import save_research
+
+    thread = catalog.get_thread(thread_id)
+    path = save_research(settings.vault, thread.turns[-1], datetime.now().astimezone(), language)
+    click.echo(tr("recherche enregistrée : ", "research saved ") + str(path.relative_to(settings.vault)), err=True)

@@ -145,6 +145,9 @@ def ask_json(answer: Any) -> dict[str, Any]:
         else None,  # quoted, written, closest, refused, listing, memory, failed
         # How likely the answer's note is the right one (services.chat.outcome); None without a search's decision.
         "confidence": answer.grounding["confidence"] if answer.grounding else None,
+        # Research mode (--research): each step as shown, and each sub-question with the notes read for it.
+        "steps": [step.model_dump(mode="json", exclude={"sub"}) for step in answer.steps],
+        "research": [sub.model_dump(mode="json") for sub in answer.research] if answer.research is not None else None,
     }
 
 

@@ -212,4 +212,8 @@ _V10 = (
     "CREATE INDEX links_target_name ON links(target_name)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10)
+# A research answer's trail (``research_models.SubQuestion`` as JSON; '' for other answers): a reopened
+# conversation shows its steps, and the answer can be saved as a research note later (issue #35).
+_V11 = ("ALTER TABLE turns ADD COLUMN research TEXT NOT NULL DEFAULT ''",)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11)

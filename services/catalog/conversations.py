@@ -26,7 +26,7 @@ class ConversationsTable(Table):
             cursor = conn.execute(
                 "INSERT INTO turns (thread_id, question, retrieval_query, answer, sources, provenance, main_note,"
                 " model, backend, timings, created_at, prompt, web, error, finish_reason, memory, kind,"
-                " grounding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " grounding, research) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     turn.thread_id,
                     turn.question,
@@ -46,6 +46,7 @@ class ConversationsTable(Table):
                     json.dumps([m.model_dump() for m in turn.memory], ensure_ascii=False),
                     turn.kind.value if turn.kind else "",
                     json.dumps(turn.grounding, ensure_ascii=False) if turn.grounding else "",
+                    _research_json(turn),
                 ),
             )
             stamp = turn.created_at.isoformat()
@@ -59,6 +60,10 @@ class ConversationsTable(Table):
                 return None
             turns = conn.execute("SELECT * FROM turns WHERE thread_id = ? ORDER BY id", (thread_id,)).fetchall()
         return _thread(row, [_turn(t) for t in turns])
+
+    def get_turn(self, turn_id: int) -> Turn | None:
+        row = self._conn().execute("SELECT * FROM turns WHERE id = ?", (turn_id,)).fetchone()
+        return _turn(row) if row is not None else None
 
     def list_threads(self, query: str | None = None, limit: int = 100) -> list[Thread]:
         """Newest first; ``query`` matches the title or any question/answer, case-insensitively."""
@@ -101,5 +106,12 @@ def _turn(row: object) -> Turn:
     data["memory"] = json.loads(data.get("memory") or "[]")
     data["kind"] = data.get("kind") or None
     data["grounding"] = json.loads(data["grounding"]) if data.get("grounding") else None
+    data["research"] = json.loads(data["research"]) if data.get("research") else None
     data["created_at"] = datetime.fromisoformat(data["created_at"])
     return Turn.model_validate(data)
+
+
+def _research_json(turn: Turn) -> str:
+    if turn.research is None:
+        return ""
+    return json.dumps([sub.model_dump(mode="json") for sub in turn.research], ensure_ascii=False)

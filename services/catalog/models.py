@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from services.catalog.research_models import SubQuestion
 from services.vault.models import NoteType
 from services.vault.syntax import WikiLink
 
@@ -184,6 +185,7 @@ class Turn(AnswerMarks, BaseModel):
     memory: list[MemoryUse] = Field(default_factory=list)  # remembered facts its prompt held
     kind: AnswerKind | None = None  # None: a turn from before kinds were recorded
     grounding: dict[str, Any] | None = None  # the chat's decision and why (``Grounding.explain``), when it decided
+    research: list[SubQuestion] | None = None  # a research answer's trail: each sub-question, the notes read for it
 
 
 class Thread(BaseModel):

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from services.catalog.models import AnswerEntity, AnswerKind, AnswerMarks, MemoryUse, Provenance, Source
+from services.catalog.research_models import ResearchStep, SubQuestion
 from services.chat.query import QueryPlan
 
 
@@ -31,15 +32,18 @@ class ChatAnswer(AnswerMarks, BaseModel):
     grounding: dict[str, Any] | None = None  # the guard's decision and evidence (``Grounding.explain``)
     memory: list[MemoryUse] = Field(default_factory=list)  # remembered facts the prompt held ("mémoire utilisée")
     kind: AnswerKind | None = None  # quoted from the notes, written by the model, refused…
+    research: list[SubQuestion] | None = None  # research mode: the sub-questions and the notes read for each
+    steps: list[ResearchStep] = Field(default_factory=list)  # research mode: its steps, in order
 
 
 class ChatEvent(BaseModel):
-    kind: Literal["sources", "progress", "token", "done", "error"]
+    kind: Literal["sources", "progress", "token", "done", "error", "step"]
     text: str = ""
     progress: float | None = None  # progress: share of the prompt the model has read (0–1)
     sources: list[Source] = Field(default_factory=list)
     answer: ChatAnswer | None = None
     partial: str = ""  # error: the answer generated before the failure, shown apart from the error's text
+    step: ResearchStep | None = None  # step: one step of a research run, as it happens
 
 
 class ChatFailed(RuntimeError):

@@ -100,10 +100,10 @@ class ChatEngine:
             yield ChatEvent(kind="token", text=intro)
         if prepared.sources:
             yield ChatEvent(kind="sources", sources=prepared.sources)
-        yield from self._generate(prepared)
+        yield from self.generate(prepared)
 
-    def _generate(self, prepared: Prepared) -> Iterator[ChatEvent]:
-        """A long summary's map step, then the answer's tokens, then its end."""
+    def generate(self, prepared: Prepared) -> Iterator[ChatEvent]:
+        """A long summary's map step, then the answer's tokens, then its end (the turn kept in its thread)."""
         if prepared.map_batches:
             try:
                 self._map_summaries(prepared)
@@ -148,6 +148,22 @@ class ChatEngine:
         """Plan, retrieve and build the prompt (or the quoted answer); no generation (a long summary's map
         step runs in ``ask``)."""
         now = now or datetime.now().astimezone()
+        prepared = self.begin(question, thread_id, now, scope, write)
+        if (reply := self.memory.reply(question, prepared.thread.id, prepared.plan.language, now)) is not None:
+            prepared.text = reply  # "retiens que …", "oublie que …", a reminder: no model, no retrieval
+            prepared.kind = AnswerKind.MEMORY
+        elif prepared.plan.intent == Intent.LIST:
+            self._prepare_listing(prepared)
+        elif prepared.plan.intent == Intent.SUMMARY and (prepared.plan.since or asks_latest(prepared.plan)):
+            self._prepare_summary(prepared)
+        else:
+            self._prepare_answer(prepared, self.settings.web_search if use_web is None else use_web)
+        return prepared
+
+    def begin(
+        self, question: str, thread_id: str | None, now: datetime, scope: CancelScope | None, write: bool | None
+    ) -> Prepared:
+        """The question's thread, plan and prompt budget, and whether the model writes its answer."""
         started = time.perf_counter()
         thread = self._thread(thread_id, question, now)
         state = self.generator.state()
@@ -157,15 +173,6 @@ class ChatEngine:
         prepared = Prepared(plan, thread, started, fit, scope=scope)
         published = state.capability.can_write if state and state.capability else None
         prepared.writes = write if write is not None else model_writes(self.settings, published)
-        if (reply := self.memory.reply(question, thread.id, plan.language, now)) is not None:
-            prepared.text = reply  # "retiens que …", "oublie que …", a reminder: no model, no retrieval
-            prepared.kind = AnswerKind.MEMORY
-        elif prepared.plan.intent == Intent.LIST:
-            self._prepare_listing(prepared)
-        elif prepared.plan.intent == Intent.SUMMARY and (prepared.plan.since or asks_latest(prepared.plan)):
-            self._prepare_summary(prepared)
-        else:
-            self._prepare_answer(prepared, self.settings.web_search if use_web is None else use_web)
         return prepared
 
     # --- the three kinds of question -------------------------------------------------------
@@ -315,11 +322,12 @@ class ChatEngine:
             guard_order=not shown,
         )
         response = self.search(request)
-        response.results = below_notes(response.results, self._linked)  # a saved conversation never outranks its notes
+        response.results = below_notes(response.results, self.linked)  # a saved conversation never outranks its notes
         prepared.lap("retrieval_ms")
         return response
 
-    def _linked(self, path: str) -> set[str]:
+    def linked(self, path: str) -> set[str]:
+        """The notes ``path`` links to (a saved conversation's sources)."""
         return {link.target_path for link in self.catalog.outlinks(path) if link.target_path}
 
     def _partial_summary(self, prepared: Prepared, n: int, batch: list[ContextBlock]) -> ContextBlock:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from services.catalog.models import AnswerKind, MemoryUse, Provenance, Source, Thread
+from services.catalog.research_models import ResearchStep, SubQuestion
 from services.chat.context import ContextBlock
 from services.chat.grounding import Grounding
 from services.chat.prompt_fit import PromptFit
@@ -44,6 +45,8 @@ class Prepared:
     writes: bool = True  # the model writes the answer; False: it is quoted from the notes, without a model
     kind: AnswerKind | None = None  # None until decided: a model call makes it "written"
     any_date: bool = False  # the question's date dropped: no note of that date answered it
+    research: list[SubQuestion] | None = None  # research mode: each sub-question and the notes read for it
+    steps: list[ResearchStep] = field(default_factory=list)  # research mode: the steps shown as they happened
 
     def refuse(self, use_web: bool) -> None:
         """The vault does not answer: the refusal said at once, then the web when allowed."""

@@ -14,7 +14,7 @@ from services.llm.models import StreamEvent
 
 CUT_REASONS = ("length", "repetition", "echo")  # the worker stopped the answer: it ends on its last sentence
 _SHARED = {"thread_id", "question", "answer", "sources", "provenance", "main_note", "model", "backend", "timings"}
-_SHARED |= {"web", "finish_reason", "memory", "kind", "grounding"}
+_SHARED |= {"web", "finish_reason", "memory", "kind", "grounding", "research"}
 
 
 def answer_kind(prepared: Prepared, generated: str, error: str) -> AnswerKind | None:
@@ -56,6 +56,7 @@ def record_answer(
         memory=prepared.memory,
         kind=kind,
         grounding=prepared.grounding.explain() if prepared.grounding else None,
+        research=prepared.research,
     )
     turn_id = catalog.add_turn(turn)
     return ChatAnswer(
@@ -65,4 +66,5 @@ def record_answer(
         entities=answer_entities(catalog, [s.path for s in turn.sources if s.path]),
         plan=prepared.plan,
         read_urls=prepared.read_urls,
+        steps=prepared.steps,
     )

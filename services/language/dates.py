@@ -208,7 +208,12 @@ def _latest(today: date, month: int, day: int) -> date:
 
 
 def _between(match: re.Match[str], today: date) -> Days | None:
-    first, second = _explicit(match["a"], today), _explicit(match["b"], today)
+    year = re.search(r"\d{4}$", match["b"])
+    if year and not re.search(r"\d", match["a"]):  # « de mars à mai 2025 »: both months of 2025
+        first = _explicit(f"{match['a']} {year.group()}", today)
+    else:
+        first = _explicit(match["a"], today)
+    second = _explicit(match["b"], today)
     if first is None or second is None:
         return None
     return (first[0], second[1]) if first[0] <= second[0] else (second[0], first[1])
@@ -251,6 +256,7 @@ _RULES: list[tuple[str, _Build]] = [
     (rf"(?:depuis|since)\s+{_MONTH}(?!\s*\d)", lambda m, t: _since(_explicit(m.group(), t), t)),
     (rf"(?:entre|between)\s+(?P<a>{_DAY_OR_MONTH})\s+(?:et|and)\s+(?P<b>{_DAY_OR_MONTH})", _between),
     (rf"(?:du|from)\s+(?P<a>{_DAY_OR_MONTH})\s+(?:au|to|until|till)\s+(?P<b>{_DAY_OR_MONTH})", _between),
+    (rf"(?:de\s+|d'\s*)(?P<a>{_DAY_OR_MONTH})\s+(?:a|jusqu'\s*(?:a|au|en))\s+(?P<b>{_DAY_OR_MONTH})", _between),
 ]
 _PATTERNS = [(re.compile(rf"(?<!\w)(?:{pattern})(?!\w)"), build) for pattern, build in _RULES]
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})

@@ -51,8 +51,10 @@ ASK = (
     "Ask ObsiRAG's own grounded chat: it retrieves the notes, answers with the local model and cites its "
     "sources [n]; when the vault does not hold the answer it says so (`refused`: true) instead of "
     "inventing. Slow on small machines (tens of seconds); prefer search + read_note when you can answer "
-    "yourself. Pass `thread_id` back for a follow-up. — Pose la question au chat sourcé d'ObsiRAG ; s'il "
-    "ne trouve pas la réponse dans le coffre, il le dit (`refused`)."
+    "yourself. Pass `thread_id` back for a follow-up. `research`: true for a question that spans several "
+    "notes (a comparison, a timeline, « across my projects »): it is split into sub-questions searched one by "
+    "one, listed in `steps`, and the answer says which parts the vault does not cover. — Pose la question au "
+    "chat sourcé d'ObsiRAG ; s'il ne trouve pas la réponse dans le coffre, il le dit (`refused`)."
 )
 RECENT_CHANGES = (
     "Notes modified in the last `days` days, newest first. Use it for 'what did I work on lately'. — "

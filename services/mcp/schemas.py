@@ -108,6 +108,9 @@ class Answer(BaseModel):
         description="quoted, written, closest (not sure: the closest passages, none given as the answer), refused…",
     )
     confidence: float | None = Field(None, description="0–1: how likely the answer's note is the right one")
+    steps: list[str] = Field(
+        default_factory=list, description="research mode: each step (sub-question searched, notes found), in order"
+    )
 
 
 class RememberedFact(BaseModel):

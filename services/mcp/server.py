@@ -187,8 +187,9 @@ def _add_tools(server: MCPServer, tools: VaultTools, calls: CallLog) -> None:
     def ask(
         question: Annotated[str, Field(min_length=1, max_length=2000)],
         thread_id: Annotated[str | None, Field(description="thread_id of an earlier answer, for a follow-up")] = None,
+        research: Annotated[bool, Field(description="research mode: sub-questions searched in steps")] = False,
     ) -> Answer:
-        return tools.ask(question, thread_id)
+        return tools.ask(question, thread_id, research)
 
     def recent_changes(
         days: Annotated[float, Field(gt=0, le=3660, description="how many days back")] = 7,

@@ -19,6 +19,7 @@ from services.config import Settings
 from services.mcp.notes import NoteError, NoteReader
 from services.mcp.schemas import Answer, RememberedFact, SearchHit, SearchResults, SimilarNote, Source
 from services.memory.recall import relevant_facts
+from services.research.engine import ResearchEngine
 from services.retrieval.fact_vectors import MemoryMatch
 from services.retrieval.search import SearchRequest
 from services.system import SystemClient, build_chat_engine
@@ -96,13 +97,13 @@ class VaultTools:
             for other, score in close
         ]
 
-    def ask(self, question: str, thread_id: str | None = None) -> Answer:
-        """The chat's grounded answer, generated at chat priority; the not-in-vault refusal as in the chat."""
+    def ask(self, question: str, thread_id: str | None = None, research: bool = False) -> Answer:
+        """The chat's grounded answer, generated at chat priority; the not-in-vault refusal as in the chat.
+        ``research``: research mode (``services.research``), its steps returned with the answer."""
         self.require_running()
+        events = ResearchEngine(self.chat).ask(question, thread_id) if research else self.chat.ask(question, thread_id)
         try:
-            final = final_answer(
-                self.chat.ask(question, thread_id=thread_id), "no answer came back from the generation worker"
-            )
+            final = final_answer(events, "no answer came back from the generation worker")
         except ChatFailed as exc:
             raise NoteError(str(exc)) from exc
         sources = [
@@ -128,6 +129,7 @@ class VaultTools:
             truncated=final.truncated,
             kind=final.kind.value if final.kind else None,
             confidence=final.grounding["confidence"] if final.grounding else None,
+            steps=[step.text for step in final.steps],
         )
 
     def memory_recall(self, query: str = "", limit: int = 20) -> list[RememberedFact]:

@@ -19,6 +19,7 @@ class NoteType(StrEnum):
     SYNTHESIS = "synthesis"
     CONVERSATION = "conversation"
     BRIEFING = "briefing"  # obsirag/briefings/YYYY-MM-DD.md
+    RESEARCH = "research"  # obsirag/research/YYYY-MM/…: a research answer saved with its trail
     PROFILE = "profile"  # obsirag/assistant/Profil.md and Rappels.md, the memory's mirrors
     ATTACHMENT = "attachment"  # a PDF, an Office file, an EPUB or an image: its extracted pages
 

@@ -160,6 +160,7 @@ _TYPE_FOLDERS = {
     "syntheses": NoteType.SYNTHESIS,
     "conversations": NoteType.CONVERSATION,
     "briefings": NoteType.BRIEFING,
+    "research": NoteType.RESEARCH,
 }
 
 

@@ -26,6 +26,7 @@ KINDS = (
     (NoteType.SYNAPSE, "Synapses"),
     (NoteType.SYNTHESIS, "Synthèses"),
     (NoteType.CONVERSATION, "Conversations enregistrées"),
+    (NoteType.RESEARCH, "Recherches"),
     (NoteType.BRIEFING, "Briefings"),
     (NoteType.PROFILE, "Profil et rappels"),
 )

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import datetime
 from html import escape
 from typing import Annotated, Any
 
@@ -23,6 +24,8 @@ from services.catalog.models import Thread
 from services.chat.engine import ChatEvent
 from services.chat.websearch import WebSearch
 from services.config import Settings
+from services.language.detect import detect_language
+from services.research.trail import save_research
 from web.chat_runs import ChatRun, ChatRuns
 from web.page_route import page
 from web.rendering import MarkdownRenderer
@@ -35,6 +38,7 @@ class AskForm(BaseModel):
     thread_id: str = ""
     use_web: str = ""
     write: str = ""  # « rédiger avec le modèle » ticked
+    research: str = ""  # « mode recherche » ticked
 
 
 class ChatController(Controller):
@@ -66,7 +70,10 @@ class ChatController(Controller):
         thread_id = data.thread_id.strip()
         if not thread_id or conversations.get_thread(thread_id) is None:
             thread_id = conversations.create_thread(question)
-        run = chat_runs.create(question, thread_id, use_web=bool(data.use_web), write=True if data.write else None)
+        write = True if data.write else None
+        run = chat_runs.create(
+            question, thread_id, use_web=bool(data.use_web), write=write, research=bool(data.research)
+        )
         headers = {"HX-Replace-Url": f"/?thread={thread_id}"}
         return Template("_pending_turn.html", context={"run": run, "thread_id": thread_id}, headers=headers)
 
@@ -80,6 +87,23 @@ class ChatController(Controller):
     ) -> ServerSentEvent:
         run = chat_runs.claim(run_id)
         return ServerSentEvent(_sse(chat_runs, renderer, request, run))
+
+    @post("/chat/research/save/{turn_id:int}", sync_to_thread=True, status_code=200)
+    def save_research(
+        self,
+        conversations: NamedDependency[ConversationsTable],
+        settings: NamedDependency[Settings],
+        turn_id: FromPath[int],
+    ) -> Template:
+        """The research answer kept as a note under obsirag/research/ (the watcher indexes it)."""
+        turn = conversations.get_turn(turn_id)
+        if turn is None or turn.research is None:
+            return Template(
+                "_flash.html", context={"message": "Cette réponse n'est pas une recherche."}, status_code=404
+            )
+        path = save_research(settings.vault, turn, datetime.now().astimezone(), detect_language(turn.question))
+        relative = path.relative_to(settings.vault).as_posix()
+        return Template("_research_saved.html", context={"path": relative})
 
     @post("/chat/stop/{run_id:str}", status_code=200)
     async def stop(self, chat_runs: NamedDependency[ChatRuns], run_id: FromPath[str]) -> str:
@@ -114,6 +138,12 @@ def _to_messages(
         return [token]
     if event.kind == "sources":
         return [_message(request, "sources", "_sources.html", sources=event.sources)]
+    if event.kind == "step" and event.step is not None:  # a research step, as it happens
+        return [
+            ServerSentEventMessage(
+                event="step", data=f'<li class="step step-{event.step.kind}">{escape(event.step.text)}</li>'
+            )
+        ]
     if event.kind == "error":  # the question stays in its thread: it can be asked again from here
         context = {"error": event.text, "question": run.question, "thread_id": run.thread_id, "use_web": run.use_web}
         context["partial"] = event.partial  # the answer cut midway, kept apart from why it was cut
