@@ -225,6 +225,13 @@ def test_ask_answers_with_sources_and_refuses_what_the_vault_lacks(mcp: McpSessi
     assert refusal["answer"].startswith(NOT_IN_VAULT["fr"])
 
 
+def test_ask_in_research_mode_gives_its_steps_and_names_what_the_vault_lacks(mcp: McpSession) -> None:
+    answer = mcp.call("ask", question="Compare la tarte tatin et l'abonnement Netflix", research=True)
+    assert not answer["refused"] and "Cuisine/Tarte tatin.md" in [s["path"] for s in answer["sources"]]
+    assert answer["steps"][0].startswith("Plan : 2 sous-question(s)")
+    assert "2. rien trouvé pour « l'abonnement Netflix »" in answer["steps"] and "Netflix" in answer["answer"]
+
+
 def test_every_call_is_in_the_task_history_and_on_the_dashboard(mcp: McpSession, system: System, live_url: str) -> None:
     called = time.time()
     mcp.error("read_note", path="Nulle part.md")
