@@ -113,10 +113,12 @@ class ResearchEngine:
             done = [(s.sub.text, [n.title for n in s.sub.notes]) for s in searched]
             found = followups_by_model(self.chat.generator, plan.question, done, plan.language, prepared.scope)
             proposed = [(Piece(text), "model") for text in found or []]
-        if not proposed:  # the rules: a dated sub-question that found nothing, searched at any date
-            for item in searched:
-                if not item.sub.covered and (item.sub.since or item.sub.until):
-                    proposed.append((Piece(item.sub.query), "rules"))
+        if not proposed:  # the rules: a dated sub-question that found nothing, searched at any date; then the
+            # question as the chat searches it, when a part found nothing (its notes may answer that part too)
+            missing = [item for item in searched if not item.sub.covered]
+            proposed = [(Piece(item.sub.query), "rules") for item in missing if item.sub.since or item.sub.until]
+            if missing:
+                proposed.append((Piece(plan.question), "question"))
         asked = {tuple(sorted(set(lexical.analyze(s.sub.text)))) for s in searched}
         kept = []
         for piece, how in proposed:

@@ -56,6 +56,11 @@ _REQUEST = re.compile(
 )
 REQUEST_TERMS = 3
 SHORT_TERMS = 2  # a sentence this thin (« Qu'est-ce que je peux faire ? ») is about the scene set before it
+_ASKS = re.compile(
+    r"^(?:qu['’]est-ce|que|qu['’]|qui|quoi|quel\w*|comment|pourquoi|où|quand|combien|est-ce|"
+    r"what|who|how|why|where|when|which|is|are|do|does|did|can)\b",
+    re.IGNORECASE,
+)
 _CLAUSE = re.compile(  # a piece asking something of its own (« que fait-il »): a clause, not an item
     r"^(?:que|qu['’]|qui|quoi|quel\w*|comment|pourquoi|où|quand|combien|what|who|how|why|where|when|which)\b|"
     r"\b(?:est|sont|a|ont|fait|font|is|are|was|were|does|did|do|has|have)\b|-(?:il|elle|ils|elles|on)\b",
@@ -74,19 +79,27 @@ class Piece:
     text: str
     since: datetime | None = None
     until: datetime | None = None
+    whole: bool = False  # stands alone (a comparison's side, an item in its frame, a month): never completed
 
 
 def split_research(question: str, now: datetime, language: str = "fr") -> list[Piece]:
     """At most ``MAX_SUB_QUESTIONS`` sub-questions for ``question``; ``[question]`` when nothing splits.
     Several sentences (« … fin novembre ? Et pourquoi … ? ») are split first, each then on its own."""
     context, sentences = _sentences(question)
-    if len(sentences) > 1 or context:
-        subject = " ".join(lexical_words(context or sentences[0]))
-        leaning = [_with_subject(s, subject, always=bool(context)) for s in sentences]
-        pieces = [p for s in leaning for p in _split_one(s, now, language)]
-    else:
-        pieces = _split_one(question.strip(), now, language)
-    return _distinct(pieces)[:MAX_SUB_QUESTIONS]
+    pieces = [p for s in sentences for p in _split_one(_LEADING_JOIN.sub("", s), now, language)]
+    pieces = _distinct(pieces)[:MAX_SUB_QUESTIONS]
+    if len(pieces) < 2:
+        return [Piece(question.strip())]  # one search: the question as asked
+    # A scene set before the questions reaches each; else a piece leaning on the first takes its words.
+    subject = " ".join(lexical_words(context or pieces[0].text))
+    first = [_leaning(pieces[0], subject, True)] if context else pieces[:1]
+    return first + [_leaning(p, subject, bool(context)) for p in pieces[1:]]
+
+
+def _leaning(piece: Piece, subject: str, always: bool) -> Piece:
+    if piece.whole:
+        return piece
+    return Piece(_sentence(_with_subject(piece.text, subject, always)), piece.since, piece.until)
 
 
 def _split_one(text: str, now: datetime, language: str) -> list[Piece]:
@@ -109,7 +122,7 @@ def _sentences(text: str) -> tuple[str, list[str]]:
 def _with_subject(sentence: str, subject: str, always: bool = False) -> str:
     """A sentence leaning on the scene or the first sentence (« on l'a comparé à… », « Ça coûte combien ? »)
     with their words."""
-    sentence = _LEADING_JOIN.sub("", sentence)
+    sentence = _bare(_LEADING_JOIN.sub("", sentence))
     leans = _PRONOUN.search(sentence) or _ELISION.search(sentence) or len(lexical.analyze(sentence)) <= SHORT_TERMS
     if not (leans or always) or not subject or "(" in sentence:
         return sentence
@@ -131,7 +144,7 @@ def _by_period(text: str, now: datetime, language: str) -> list[Piece]:
     for start, end in slices:
         months = {(d.year, d.month) for d in (start, end - (end - start) / 1e6)}
         label = " – ".join(f"{names[m - 1]} {y}" for y, m in sorted(months))
-        pieces.append(Piece(f"{topic} ({label})", start, end))
+        pieces.append(Piece(f"{topic} ({label})", start, end, whole=True))
     return pieces
 
 
@@ -163,7 +176,8 @@ def _by_comparison(text: str, now: datetime, language: str) -> list[Piece]:
         second = _SAME_AS_FIRST.sub(f"{head} ", second)
     frame = bare[: match.start()].strip(" ,:")
     frame = "" if not lexical.analyze(frame) or _COMPARE.match(frame) else frame
-    return [Piece(_sentence(f"{frame} {side}".strip())) for side in (first, second) if lexical.analyze(side)]
+    sides = (first, second)
+    return [Piece(_sentence(f"{frame} {side}".strip()), whole=True) for side in sides if lexical.analyze(side)]
 
 
 def _by_enumeration(text: str, now: datetime, language: str) -> list[Piece]:
@@ -179,12 +193,14 @@ def _by_enumeration(text: str, now: datetime, language: str) -> list[Piece]:
         if len(words) <= size:
             return []
         frame, first = " ".join(words[:-size]), " ".join(words[-size:])
-        return [Piece(_sentence(f"{frame} {item}{complement}")) for item in [first, *rest]]
-    clauses = [c.strip() for c in _AND.split(bare) if c.strip()]  # clauses: commas stay inside them
-    if len(clauses) < 2:
-        return []
-    subject = " ".join(lexical_words(clauses[0]))
-    return [Piece(_sentence(_bare(_with_subject(c, subject)))) for c in clauses]
+        return [Piece(_sentence(f"{frame} {item}{complement}"), whole=True) for item in [first, *rest]]
+    clauses: list[str] = []
+    for clause in (c.strip(" ,") for c in _AND.split(bare)):  # clauses: commas stay inside them
+        if clauses and len(lexical.analyze(clauses[-1])) < SHORT_TERMS and not _ASKS.match(clauses[-1]):
+            clauses[-1] = f"{clauses[-1]}, {clause}"  # « Concrètement, quel exemple… »: one clause
+        elif clause:
+            clauses.append(clause)
+    return [Piece(_sentence(c)) for c in clauses] if len(clauses) > 1 else []
 
 
 def _complement(rest: list[str]) -> tuple[list[str], str]:
