@@ -28,8 +28,13 @@ class Synthesis:
     messages: list[ChatMessage] | None = None  # the model's prompt; None: quoted, no model call
 
 
+def _part(item: Searched) -> bool:
+    """A part of the question: not the follow-up round's search of the whole question, which is no part of it."""
+    return not (item.sub.round > 1 and item.sub.method == "question")
+
+
 def uncovered_line(searched: list[Searched], language: str) -> str:
-    missing = [f"« {s.sub.text.rstrip(' ?')} »" for s in searched if not s.sub.covered]
+    missing = [f"« {s.sub.text.rstrip(' ?')} »" for s in searched if not s.sub.covered and _part(s)]
     return prompts.UNCOVERED[language].format(parts=", ".join(missing)) if missing else ""
 
 
@@ -38,6 +43,8 @@ def quoted(settings: Settings, searched: list[Searched], language: str, score: S
     lines: list[str] = []
     sources: list[Source] = []
     for i, item in enumerate(searched, start=1):
+        if not item.sub.covered and not _part(item):
+            continue  # the whole question found nothing either: nothing to say of it
         lines.append(prompts.PART[language].format(n=i, text=item.sub.text))
         if not item.sub.covered or item.grounding is None:
             lines.append(prompts.PART_NOTHING[language])
@@ -98,7 +105,7 @@ def _task(searched: list[Searched], cited: dict[int, list[int]], language: str) 
         if item.sub.covered:
             numbers = ", ".join(f"[{n}]" for n in cited.get(i, [])) or "—"
             parts.append(prompts.TASK_PART[language].format(n=i, text=text, cited=numbers))
-        else:
+        elif _part(item):
             parts.append(prompts.TASK_PART_NONE[language].format(n=i, text=text))
     return prompts.TASK[language].format(parts="\n".join(parts))
 

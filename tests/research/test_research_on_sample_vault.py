@@ -104,9 +104,10 @@ def test_a_two_note_question_reads_both_notes_where_the_chat_reads_one(chat: Cha
 def test_a_part_the_vault_does_not_cover_is_named_and_the_rest_answered(chat: ChatEngine) -> None:
     assert chat.prepare(HALF_IN_VAULT, use_web=False, now=NOW).kind == AnswerKind.REFUSED  # the chat says no to all
     answer, _ = researched(ResearchEngine(chat), HALF_IN_VAULT)
-    tatin, netflix = answer.research or []
+    tatin, netflix, whole = answer.research or []
     assert tatin.outcome == "answer" and "Cuisine/Tarte tatin.md" in {s.path for s in answer.sources}
     assert netflix.outcome == "refused" and not netflix.notes
+    assert (whole.text, whole.method, whole.round) == (HALF_IN_VAULT, "question", 2)  # the follow-up: as the chat
     assert answer.answer.endswith(prompts.UNCOVERED["fr"].format(parts="« l'abonnement Netflix »"))
     assert any(s.text == "2. rien trouvé pour « l'abonnement Netflix »" for s in answer.steps)
 
