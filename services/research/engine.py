@@ -19,6 +19,7 @@ from services.catalog.research_models import ResearchStep, SubQuestion
 from services.chat.answer import ChatAnswer, ChatEvent
 from services.chat.engine import ChatEngine
 from services.chat.prepared import Prepared
+from services.chat.query import QueryPlan
 from services.chat.record import record_answer
 from services.llm.bundled import is_bundled
 from services.llm.client import CancelScope
@@ -92,6 +93,7 @@ class ResearchEngine:
             plan = sub_plan(piece.text, whole, now, piece.since, piece.until)
             reads = reads_per_sub(len(pieces))
             item = search_sub(self.chat.search, sub, plan, self.chat.settings.embedding_model, self.chat.linked, reads)
+            item.leans = how == "rules" and not piece.whole and piece.text != prepared.plan.question
             searched.append(item)
             prepared.lap("retrieval_ms")
             n = len(prepared.research)  # type: ignore[arg-type]
@@ -108,17 +110,11 @@ class ResearchEngine:
     def _followups(self, prepared: Prepared, searched: list[Searched]) -> list[Planned]:
         """Round two: at most ``MAX_FOLLOWUPS`` searches for what is missing, none repeating an earlier one."""
         plan = prepared.plan
-        proposed: list[Planned] = []
+        found = None
         if self._model_plans(prepared):
             done = [(s.sub.text, [n.title for n in s.sub.notes]) for s in searched]
             found = followups_by_model(self.chat.generator, plan.question, done, plan.language, prepared.scope)
-            proposed = [(Piece(text), "model") for text in found or []]
-        if not proposed:  # the rules: a dated sub-question that found nothing, searched at any date; then the
-            # question as the chat searches it, when a part found nothing (its notes may answer that part too)
-            missing = [item for item in searched if not item.sub.covered]
-            proposed = [(Piece(item.sub.query), "rules") for item in missing if item.sub.since or item.sub.until]
-            if missing:
-                proposed.append((Piece(plan.question), "question"))
+        proposed = [(Piece(text), "model") for text in found] if found is not None else rules_followups(plan, searched)
         asked = {tuple(sorted(set(lexical.analyze(s.sub.text)))) for s in searched}
         kept = []
         for piece, how in proposed:
@@ -177,3 +173,19 @@ class ResearchEngine:
         step = ResearchStep(kind=kind, text=line, sub_questions=[p.text for p in subs or []])  # type: ignore[arg-type]
         prepared.steps.append(step)
         return ChatEvent(kind="step", step=step)
+
+
+def rules_followups(plan: QueryPlan, searched: list[Searched]) -> list[Planned]:
+    """What the rules ask for when a part is missing: a dated one searched at any date; one leaning on the first
+    part that the guard did not answer, searched with the note that answered (« that person » is named there);
+    then the question as the chat searches it (its notes may answer that part too)."""
+    missing = [item for item in searched if not item.sub.covered]
+    proposed: list[Planned] = [(Piece(item.sub.query), "rules") for item in missing if item.sub.since or item.sub.until]
+    answered = [s.grounding.main for s in searched if s.sub.outcome == "answer" and s.grounding and s.grounding.main]
+    if answered:
+        anchor = answered[0].title
+        unsure = [s for s in searched if s.leans and s.sub.outcome != "answer" and anchor not in s.sub.query]
+        proposed += [(Piece(f"{item.sub.query} ({anchor})"), "rules") for item in unsure]
+    if missing:
+        proposed.append((Piece(plan.question), "question"))
+    return proposed

@@ -29,6 +29,7 @@ class Searched:
     sub: SubQuestion
     grounding: Grounding | None = None
     results: list[SearchResult] | None = None
+    leans: bool = False  # the rules completed it with words of the question's first part (« that person »)
 
     @property
     def notes(self) -> list[SearchResult]:

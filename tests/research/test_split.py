@@ -6,8 +6,14 @@ from datetime import datetime
 
 import pytest
 
+from services.catalog.research_models import FoundNote, SubQuestion
+from services.chat.grounding import Evidence, Grounding
+from services.chat.query import understand
 from services.research.decompose import parse_sub_questions
+from services.research.engine import rules_followups
+from services.research.gather import Searched
 from services.research.split import MAX_SUB_QUESTIONS, split_research
+from services.retrieval.search import SearchResult
 
 NOW = datetime(2026, 12, 3, 10, 0).astimezone()
 
@@ -80,3 +86,29 @@ def test_a_question_that_asks_one_thing_stays_whole() -> None:
 )
 def test_the_model_s_sub_questions_are_strict_json_or_nothing(output: str, expected: list[str] | None) -> None:
     assert parse_sub_questions(output) == expected
+
+
+def _searched(text: str, outcome: str, main: str | None = None, leans: bool = False, dated: bool = False) -> Searched:
+    result = SearchResult(
+        path=f"{main}.md", title=main or "", score=1, heading="", snippet="", chunk_index=0, note_type=""
+    )
+    grounding = Grounding(outcome == "answer", 0.9, Evidence(*[0.0] * 8), main=result if main else None)
+    since = NOW if dated else None
+    notes = [] if outcome == "refused" else [FoundNote(path=f"{main or 'x'}.md", title=main or "x")]
+    sub = SubQuestion(text=text, query=text, outcome=outcome, since=since, notes=notes)
+    return Searched(sub, grounding, leans=leans)
+
+
+def test_the_rules_follow_up_asks_again_what_is_missing_with_what_the_first_part_found() -> None:
+    plan = understand("Qui dirige Atlas et que fait-il d'autre ?", NOW)
+    first = _searched("Qui dirige Atlas ?", "answer", main="Claire Dubois")
+    leaning = _searched("que fait-il d'autre (dirige Atlas) ?", "closest", leans=True)
+    item = _searched("Marc ?", "closest")  # an item of its own: no bridge to the first part
+    dated = _searched("Atlas en mars", "refused", dated=True)
+    proposed = [(p.text, how) for p, how in rules_followups(plan, [first, leaning, item, dated])]
+    assert proposed == [
+        ("Atlas en mars", "rules"),  # at any date
+        ("que fait-il d'autre (dirige Atlas) ? (Claire Dubois)", "rules"),  # « il »: the note that answered
+        ("Qui dirige Atlas et que fait-il d'autre ?", "question"),  # a part found nothing: the chat's own search
+    ]
+    assert rules_followups(plan, [first, item]) == []  # nothing missing, nothing leaning: no second round
