@@ -63,7 +63,8 @@ screenshots: setup test-packages
 	OBSIRAG_SCREENSHOTS=$(CURDIR)/docs/images $(BIN)/pytest --numprocesses 0 \
 		"tests/browser/test_chat.py::test_chat_quotes_writes_on_request_stops_saves_and_leads_to_the_notes" \
 		"tests/browser/test_pages.py::test_graph_filtered_by_folder_opens_a_node" \
-		"tests/browser/test_pages.py::test_dashboard_shows_queued_work_new_notes_and_bad_notes_with_their_fix"
+		"tests/browser/test_pages.py::test_dashboard_shows_queued_work_new_notes_and_bad_notes_with_their_fix" \
+		"tests/browser/test_research.py::test_research_steps_come_first_the_trail_saves_and_stop_ends_it"
 
 format: setup
 	$(BIN)/ruff format .

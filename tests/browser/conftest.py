@@ -20,8 +20,8 @@ from tests.conftest import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "tests" / "artifacts"
-# The README shows these three (docs/images/); `make screenshots` sets the variable to retake them.
-README_PICTURES = ("chat", "graph", "dashboard")
+# The README shows these four (docs/images/); `make screenshots` sets the variable to retake them.
+README_PICTURES = ("chat", "graph", "dashboard", "research")
 PICTURES_ENV = "OBSIRAG_SCREENSHOTS"
 VIEWPORT = {"width": 1280, "height": 800}
 
