@@ -226,6 +226,14 @@ class Settings(BaseSettings):
         default_factory=lambda: list(DEFAULT_TRUSTED_DOMAINS),
         description="Comma-separated domains whose web results are preferred.",
     )
+    clip_allow_private: bool = Field(
+        False,
+        description="Let `obsirag clip` read pages and images on this machine or the local network (a self-hosted "
+        "wiki); off, only public addresses are fetched.",
+    )
+    clip_image_max_bytes: int = Field(
+        5_000_000, ge=0, description="Largest image a clip downloads beside its note (a larger one keeps its URL)."
+    )
     web_read_pages: int = Field(
         2,
         ge=0,

@@ -13,6 +13,7 @@ from services.system.startup import claim_data_dir
 from services.vault.models import NoteType
 from workers.cli_ask import ask
 from workers.cli_checks import K_RANGE, check_range, day, not_blank
+from workers.cli_clip import clip
 from workers.cli_config import register as _register_config
 from workers.cli_index import index, rebuild_notice, reindex
 from workers.cli_instance import register as _register_instance
@@ -224,7 +225,7 @@ def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:
         raise click.ClickException(tr(french, str(exc))) from None
 
 
-for command in (index, reindex, ask, learn, mcp):  # each in its own module: this one is long enough
+for command in (index, reindex, ask, clip, learn, mcp):  # each in its own module: this one is long enough
     main.add_command(command)
 _register_memory(main, common_options)
 _register_instance(main, common_options)

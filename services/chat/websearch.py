@@ -7,25 +7,20 @@ the chat engine summarises when a search snippet is too thin (the learner's insi
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import logging
-import socket
-import time
 from typing import Protocol, runtime_checkable
 from urllib.parse import urlparse
 
-import httpx
 from pydantic import BaseModel
 
+from services.clipping.fetch import download
 from services.config import Settings
 
 log = logging.getLogger(__name__)
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024  # an article's HTML fits well within; past it, stop downloading
 MAX_PAGE_CHARS = 20_000  # of extracted text: more than any prompt will take
-MAX_REDIRECTS = 5
 READABLE_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
-USER_AGENT = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"  # some sites refuse bots
 
 
 class WebResult(BaseModel):
@@ -118,45 +113,9 @@ class DdgsSearch:
 
     def _download(self, url: str) -> tuple[bytes, str, str | None]:
         """(body up to ``MAX_PAGE_BYTES``, content type, charset); an empty body for unreadable types."""
-        headers = {"User-Agent": USER_AGENT, "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9"}
-        hooks = {} if self.allow_private else {"request": [_refuse_private_address]}  # redirects included
-        deadline = time.monotonic() + self.timeout  # httpx's timeout is per read: a slow drip needs a total one
-        with (
-            httpx.Client(
-                timeout=self.timeout,
-                follow_redirects=True,
-                max_redirects=MAX_REDIRECTS,
-                headers=headers,
-                event_hooks=hooks,
-            ) as client,
-            client.stream("GET", url) as response,
-        ):
-            response.raise_for_status()
-            content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-            if content_type not in READABLE_TYPES:
-                return b"", content_type, None
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) >= MAX_PAGE_BYTES or time.monotonic() > deadline:
-                    break
-            return bytes(body[:MAX_PAGE_BYTES]), content_type, response.charset_encoding
-
-
-class PrivateAddressError(httpx.RequestError):
-    """A page on this machine or a private network, refused."""
-
-
-def _refuse_private_address(request: httpx.Request) -> None:
-    host = request.url.host
-    try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, request.url.port or 80)}
-    except socket.gaierror as exc:
-        raise httpx.ConnectError(f"cannot resolve {host}: {exc}", request=request) from exc
-    for address in addresses:
-        ip = ipaddress.ip_address(address.split("%")[0])
-        if not ip.is_global:
-            raise PrivateAddressError(f"{host} is a non-public address ({ip})", request=request)
+        accept = "text/html,application/xhtml+xml,text/plain;q=0.9"
+        got = download(url, self.timeout, READABLE_TYPES, MAX_PAGE_BYTES, self.allow_private, accept)
+        return got.body, got.content_type, got.charset
 
 
 def page_text(body: bytes, content_type: str, charset: str | None = None) -> str:
