@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
-from datetime import datetime
 
 import click
 
 from services.config import Settings
 from workers.cli_options import common_options
 from workers.cli_text import JSON_HELP, Command, example, tr
-
-INDEX_WAIT_SECONDS = 120.0
 
 
 @click.command(
@@ -29,13 +25,13 @@ INDEX_WAIT_SECONDS = 120.0
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @common_options
 def clip(settings: Settings, url: str, as_json: bool) -> None:
-    from services.clipping.clip import ClipError, clip_url
+    from services.clipping.clip import ClipError
+    from services.system.clip_indexed import clip_and_index
 
     try:
-        clipped = clip_url(settings, url.strip(), datetime.now().astimezone())
+        clipped, indexed = clip_and_index(settings, url)
     except ClipError as exc:
         raise click.ClickException(str(exc)) from None
-    indexed = _wait_indexed(settings, clipped.relative)
     if as_json:
         data = {
             "path": clipped.relative,
@@ -56,22 +52,3 @@ def clip(settings: Settings, url: str, as_json: bool) -> None:
     click.echo(f"{verb} : {clipped.relative} ({images})")
     if not indexed:
         click.echo(tr("pas encore indexé : `obsirag up` l'indexera.", "not indexed yet: `obsirag up` will index it."))
-
-
-def _wait_indexed(settings: Settings, relative: str) -> bool:
-    """True once the running system indexed this version of the file; False at once when it is not running."""
-    from services.catalog import Catalog
-    from services.catalog.models import NoteStatus
-    from services.system import SystemClient
-
-    if not SystemClient(settings).running():
-        return False
-    mtime = (settings.vault / relative).stat().st_mtime
-    catalog = Catalog(settings.catalog_path)
-    deadline = time.monotonic() + INDEX_WAIT_SECONDS
-    while time.monotonic() < deadline:
-        record = catalog.get_note(relative)
-        if record is not None and record.status == NoteStatus.INDEXED and abs(record.mtime - mtime) < 1e-3:
-            return True
-        time.sleep(0.2)  # the watcher's debounce and the indexer's batch: the catalog is the only word on it
-    return False

@@ -56,6 +56,12 @@ ASK = (
     "one, listed in `steps`, and the answer says which parts the vault does not cover. — Pose la question au "
     "chat sourcé d'ObsiRAG ; s'il ne trouve pas la réponse dans le coffre, il le dit (`refused`)."
 )
+CLIP = (
+    "Clip a web page into the user's vault as a Markdown note under obsirag/clips/ (its main text, its images "
+    "beside it, Obsidian Web Clipper's frontmatter); it returns once the note is indexed, so search and ask find "
+    "it. The same URL updates its clip. Only public addresses are fetched. Writes only under obsirag/, never a "
+    "user's note. — Importe une page web dans le coffre (obsirag/clips/)."
+)
 RECENT_CHANGES = (
     "Notes modified in the last `days` days, newest first. Use it for 'what did I work on lately'. — "
     "Les notes modifiées ces derniers jours, les plus récentes d'abord."

@@ -95,6 +95,17 @@ class Source(NoteRef):
     page: int | None = Field(None, description="a document's page the excerpt came from (attachments only)")
 
 
+class Clip(BaseModel):
+    """A web page clipped into the vault (``clip``)."""
+
+    path: str = Field(description="the clip's vault path (obsirag/clips/YYYY-MM/…), readable with read_note")
+    title: str
+    updated: bool = Field(description="the URL had a clip already: it was updated, not duplicated")
+    images: int = Field(description="images downloaded beside the clip")
+    failed_images: list[str] = Field(default_factory=list, description="image URLs kept as links (not downloaded)")
+    indexed: bool = Field(description="searchable now (false: the system indexes it when it runs)")
+
+
 class Answer(BaseModel):
     answer: str
     refused: bool = Field(description="true when the vault does not hold the answer (nothing invented)")

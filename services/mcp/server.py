@@ -29,6 +29,7 @@ from services.mcp.notes import NoteError, SortKey
 from services.mcp.schemas import (
     Answer,
     Change,
+    Clip,
     EntityNotes,
     Neighbors,
     NotePage,
@@ -48,6 +49,8 @@ RESOURCE_PAGE = 500
 READ_ONLY = mcp_types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
 # ask writes nothing in the vault, but keeps the question and answer as a chat thread in the catalog.
 ASKS = mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+# clip writes a new note under obsirag/ (never a user's note) from a page on the web.
+CLIPS = mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
 
 NotePath = Annotated[
     str, Field(min_length=1, max_length=1000, description="vault-relative path ('Projets/Projet Atlas.md') or title")
@@ -191,6 +194,11 @@ def _add_tools(server: MCPServer, tools: VaultTools, calls: CallLog) -> None:
     ) -> Answer:
         return tools.ask(question, thread_id, research)
 
+    def clip(
+        url: Annotated[str, Field(min_length=8, max_length=2000, description="the page's http(s) address")],
+    ) -> Clip:
+        return tools.clip(url)
+
     def recent_changes(
         days: Annotated[float, Field(gt=0, le=3660, description="how many days back")] = 7,
         limit: Annotated[int, Field(ge=1, le=200)] = 50,
@@ -212,6 +220,7 @@ def _add_tools(server: MCPServer, tools: VaultTools, calls: CallLog) -> None:
         (entities, text.ENTITIES, READ_ONLY, True),
         (ask, text.ASK, ASKS, False),
         (recent_changes, text.RECENT_CHANGES, READ_ONLY, True),
+        (clip, text.CLIP, CLIPS, False),
         (memory_recall, text.MEMORY_RECALL, READ_ONLY, False),
     ]
     for fn, description, hints, on_loop in published:

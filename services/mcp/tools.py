@@ -15,15 +15,17 @@ from services.catalog.memory_models import Fact, FactStatus
 from services.catalog.models import Provenance
 from services.chat.answer import ChatFailed, final_answer
 from services.chat.engine import ChatEngine
+from services.clipping.clip import ClipError
 from services.config import Settings
 from services.mcp.notes import NoteError, NoteReader
-from services.mcp.schemas import Answer, RememberedFact, SearchHit, SearchResults, SimilarNote, Source
+from services.mcp.schemas import Answer, Clip, RememberedFact, SearchHit, SearchResults, SimilarNote, Source
 from services.memory.recall import relevant_facts
 from services.research.engine import ResearchEngine
 from services.retrieval.fact_vectors import MemoryMatch
 from services.retrieval.search import SearchRequest
 from services.system import SystemClient, build_chat_engine
 from services.system.client import DOWN, NOT_RUNNING
+from services.system.clip_indexed import clip_and_index
 from services.vault.addresses import obsidian_uri
 from services.vault.models import NoteType
 
@@ -131,6 +133,16 @@ class VaultTools:
             confidence=final.grounding["confidence"] if final.grounding else None,
             steps=[step.text for step in final.steps],
         )
+
+    def clip(self, url: str) -> Clip:
+        """A web page clipped into the vault, returned once the running system indexed it."""
+        self.require_running()
+        try:
+            clipped, indexed = clip_and_index(self.settings, url)
+        except ClipError as exc:
+            raise NoteError(str(exc)) from exc
+        data = {k: getattr(clipped, k) for k in ("title", "updated", "images", "failed_images")}
+        return Clip(path=clipped.relative, indexed=indexed, **data)
 
     def memory_recall(self, query: str = "", limit: int = 20) -> list[RememberedFact]:
         """Confirmed facts about ``query`` (the chat's own choice of relevant facts), else the latest ones."""

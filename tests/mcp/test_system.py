@@ -27,6 +27,7 @@ from services.chat.prompts import NOT_IN_VAULT
 from services.system.history import TaskHistory, TaskRecord
 from tests.support.live import MCP_TOKEN, ROOT
 from tests.support.system import System, wait_until
+from tests.support.web_pages import serving
 
 pytestmark = pytest.mark.e2e
 
@@ -40,6 +41,7 @@ TOOLS = {
     "ask",
     "recent_changes",
     "memory_recall",
+    "clip",
 }
 ATLAS = "Projets/Projet Atlas.md"
 TODAY_NOTE = "Journal/Note MCP du jour.md"
@@ -223,6 +225,17 @@ def test_ask_answers_with_sources_and_refuses_what_the_vault_lacks(mcp: McpSessi
     refusal = mcp.call("ask", question="quelle est la capitale du Pérou ?")
     assert refusal["refused"] and refusal["provenance"] == "none" and not refusal["sources"]
     assert refusal["answer"].startswith(NOT_IN_VAULT["fr"])
+
+
+def test_clip_fetches_only_public_pages_and_says_why_in_one_line(mcp: McpSession, system: System) -> None:
+    clips = system.settings.vault / "obsirag" / "clips"
+    before = sorted(clips.rglob("*")) if clips.exists() else []
+    with serving() as site:
+        site.pages["/page"] = ("text/html", b"<html><body><article><p>Une page locale.</p></article></body></html>")
+        refused = mcp.error("clip", url=f"{site.url}/page")
+    assert "non-public address" in refused and site.asked == []  # never even asked
+    assert "not a web address" in mcp.error("clip", url="file:///etc/passwd")
+    assert (sorted(clips.rglob("*")) if clips.exists() else []) == before  # nothing written
 
 
 def test_ask_in_research_mode_gives_its_steps_and_names_what_the_vault_lacks(mcp: McpSession) -> None:

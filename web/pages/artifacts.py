@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from litestar import Controller
+from litestar import Controller, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, FromQuery
+from litestar.enums import RequestEncodingType
+from litestar.params import Body, FromPath, FromQuery
 from litestar.response import Template
 from pydantic import BaseModel, Field
 
@@ -15,7 +16,9 @@ from services import vault
 from services.catalog import LinksTable, NotesTable
 from services.catalog.models import NoteRecord
 from services.chat.export import exported_thread, provenance_label
+from services.clipping.clip import ClipError
 from services.config import Settings
+from services.system.clip_indexed import clip_and_index
 from services.vault.artifacts import GENERATED_ROOT
 from services.vault.models import NoteType
 from web.page_route import page
@@ -30,6 +33,7 @@ KINDS = (
     (NoteType.BRIEFING, "Briefings"),
     (NoteType.PROFILE, "Profil et rappels"),
 )
+UrlEncoded = Body(media_type=RequestEncodingType.URL_ENCODED)
 PER_KIND = 100
 EXCERPT = 420
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -52,8 +56,22 @@ class Artifact(BaseModel):
     summary: str = ""  # sanitised HTML: the start of the body, rendered as the note viewer does
 
 
+class ClipForm(BaseModel):
+    url: str = ""
+
+
 class ArtifactsController(Controller):
     path = "/artifacts"
+
+    @post("/clip", sync_to_thread=True, status_code=200)
+    def clip(self, settings: NamedDependency[Settings], data: Annotated[ClipForm, UrlEncoded]) -> Template:
+        """A web page clipped into the vault (``services.clipping``), returned once indexed."""
+        try:
+            clipped, indexed = clip_and_index(settings, data.url)
+        except ClipError as exc:
+            return Template("_flash.html", context={"message": f"Import impossible : {exc}"}, status_code=422)
+        context = {"clipped": clipped, "indexed": indexed}
+        return Template("_clipped.html", context=context)
 
     @page("/", sync_to_thread=True)
     def index(
