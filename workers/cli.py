@@ -12,6 +12,7 @@ from services.config import Settings
 from services.system.startup import claim_data_dir
 from services.vault.models import NoteType
 from workers.cli_ask import ask
+from workers.cli_cards import register as _register_cards
 from workers.cli_checks import K_RANGE, check_range, day, not_blank
 from workers.cli_clip import clip
 from workers.cli_config import register as _register_config
@@ -228,6 +229,7 @@ def run_search(settings: Settings, request: SearchRequest) -> SearchResponse:
 for command in (index, reindex, ask, clip, learn, mcp):  # each in its own module: this one is long enough
     main.add_command(command)
 _register_memory(main, common_options)
+_register_cards(main, common_options)
 _register_instance(main, common_options)
 _register_config(main, common_options)
 _register_model(main, common_options)

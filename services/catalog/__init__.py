@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from services.catalog._base import DEFAULT_BUSY_TIMEOUT, Database, SchemaTooNewError
+from services.catalog.cards import CardsTable
 from services.catalog.conversations import ConversationsTable
 from services.catalog.entities import EntitiesTable
 from services.catalog.learner import LearnerTable
@@ -28,6 +29,7 @@ from services.catalog.runs import CHUNKS_EMBEDDED, RunsTable
 __all__ = [
     "CHUNKS_EMBEDDED",
     "DEFAULT_BUSY_TIMEOUT",
+    "CardsTable",
     "Catalog",
     "ConversationsTable",
     "EntitiesTable",
@@ -51,6 +53,7 @@ class Catalog(
     LearnerTable,
     MemoryTable,
     MarksTable,
+    CardsTable,
 ):
     """``Catalog(path)`` opens (creating and migrating if needed) the catalog at ``path``.
 
@@ -71,3 +74,4 @@ class Catalog(
         self.learner = LearnerTable(self)
         self.memory = MemoryTable(self)
         self.marks = MarksTable(self)
+        self.cards_table = CardsTable(self)

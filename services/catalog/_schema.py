@@ -216,4 +216,29 @@ _V10 = (
 # conversation shows its steps, and the answer can be saved as a research note later (issue #35).
 _V11 = ("ALTER TABLE turns ADD COLUMN research TEXT NOT NULL DEFAULT ''",)
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11)
+# Flashcards' review state (issue #36): the cards are Markdown under obsirag/cards/, their schedule is here.
+_V12 = (
+    """CREATE TABLE cards (
+        id TEXT PRIMARY KEY,
+        file TEXT NOT NULL,
+        source TEXT NOT NULL,
+        heading TEXT NOT NULL DEFAULT '',
+        question TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        source_hash TEXT NOT NULL DEFAULT '',
+        state TEXT NOT NULL,
+        due TEXT NOT NULL,
+        retired INTEGER NOT NULL DEFAULT 0
+    )""",
+    "CREATE INDEX cards_due ON cards(retired, due)",
+    """CREATE TABLE card_reviews (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        card TEXT NOT NULL,
+        rating INTEGER NOT NULL,
+        reviewed_at TEXT NOT NULL,
+        before_state TEXT NOT NULL,
+        before_due TEXT NOT NULL
+    )""",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12)
