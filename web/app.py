@@ -33,6 +33,7 @@ from web.mcp import MCP_PATH_PATTERN, mcp_mount
 from web.pages.admin import AdminController
 from web.pages.artifacts import ArtifactsController
 from web.pages.auth import LoginController
+from web.pages.cards import CardsController
 from web.pages.chat import ChatController
 from web.pages.conversations import ConversationsController
 from web.pages.documents import DocumentsController
@@ -57,6 +58,7 @@ ROUTES = [
     ArtifactsController,  # /artifacts
     MemoryController,  # /memory…
     ModelsController,  # /models…
+    CardsController,  # /cards…
     LearnedController,  # /memory/marks/… (forget what the clicks taught)
     MarksController,  # /sources/mark (a click on a cited note)
     RemindersController,  # /reminders…

@@ -25,6 +25,7 @@ NAV = (
     ("/artifacts", "Artefacts", "artifacts"),
     ("/memory", "Mémoire", "memory"),
     ("/reminders", "Rappels", "reminders"),
+    ("/cards", "Cartes", "cards"),
     ("/models", "Modèles", "models"),
     ("/admin", "Tableau de bord", "admin"),
 )

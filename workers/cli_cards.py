@@ -38,11 +38,11 @@ def register(main: click.Group, common_options: Any) -> None:
     @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
     @common_options
     def make(settings: Settings, path: str, as_json: bool) -> None:
-        from services.cards.review import make_for_note
         from services.catalog import Catalog
+        from services.system.cards import make_cards_now
 
         try:
-            made = make_for_note(settings, Catalog(settings.catalog_path), path, _now(), _writer(settings))
+            made = make_cards_now(settings, Catalog(settings.catalog_path), path)
         except FileNotFoundError as exc:
             raise click.ClickException(str(exc)) from None
         if as_json:
@@ -123,17 +123,6 @@ def _review(settings: Settings, note_path: str | None) -> None:
         grade(catalog, row.id, int(choice), _now())
         reviewed += 1
     click.echo(tr(f"{reviewed} carte(s) revue(s)", f"{reviewed} card(s) reviewed"))
-
-
-def _writer(settings: Settings) -> Any:
-    """The generation client when the running model writes (never the bundled one); None: the rules make cards."""
-    from services.system import SystemClient
-
-    client = SystemClient(settings)
-    if not client.running():
-        return None
-    state = client.generation.state()
-    return client.generation if state and state.capability and state.capability.can_write else None
 
 
 def _now() -> datetime:

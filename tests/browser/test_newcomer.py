@@ -27,6 +27,7 @@ PAGES = [  # what the navigation offers, and each page's title
     ("/artifacts", "Artefacts"),
     ("/memory", "Mémoire"),
     ("/reminders", "Rappels"),
+    ("/cards", "Cartes de révision"),
     ("/admin", "Tableau de bord"),
 ]
 

@@ -125,4 +125,13 @@
     var body = new URLSearchParams({ turn: link.dataset.turn, path: link.dataset.path, verdict: "opened" });
     fetch("/sources/mark", { method: "POST", headers: headers, body: body, keepalive: true, credentials: "same-origin" });
   });
+  // The cards page: space shows the answer, 1–4 grade it, u undoes the last grade (each key clicks its button).
+  document.addEventListener("keydown", function (event) {
+    var panel = document.getElementById("card-panel");
+    if (!panel || event.ctrlKey || event.metaKey || event.altKey || /INPUT|TEXTAREA|SELECT/.test(event.target.tagName)) return;
+    var button = panel.querySelector('[data-key="' + (event.key === " " ? " " : event.key.toLowerCase()) + '"]');
+    if (!button) return;
+    event.preventDefault();
+    button.click();
+  });
 })();
