@@ -61,6 +61,7 @@ class Briefing:
     pending: list[Fact] = field(default_factory=list)
     questions: list[tuple[str, ParsedNote]] = field(default_factory=list)
     no_questions: str = ""  # why there are none
+    cards_due: int = 0  # flashcards due by the end of the day (issue #36)
     path: str = ""
 
 
@@ -106,6 +107,7 @@ def gather(settings: Settings, catalog: Catalog, day: date, now: datetime) -> Br
         tasks=tasks[:MAX_LINES],
         more_tasks=max(0, len(tasks) - MAX_LINES),
         pending=catalog.facts([FactStatus.PENDING], limit=MAX_LINES),
+        cards_due=len(catalog.cards(due_before=start + timedelta(days=1))),
     )
 
 
@@ -199,6 +201,9 @@ def render(briefing: Briefing, now: datetime) -> str:
         "Aucune note modifiée hier.",
     )
     lines += _section("Tâches ouvertes depuis longtemps", _tasks(briefing), "Aucune tâche ancienne.")
+    if briefing.cards_due:  # only for a user who has cards
+        due = f"- {briefing.cards_due} carte(s) à revoir aujourd'hui : page « Cartes », ou `obsirag cards review`"
+        lines += _section("Cartes à réviser", [due], "")
     lines += _section("Faits à valider", [_pending(f) for f in briefing.pending], "Aucun fait en attente.")
     lines += _section(
         "Questions ouvertes",

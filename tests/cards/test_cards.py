@@ -126,3 +126,13 @@ def test_a_user_s_edit_is_kept_a_deleted_card_retired_a_changed_source_flagged(
     assert source_changed(settings, economics) and not source_changed(
         settings, next(r for r in catalog.cards() if r.heading == "Cartographie et données")
     )
+
+
+def test_the_daily_briefing_says_how_many_cards_are_due(settings: Settings, catalog: Catalog) -> None:
+    from services.memory.briefing import gather, render
+
+    assert "Cartes à réviser" not in render(gather(settings, catalog, NOW.date(), NOW), NOW)  # no cards: no section
+    make_for_note(settings, catalog, LEXIQUE, NOW)
+    briefing = gather(settings, catalog, NOW.date(), NOW)
+    assert briefing.cards_due == 12
+    assert "## Cartes à réviser\n\n- 12 carte(s) à revoir aujourd'hui" in render(briefing, NOW)

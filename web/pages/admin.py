@@ -101,7 +101,13 @@ def live_state(settings: Settings, catalog: Catalog, client: SystemClient, now: 
         "extraction_backlog": status.extraction_backlog,
         "memory": memory_status(settings, catalog, now),
         "settings": settings,  # what the model's writing check turns on (``filters.features_label``)
+        "cards_due": len(catalog.cards(due_before=_end_of_day(now))),
     }
+
+
+def _end_of_day(now: datetime) -> datetime:
+    local = now.astimezone()
+    return local.replace(hour=23, minute=59, second=59, microsecond=0)
 
 
 def _files(notes: NotesTable, query: str) -> dict[str, Any]:
