@@ -62,6 +62,11 @@ CLIP = (
     "it. The same URL updates its clip. Only public addresses are fetched. Writes only under obsirag/, never a "
     "user's note. — Importe une page web dans le coffre (obsirag/clips/)."
 )
+MAKE_CARDS = (
+    "Make study cards (question/answer) from one note and add them to its deck under obsirag/cards/, in the "
+    "format Obsidian's Spaced Repetition plugin reads; the user reviews them in ObsiRAG (FSRS) or in Obsidian. "
+    "Never a card the deck already has. Writes only under obsirag/. — Fait des cartes de révision d'une note."
+)
 RECENT_CHANGES = (
     "Notes modified in the last `days` days, newest first. Use it for 'what did I work on lately'. — "
     "Les notes modifiées ces derniers jours, les plus récentes d'abord."

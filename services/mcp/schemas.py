@@ -106,6 +106,20 @@ class Clip(BaseModel):
     indexed: bool = Field(description="searchable now (false: the system indexes it when it runs)")
 
 
+class Flashcard(BaseModel):
+    question: str
+    answer: str
+    heading: str = Field("", description="the section of the note it comes from")
+
+
+class Flashcards(BaseModel):
+    """Study cards made from a note (``make_cards``)."""
+
+    file: str | None = Field(description="the note's card file under obsirag/cards/ (Spaced Repetition format)")
+    method: str = Field(description="model (the model wrote them) or rules (definitions and sections)")
+    cards: list[Flashcard] = Field(description="the cards added now (none: the note's deck had them all)")
+
+
 class Answer(BaseModel):
     answer: str
     refused: bool = Field(description="true when the vault does not hold the answer (nothing invented)")

@@ -31,6 +31,7 @@ from services.mcp.schemas import (
     Change,
     Clip,
     EntityNotes,
+    Flashcards,
     Neighbors,
     NotePage,
     NoteView,
@@ -199,6 +200,9 @@ def _add_tools(server: MCPServer, tools: VaultTools, calls: CallLog) -> None:
     ) -> Clip:
         return tools.clip(url)
 
+    def make_cards(path: NotePath) -> Flashcards:
+        return tools.make_cards(path)
+
     def recent_changes(
         days: Annotated[float, Field(gt=0, le=3660, description="how many days back")] = 7,
         limit: Annotated[int, Field(ge=1, le=200)] = 50,
@@ -221,6 +225,7 @@ def _add_tools(server: MCPServer, tools: VaultTools, calls: CallLog) -> None:
         (ask, text.ASK, ASKS, False),
         (recent_changes, text.RECENT_CHANGES, READ_ONLY, True),
         (clip, text.CLIP, CLIPS, False),
+        (make_cards, text.MAKE_CARDS, ASKS, False),
         (memory_recall, text.MEMORY_RECALL, READ_ONLY, False),
     ]
     for fn, description, hints, on_loop in published:

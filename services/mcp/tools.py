@@ -18,12 +18,23 @@ from services.chat.engine import ChatEngine
 from services.clipping.clip import ClipError
 from services.config import Settings
 from services.mcp.notes import NoteError, NoteReader
-from services.mcp.schemas import Answer, Clip, RememberedFact, SearchHit, SearchResults, SimilarNote, Source
+from services.mcp.schemas import (
+    Answer,
+    Clip,
+    Flashcard,
+    Flashcards,
+    RememberedFact,
+    SearchHit,
+    SearchResults,
+    SimilarNote,
+    Source,
+)
 from services.memory.recall import relevant_facts
 from services.research.engine import ResearchEngine
 from services.retrieval.fact_vectors import MemoryMatch
 from services.retrieval.search import SearchRequest
 from services.system import SystemClient, build_chat_engine
+from services.system.cards import make_cards_now
 from services.system.client import DOWN, NOT_RUNNING
 from services.system.clip_indexed import clip_and_index
 from services.vault.addresses import obsidian_uri
@@ -143,6 +154,13 @@ class VaultTools:
             raise NoteError(str(exc)) from exc
         data = {k: getattr(clipped, k) for k in ("title", "updated", "images", "failed_images")}
         return Clip(path=clipped.relative, indexed=indexed, **data)
+
+    def make_cards(self, name: str) -> Flashcards:
+        """Cards for the note ``name`` (a path or a title), added to its deck."""
+        path = self.notes.resolve(name)
+        made = make_cards_now(self.settings, self.catalog, path)
+        cards = [Flashcard(question=c.question, answer=c.answer, heading=c.heading) for c in made.cards]
+        return Flashcards(file=made.file, method=made.method, cards=cards)
 
     def memory_recall(self, query: str = "", limit: int = 20) -> list[RememberedFact]:
         """Confirmed facts about ``query`` (the chat's own choice of relevant facts), else the latest ones."""

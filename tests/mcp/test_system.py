@@ -42,6 +42,7 @@ TOOLS = {
     "recent_changes",
     "memory_recall",
     "clip",
+    "make_cards",
 }
 ATLAS = "Projets/Projet Atlas.md"
 TODAY_NOTE = "Journal/Note MCP du jour.md"
@@ -236,6 +237,17 @@ def test_clip_fetches_only_public_pages_and_says_why_in_one_line(mcp: McpSession
     assert "non-public address" in refused and site.asked == []  # never even asked
     assert "not a web address" in mcp.error("clip", url="file:///etc/passwd")
     assert (sorted(clips.rglob("*")) if clips.exists() else []) == before  # nothing written
+
+
+def test_make_cards_adds_a_note_s_cards_never_twice(mcp: McpSession, system: System) -> None:
+    seen: set[str] = set()
+    for name in ("Lexique personnel", "Lexique.md", "Lexique.md"):  # by title, then by path
+        made = mcp.call("make_cards", path=name)
+        questions = {card["question"] for card in made["cards"]}
+        assert not questions & seen and made["method"] == "rules"  # never a card the deck has
+        seen |= questions
+    assert made["cards"] == [] and made["file"].startswith("obsirag/cards/")  # twelve at a time: all made by now
+    assert "::" in (system.settings.vault / made["file"]).read_text(encoding="utf-8")
 
 
 def test_ask_in_research_mode_gives_its_steps_and_names_what_the_vault_lacks(mcp: McpSession) -> None:
