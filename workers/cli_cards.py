@@ -58,7 +58,11 @@ def register(main: click.Group, common_options: Any) -> None:
             )
         )
 
-    @cards.command("due", help=tr("Les cartes à revoir, et quand.", "The cards due, and when."))
+    @cards.command(
+        "due",
+        help=tr("Les cartes à revoir, et quand.", "The cards due, and when."),
+        epilog=example("obsirag cards due"),
+    )
     @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
     @common_options
     def due(settings: Settings, as_json: bool) -> None:
@@ -86,6 +90,7 @@ def register(main: click.Group, common_options: Any) -> None:
             "Review the due cards: the question, Enter, the answer, then 1 again · 2 hard · 3 good · 4 easy (u undoes "
             "the last grade, q stops).",
         ),
+        epilog=example('obsirag cards review --note "Lexique.md"'),
     )
     @click.option(
         "--note",
