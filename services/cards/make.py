@@ -24,6 +24,7 @@ _DEFINITION = re.compile(
 )
 _ROW = re.compile(r"^\s*\|\s*(?P<term>[^|]{2,60}?)\s*\|\s*(?P<text>[^|]{8,300}?)\s*\|\s*$")  # a glossary table
 _RULE = re.compile(r"^\s*\|?\s*:?-{3,}")  # the line under a table's header row
+_BLOCK_ID = re.compile(r"\s+\^(?P<id>[\w-]+)\s*$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _JSON = re.compile(r"\{.*\}|\[.*\]", re.S)
 PROMPT = {
@@ -93,15 +94,21 @@ def _without(item: dict) -> dict:
 def _by_rules(note: ParsedNote, language: str) -> list[Card]:
     """``terme : définition`` lines, then each section's heading with its first sentences."""
     cards: list[Card] = []
-    sections = split_sections(note.markdown)
+    sections = split_sections(note.markdown)  # the reader drops block ids from the lines: read them from the body
+    blocks = {
+        m.string[: m.start()].strip(): m["id"] for line in note.body.splitlines() if (m := _BLOCK_ID.search(line))
+    }
     for section in sections:
         heading = section.heading_path[-1] if section.heading_path else ""
         for i, line in enumerate(section.lines):
             following = section.lines[i + 1] if i + 1 < len(section.lines) else ""
             match = _DEFINITION.match(line) or (_ROW.match(line) if not _RULE.match(following) else None)
             if match and not line.lstrip().startswith("#"):
-                term = match["term"].strip()
-                cards.append(Card(ASK[language].format(term=term), match["text"].strip(), note.path, heading))
+                block = blocks.get(line.strip())  # « … ^def-ndvi »: the card points at that block, not its section
+                source = f"^{block}" if block else heading
+                cards.append(
+                    Card(ASK[language].format(term=match["term"].strip()), match["text"].strip(), note.path, source)
+                )
     for section in sections:
         heading = section.heading_path[-1] if section.heading_path else ""
         text = " ".join(

@@ -81,12 +81,15 @@ def source_changed(settings: Settings, row: CardRow) -> bool:
 
 
 def section_hash(settings: Settings, source: str, heading: str) -> str:
-    """A digest of the source note's section (the whole note without a heading); "" when the note is gone."""
+    """A digest of the source note's section, or block (``^id``), or the whole note without either; "" when the
+    note is gone."""
     note = read_note_if_readable(settings.vault, source, settings.max_file_bytes) if source else None
     if note is None:
         return ""
     text = note.body
-    if heading:
+    if heading.startswith("^"):  # a block: the line that carries its id
+        text = next((line for line in note.body.splitlines() if line.rstrip().endswith(heading)), "")
+    elif heading:
         found = [s for s in split_sections(note.markdown) if s.heading_path and s.heading_path[-1] == heading]
         text = "\n".join(found[0].lines) if found else ""
     return hashlib.sha1(" ".join(text.split()).encode()).hexdigest()[:16]

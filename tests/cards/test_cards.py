@@ -88,6 +88,19 @@ def test_the_model_s_cards_are_used_when_valid_and_the_rules_otherwise(settings:
     assert broken.method == "rules" and broken.cards
 
 
+def test_good_then_again_moves_the_due_date_as_fsrs_says(settings: Settings, catalog: Catalog) -> None:
+    from fsrs import Card as FsrsCard
+    from fsrs import Rating, Scheduler
+
+    make_for_note(settings, catalog, LEXIQUE, NOW)
+    card = catalog.cards(due_before=NOW)[0]
+    later = NOW + timedelta(days=3)
+    expected, _ = Scheduler().review_card(FsrsCard(due=NOW), Rating.Good, NOW)
+    assert grade(catalog, card.id, 3, NOW).due == expected.due
+    expected, _ = Scheduler().review_card(expected, Rating.Again, later)
+    assert grade(catalog, card.id, 1, later).due == expected.due < later + timedelta(hours=1)  # soon again
+
+
 def test_fsrs_schedules_each_grade_and_the_last_grade_can_be_undone(settings: Settings, catalog: Catalog) -> None:
     make_for_note(settings, catalog, LEXIQUE, NOW)
     first, second = catalog.cards(due_before=NOW)[:2]
@@ -136,3 +149,19 @@ def test_the_daily_briefing_says_how_many_cards_are_due(settings: Settings, cata
     briefing = gather(settings, catalog, NOW.date(), NOW)
     assert briefing.cards_due == 12
     assert "## Cartes à réviser\n\n- 12 carte(s) à revoir aujourd'hui" in render(briefing, NOW)
+
+
+def test_a_definition_with_a_block_id_points_at_its_block(settings: Settings, catalog: Catalog) -> None:
+    note = settings.vault / "Tech" / "Glossaire.md"
+    note.write_text(
+        "# Glossaire\n\n- **RAG** : génération augmentée par la recherche dans des documents ^def-rag\n"
+        "- **FSRS** : algorithme de répétition espacée qui prédit l'oubli\n",
+        encoding="utf-8",
+    )
+    made = make_for_note(settings, catalog, "Tech/Glossaire.md", NOW)
+    text = (settings.vault / made.file).read_text(encoding="utf-8")  # type: ignore[operator]
+    assert "::génération augmentée par la recherche dans des documents [[Tech/Glossaire#^def-rag|Glossaire]]" in text
+    rag = next(r for r in catalog.cards() if r.heading == "^def-rag")
+    assert not source_changed(settings, rag)
+    note.write_text(note.read_text(encoding="utf-8").replace("dans des documents", "dans tes notes"), encoding="utf-8")
+    assert source_changed(settings, rag)

@@ -57,10 +57,14 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(_env_file=None, vault=vault, data_dir=tmp_path / "data", clip_allow_private=True)
 
 
+def snapshot(vault: Path) -> dict[Path, bytes]:
+    return {path: path.read_bytes() for path in vault.rglob("*") if path.is_file()}
+
+
 def test_a_page_is_clipped_with_its_text_image_and_the_web_clipper_s_frontmatter(
     settings: Settings, site: Pages
 ) -> None:
-    before = (settings.vault / "Notes" / "Jardin.md").read_bytes()
+    before = snapshot(settings.vault)
     clipped = clip_url(settings, f"{site.url}/compost", NOW)
     assert clipped.relative == "obsirag/clips/2026-12/Le_lombricompostage_en_appartement.md" and not clipped.updated
     meta, error, body = split_frontmatter(clipped.path.read_text(encoding="utf-8"))
@@ -75,7 +79,9 @@ def test_a_page_is_clipped_with_its_text_image_and_the_web_clipper_s_frontmatter
     assert f"![[obsirag/clips/assets/{image.name}|Des vers rouges dans un bac]]" in body
     assert f"![Une image disparue]({site.url}/img/absente.png)" in body  # failed: its URL kept
     assert clipped.images == 1 and clipped.failed_images == [f"{site.url}/img/absente.png"]
-    assert (settings.vault / "Notes" / "Jardin.md").read_bytes() == before
+    after = snapshot(settings.vault)
+    assert {p: after[p] for p in before} == before  # every file already there, byte for byte
+    assert sorted(p.relative_to(settings.vault).parts[0] for p in set(after) - set(before)) == ["obsirag", "obsirag"]
 
 
 def test_the_same_url_clipped_again_updates_its_clip_and_keeps_when_it_was_first_taken(
@@ -119,3 +125,20 @@ def test_an_image_past_the_cap_or_of_another_type_keeps_its_link(settings: Setti
     clipped = clip_url(settings.model_copy(update={"clip_image_max_bytes": 10}), f"{site.url}/compost", NOW)
     assert clipped.images == 0 and len(clipped.failed_images) == 2
     assert f"({site.url}/img/vers.png)" in clipped.path.read_text(encoding="utf-8")
+
+
+def test_the_command_says_what_it_kept_as_links_and_why_a_page_cannot_be_clipped(
+    settings: Settings, site: Pages, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from workers.cli import main
+
+    monkeypatch.setenv("OBSIRAG_CLIP_ALLOW_PRIVATE", "true")  # the test's pages are on this machine
+    where = ["--vault", str(settings.vault), "--data", str(settings.data_dir)]
+    done = CliRunner().invoke(main, ["clip", f"{site.url}/compost", *where])
+    assert done.exit_code == 0, done.output
+    assert done.output.startswith("importé : obsirag/clips/")
+    assert "(1 image(s), 1 gardée(s) en lien)" in done.output and "pas encore indexé" in done.output  # no system
+    refused = CliRunner().invoke(main, ["clip", f"{site.url}/fichier.pdf", *where])
+    assert refused.exit_code == 1 and "not a web page (application/pdf)" in refused.output

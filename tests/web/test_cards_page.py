@@ -29,6 +29,9 @@ def test_cards_are_made_from_a_note_then_reviewed_graded_and_undone(
     assert len(web_catalog.cards(due_before=web_catalog.card(card).due, source=NOTE)) == 12  # type: ignore[union-attr]
     undone = client.post(f"/cards/undo?note={NOTE}", headers=csrf).text
     assert f'data-card="{card}"' in undone  # due again, first
+    tag = web_catalog.get_note(NOTE).tags[0]  # type: ignore[union-attr]
+    assert "12 à revoir maintenant" in html(client, f"/cards?tag={tag}")  # by the note's tag
+    assert "0 à revoir maintenant" in html(client, "/cards?tag=aucun-tag-de-ce-nom")
     assert re.search(r'id="cards-due"><a href="/cards">\d+ aujourd', html(client, "/admin/live"))  # the dashboard
     assert client.post("/cards/make", data={"path": NOTE}).status_code == 403  # CSRF
     assert client.post("/cards/make", data={"path": "Nulle part.md"}, headers=csrf).status_code == 404

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from services.cards.review import grade, source_changed, sync_deck
 from services.catalog import Catalog
+from services.catalog.cards import CardRow
 from services.config import Settings
 from services.system.cards import make_cards_now
 from web.page_route import page
@@ -33,19 +34,29 @@ class CardsController(Controller):
 
     @page("/", sync_to_thread=True)
     def index(
-        self, settings: NamedDependency[Settings], catalog: NamedDependency[Catalog], note: FromQuery[str] = ""
+        self,
+        settings: NamedDependency[Settings],
+        catalog: NamedDependency[Catalog],
+        note: FromQuery[str] = "",
+        tag: FromQuery[str] = "",
     ) -> Template:
         sync_deck(settings, catalog, _now())
-        context = {"active": "cards", **_panel(settings, catalog, note), **_overview(catalog, note)}
+        context = {"active": "cards", **_panel(catalog, note, tag), **_overview(catalog, note, tag)}
         return Template("cards.html", context=context)
 
     @get("/answer/{card_id:str}", sync_to_thread=True)
     def answer(
-        self, settings: NamedDependency[Settings], catalog: NamedDependency[Catalog], card_id: FromPath[str]
+        self,
+        settings: NamedDependency[Settings],
+        catalog: NamedDependency[Catalog],
+        card_id: FromPath[str],
+        note: FromQuery[str] = "",
+        tag: FromQuery[str] = "",
     ) -> Template:
         row = catalog.card(card_id)
         changed = row is not None and source_changed(settings, row)
-        return Template("_card.html", context={"card": row, "shown": True, "changed": changed, "note": ""})
+        context = {"card": row, "shown": True, "changed": changed, "note": note, "tag": tag}
+        return Template("_card.html", context=context)
 
     @post("/grade/{card_id:str}/{rating:int}", sync_to_thread=True, status_code=200)
     def grade(
@@ -55,17 +66,16 @@ class CardsController(Controller):
         card_id: FromPath[str],
         rating: FromPath[int],
         note: FromQuery[str] = "",
+        tag: FromQuery[str] = "",
     ) -> Template:
         if rating in (1, 2, 3, 4) and catalog.card(card_id) is not None:
             grade(catalog, card_id, rating, _now())
-        return Template("_card.html", context=_panel(settings, catalog, note))
+        return Template("_card.html", context=_panel(catalog, note, tag))
 
     @post("/undo", sync_to_thread=True, status_code=200)
-    def undo(
-        self, settings: NamedDependency[Settings], catalog: NamedDependency[Catalog], note: FromQuery[str] = ""
-    ) -> Template:
+    def undo(self, catalog: NamedDependency[Catalog], note: FromQuery[str] = "", tag: FromQuery[str] = "") -> Template:
         catalog.undo_last_grade()
-        return Template("_card.html", context=_panel(settings, catalog, note))
+        return Template("_card.html", context=_panel(catalog, note, tag))
 
     @post("/make", sync_to_thread=True, status_code=200)
     def make(
@@ -82,17 +92,31 @@ class CardsController(Controller):
         return Template("_flash.html", context={"message": message, "link": "/cards?note=" + data.path})
 
 
-def _panel(settings: Settings, catalog: Catalog, note: str) -> dict[str, Any]:
+def _panel(catalog: Catalog, note: str, tag: str) -> dict[str, Any]:
     """The next due card (its question only), and how many are due."""
-    due = catalog.cards(due_before=_now(), source=note or None)
-    return {"card": due[0] if due else None, "shown": False, "due_now": len(due), "note": note}
+    due = _tagged(catalog, catalog.cards(due_before=_now(), source=note or None), tag)
+    return {"card": due[0] if due else None, "shown": False, "due_now": len(due), "note": note, "tag": tag}
 
 
-def _overview(catalog: Catalog, note: str) -> dict[str, Any]:
-    rows = catalog.cards(source=note or None)
-    notes = sorted({row.source for row in catalog.cards()})
+def _overview(catalog: Catalog, note: str, tag: str) -> dict[str, Any]:
+    rows = _tagged(catalog, catalog.cards(source=note or None), tag)
+    sources = sorted({row.source for row in catalog.cards()})
+    tags = sorted({t for path in sources if (record := catalog.get_note(path)) for t in record.tags})
     upcoming = [row for row in rows if row.due > _now()][:UPCOMING]
-    return {"total": len(rows), "upcoming": upcoming, "notes": notes}
+    return {"total": len(rows), "upcoming": upcoming, "notes": sources, "tags": tags}
+
+
+def _tagged(catalog: Catalog, rows: list[CardRow], tag: str) -> list[CardRow]:
+    """The cards whose note carries ``tag`` (its sub-tags too); all of them without a tag."""
+    wanted = tag.strip().lstrip("#").casefold()
+    if not wanted:
+        return rows
+    tags: dict[str, list[str]] = {}
+    for row in rows:
+        if row.source not in tags:
+            record = catalog.get_note(row.source)
+            tags[row.source] = [t.casefold() for t in record.tags] if record else []
+    return [r for r in rows if any(t == wanted or t.startswith(wanted + "/") for t in tags[r.source])]
 
 
 def _now() -> datetime:
