@@ -27,7 +27,7 @@ from services.chat.listing import answer_listing, batch_blocks, notes_in_range
 from services.chat.outcome import Outcome
 from services.chat.prepared import Prepared
 from services.chat.prompt_fit import PromptFit
-from services.chat.query import Intent, asks_latest, existing_folders, understand
+from services.chat.query import Intent, asks_latest, existing_folders, search_request, understand
 from services.chat.quoting import ScoreFn, quote_answer, quote_closest, quote_notes
 from services.chat.record import record_answer
 from services.chat.web_answer import FRAME_TOKENS, WebAnswer
@@ -308,20 +308,7 @@ class ChatEngine:
         self, prepared: Prepared, query: str, k: int = RETRIEVE_K, memory: bool = False, shown: bool = False
     ) -> SearchResponse:
         """``shown``: in the order the search shows its notes (else the order the guard was fitted on)."""
-        plan = prepared.plan
-        request = SearchRequest(
-            query=query,
-            k=k,
-            tags=plan.tags,
-            folders=plan.folders,
-            types=plan.types,
-            since=plan.since,
-            until=plan.until,
-            parse_dates=False,
-            memory=memory,
-            guard_order=not shown,
-        )
-        response = self.search(request)
+        response = self.search(search_request(prepared.plan, query, k, memory, guard_order=not shown))
         response.results = below_notes(response.results, self.linked)  # a saved conversation never outranks its notes
         prepared.lap("retrieval_ms")
         return response

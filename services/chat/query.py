@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from services.language.dates import parse_date_range, strip_date_expression
 from services.language.detect import detect_language
 from services.retrieval import lexical
+from services.retrieval.search import SearchRequest
 from services.vault.models import NoteType
 
 
@@ -187,3 +188,21 @@ def _subfolders(folder: Path) -> list[Path]:
 def asks_latest(plan: QueryPlan) -> bool:
     """« mes dernières notes », "latest", "recent": a summary of the newest notes without a date."""
     return any(w in plan.question.lower() for w in ("dernières", "latest", "recent"))
+
+
+def search_request(
+    plan: QueryPlan, query: str, k: int, memory: bool = False, guard_order: bool = True
+) -> SearchRequest:
+    """``query`` searched with ``plan``'s filters (its dates already read: the search parses none)."""
+    return SearchRequest(
+        query=query,
+        k=k,
+        tags=plan.tags,
+        folders=plan.folders,
+        types=plan.types,
+        since=plan.since,
+        until=plan.until,
+        parse_dates=False,
+        memory=memory,
+        guard_order=guard_order,
+    )

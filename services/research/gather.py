@@ -11,7 +11,7 @@ from services.catalog.research_models import FoundNote, SubQuestion
 from services.chat.evidence import below_notes
 from services.chat.grounding import Grounding, assess
 from services.chat.outcome import Outcome
-from services.chat.query import QueryPlan, understand
+from services.chat.query import QueryPlan, search_request, understand
 from services.retrieval.embedding import calibration
 from services.retrieval.search import SearchRequest, SearchResponse, SearchResult
 
@@ -57,17 +57,7 @@ def search_sub(
     reads: int = NOTES_PER_SUB[1],
 ) -> Searched:
     """Search ``sub`` with ``plan``'s filters and decide, as the chat does, whether the vault answers it."""
-    request = SearchRequest(
-        query=plan.retrieval_query,
-        k=RETRIEVE_K,
-        tags=plan.tags,
-        folders=plan.folders,
-        types=plan.types,
-        since=plan.since,
-        until=plan.until,
-        parse_dates=False,
-    )
-    response = search(request)
+    response = search(search_request(plan, plan.retrieval_query, RETRIEVE_K))
     results = below_notes(response.results, linked)  # a saved conversation never outranks its notes
     grounding = assess(plan.retrieval_query, results, calibration(response.model or embedding_model), response.known)
     sub.query, sub.since, sub.until = plan.retrieval_query, plan.since, plan.until

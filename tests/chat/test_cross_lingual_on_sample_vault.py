@@ -9,28 +9,21 @@ real Edge index of the sample vault (no model call).
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from services.catalog import Catalog
 from services.catalog.models import AnswerKind
 from services.chat.engine import ChatEngine
 from services.chat.prompts import CLOSEST_INTRO, NOT_IN_VAULT, QUOTED_INTRO
 from services.chat.websearch import FakeWebSearch
-from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.indexing.pipeline import IndexPipeline
-from services.indexing.reconcile import changed_paths
 from services.llm.client import StreamGenerator
 from services.llm.models import GenerationRequest, StreamEvent
 from services.retrieval.embedding import Embedder
-from services.retrieval.search import SearchEngine, SearchRequest
-from services.retrieval.store import EdgeStore
-from tests.conftest import SAMPLE_VAULT
-from tests.support.system import seed_sample_caches
+from services.retrieval.search import SearchRequest
+from tests.support.sample_index import sample_index
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
 DOCKER = "Tech/Docker Compose cheatsheet.md"
@@ -45,21 +38,10 @@ def no_model(request: GenerationRequest) -> Iterator[StreamEvent]:
 
 @pytest.fixture(scope="module")
 def chat(tmp_path_factory: pytest.TempPathFactory, e5_embedder: Embedder, sample_caches: Path) -> Iterator[ChatEngine]:
-    root = tmp_path_factory.mktemp("cross-lingual")
-    shutil.copytree(SAMPLE_VAULT, root / "vault")
-    settings = Settings(
-        _env_file=None,
-        vault=root / "vault",
-        data_dir=root / "data",
-        embedding_model=MULTILINGUAL_EMBEDDING_MODEL,
-        llm_can_write="yes",
-    )
-    seed_sample_caches(settings, sample_caches)  # the sample vault embedded once per run
-    pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), e5_embedder)
-    pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
-    search = SearchEngine(pipeline.store, e5_embedder)
-    yield ChatEngine(settings, search.search, StreamGenerator(no_model), FakeWebSearch(), pipeline.catalog)
-    pipeline.store.close()
+    with sample_index(
+        tmp_path_factory.mktemp("cross-lingual"), e5_embedder, sample_caches, llm_can_write="yes"
+    ) as index:
+        yield ChatEngine(index.settings, index.search.search, StreamGenerator(no_model), FakeWebSearch(), index.catalog)
 
 
 def paths(chat: ChatEngine, question: str) -> list[str]:

@@ -9,7 +9,6 @@ scripted OpenAI-compatible server.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -17,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from services.catalog import Catalog
 from services.catalog.models import AnswerKind, Provenance
 from services.chat.engine import ChatAnswer, ChatEngine
 from services.chat.grounding import content_terms
@@ -25,20 +23,17 @@ from services.chat.grounding_check import ASK
 from services.chat.outcome import Outcome
 from services.chat.prompts import CLOSEST_INTRO, NOT_IN_VAULT, SYSTEM
 from services.chat.websearch import FakeWebSearch
-from services.config import BUNDLED_LLM_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.indexing.pipeline import IndexPipeline
-from services.indexing.reconcile import changed_paths
+from services.config import BUNDLED_LLM_MODEL
 from services.llm.client import StreamGenerator
 from services.llm.models import GenerationRequest, StreamEvent
 from services.retrieval import lexical
 from services.retrieval.embedding import Embedder
-from services.retrieval.search import SearchEngine, SearchRequest
-from services.retrieval.store import EdgeStore
+from services.retrieval.search import SearchRequest
 from services.system.generation_client import GenerationClient
 from tests.conftest import SAMPLE_VAULT
 from tests.support.generation import running_worker, worker_settings
+from tests.support.sample_index import sample_index
 from tests.support.scripted_openai import FAIL, Forever, ScriptedOpenAI, scripted_server
-from tests.support.system import seed_sample_caches
 from workers.mlx_worker import worker_limits
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
@@ -60,26 +55,12 @@ def no_model(request: GenerationRequest) -> Iterator[StreamEvent]:
 
 @pytest.fixture(scope="module")
 def chat(tmp_path_factory: pytest.TempPathFactory, e5_embedder: Embedder, sample_caches: Path) -> Iterator[ChatEngine]:
+    wifi = f"# Wifi de la maison\n\nLa box est dans l'entrée. Réseau Maison-5G, mot de passe : {WIFI_PASSWORD}\n"
     root = tmp_path_factory.mktemp("grounding")
-    shutil.copytree(SAMPLE_VAULT, root / "vault")
-    (root / "vault" / WIFI).parent.mkdir()
-    (root / "vault" / WIFI).write_text(
-        f"# Wifi de la maison\n\nLa box est dans l'entrée. Réseau Maison-5G, mot de passe : {WIFI_PASSWORD}\n",
-        encoding="utf-8",
-    )
-    settings = Settings(  # the model writes: these tests read the prompt it would be given
-        _env_file=None,
-        vault=root / "vault",
-        data_dir=root / "data",
-        embedding_model=MULTILINGUAL_EMBEDDING_MODEL,
-        llm_can_write="yes",
-    )
-    seed_sample_caches(settings, sample_caches)  # the sample vault embedded once per run
-    pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), e5_embedder)
-    pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
-    search = SearchEngine(pipeline.store, e5_embedder)
-    yield ChatEngine(settings, search.search, StreamGenerator(no_model), FakeWebSearch(), pipeline.catalog)
-    pipeline.store.close()
+    # The model writes: these tests read the prompt it would be given.
+    with sample_index(root, e5_embedder, sample_caches, {WIFI: wifi}, llm_can_write="yes") as index:
+        search = index.search
+        yield ChatEngine(index.settings, search.search, StreamGenerator(no_model), FakeWebSearch(), index.catalog)
 
 
 def shares_no_word(question: str, note: Path) -> bool:

@@ -4,36 +4,27 @@ good and broken model output are exercised."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from services.catalog import Catalog
 from services.catalog.models import AnswerKind, Provenance
 from services.chat.answer import ChatAnswer, ChatEvent
 from services.chat.engine import ChatEngine
 from services.chat.prompts import NOT_IN_VAULT
 from services.chat.websearch import FakeWebSearch
-from services.config import MULTILINGUAL_EMBEDDING_MODEL, Settings
-from services.indexing.pipeline import IndexPipeline
-from services.indexing.reconcile import changed_paths
 from services.llm.client import CancelScope, StreamGenerator
 from services.llm.models import GenerationRequest, StreamEvent
 from services.research import prompts
 from services.research.engine import ResearchEngine
 from services.research.trail import save_research
 from services.retrieval.embedding import Embedder
-from services.retrieval.search import SearchEngine
-from services.retrieval.sentence_scores import sentence_scores
-from services.retrieval.store import EdgeStore
 from services.system.generation_client import GenerationClient
-from tests.conftest import SAMPLE_VAULT
 from tests.support.generation import running_worker, worker_settings
+from tests.support.sample_index import sample_index
 from tests.support.scripted_openai import Forever, ScriptedOpenAI, scripted_server
-from tests.support.system import seed_sample_caches
 from workers.mlx_worker import worker_limits
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
@@ -50,24 +41,9 @@ def no_model(request: GenerationRequest) -> Iterator[StreamEvent]:
 def chat(tmp_path_factory: pytest.TempPathFactory, e5_embedder: Embedder, sample_caches: Path) -> Iterator[ChatEngine]:
     """The chat engine of the default answer (quoted: the model is too small to write)."""
     root = tmp_path_factory.mktemp("research")
-    shutil.copytree(SAMPLE_VAULT, root / "vault")
-    settings = Settings(
-        _env_file=None,
-        vault=root / "vault",
-        data_dir=root / "data",
-        embedding_model=MULTILINGUAL_EMBEDDING_MODEL,
-        llm_can_write="no",
-    )
-    seed_sample_caches(settings, sample_caches)
-    pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), e5_embedder)
-    pipeline.sync_paths(changed_paths(settings, pipeline.catalog))
-    search = SearchEngine(pipeline.store, e5_embedder)
-
-    def score(question: str, sentences: list[str]) -> list[float]:  # the indexer's task, in this process
-        return sentence_scores(e5_embedder, question, sentences)
-
-    yield ChatEngine(settings, search.search, StreamGenerator(no_model), FakeWebSearch(), pipeline.catalog, score=score)
-    pipeline.store.close()
+    with sample_index(root, e5_embedder, sample_caches, llm_can_write="no") as index:
+        search, catalog = index.search.search, index.catalog
+        yield ChatEngine(index.settings, search, StreamGenerator(no_model), FakeWebSearch(), catalog, score=index.score)
 
 
 def researched(engine: ResearchEngine, question: str, scope: CancelScope | None = None) -> tuple[ChatAnswer, list]:
