@@ -11,6 +11,8 @@ an empty data folder, then a restart, on an idle machine.
 4. **Search** through the queue (p95 of ``--searches``), the **pages** (note viewer, graph, conversations,
    dashboard; loopback, so the client's time is the server's plus ~1 ms), each process's **resident memory**,
    the **disk** used (per 10,000 notes).
+5. **A folder renamed** (the biggest one) while the system runs: seconds until its notes are indexed under the new
+   path, and the chunks embedded meanwhile (target 0: a move re-embeds nothing).
 
     .venv/bin/python bench/make_vault.py --notes 5000 --out /tmp/vault-5k
     .venv/bin/python bench/vault_scale.py --vault /tmp/vault-5k
@@ -146,6 +148,7 @@ def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[s
     searches = search_latency(client, settings, args.searches)
     pages = page_latency(client, settings)
     memory = resident_memory(client)
+    renamed = folder_rename(client, settings)
     client.reindex()  # a bulk reindex beside the live index: the saves must not wait for it
     saved_busy = save_to_searchable(client, settings, max(5, args.saves // 2), "reindex")
     _wait(lambda: client.status().rebuild is None, 3600)  # done before the restart, which must find nothing to do
@@ -155,7 +158,40 @@ def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[s
         "search": searches,
         "pages": pages,
         "rss_mb": memory,
+        "folder_rename": renamed,
     }
+
+
+def folder_rename(client: Any, settings: Any) -> dict[str, Any]:
+    """The biggest top-level folder renamed while the system runs: until every note of it is indexed under its
+    new path and the queue is empty; how many chunks were embedded meanwhile (target 0: a move, not new notes)."""
+    from services.catalog import Catalog
+
+    folders = [f for f in settings.vault.iterdir() if f.is_dir() and not f.name.startswith((".", "obsirag"))]
+    folder = max(folders, key=lambda f: sum(1 for _ in f.rglob("*.md")))
+    notes = sum(1 for _ in folder.rglob("*.md"))
+    target = folder.with_name(folder.name + " (renommé)")
+    catalog = Catalog(settings.catalog_path)
+    try:
+        embedded = catalog.runs.total_chunks_embedded()
+        began = time.monotonic()
+        folder.rename(target)
+
+        def moved() -> bool:
+            under = catalog.notes.list_notes(folder=target.name)
+            idle = client.status().queues.get("index", {}).get("pending", 1) == 0
+            return len([n for n in under if n.path.endswith(".md")]) >= notes and idle
+
+        _wait(moved, 3600)
+        seconds = time.monotonic() - began
+        return {
+            "notes": notes,
+            "seconds": round(seconds, 1),
+            "chunks_embedded": catalog.runs.total_chunks_embedded() - embedded,
+            "left_under_old_name": len(catalog.notes.list_notes(folder=folder.name)),
+        }
+    finally:
+        catalog.close()
 
 
 def save_to_searchable(client: Any, settings: Any, count: int, label: str) -> dict[str, float]:
@@ -307,6 +343,9 @@ def report(result: dict[str, Any]) -> None:
         *((f"page {name} p95 (ms, target < 300)", figures["p95"]) for name, figures in result["pages"].items()),
         *((f"RSS {name} (MB)", mb) for name, mb in result["rss_mb"].items()),
         ("disk (MB per 10k notes)", result["disk_mb_per_10k_notes"]),
+        ("folder rename: notes", result["folder_rename"]["notes"]),
+        ("folder rename: indexed under the new name (s)", result["folder_rename"]["seconds"]),
+        ("folder rename: chunks embedded (target 0)", result["folder_rename"]["chunks_embedded"]),
     ]
     print_table(["figure", "value"], rows)
 

@@ -98,19 +98,25 @@ def register(main: click.Group, common_options: Any) -> None:
         metavar=tr("CHEMIN", "PATH"),
         help=tr("Seulement les cartes de cette note.", "Only this note's cards."),
     )
+    @click.option(
+        "--tag",
+        metavar="TAG",
+        default="",
+        help=tr("Seulement les cartes des notes de ce tag.", "Only the cards of notes with this tag."),
+    )
     @common_options
-    def review(settings: Settings, note_path: str | None) -> None:
-        _review(settings, note_path)
+    def review(settings: Settings, note_path: str | None, tag: str) -> None:
+        _review(settings, note_path, tag)
 
 
-def _review(settings: Settings, note_path: str | None) -> None:
-    from services.cards.review import grade, source_changed, sync_deck
+def _review(settings: Settings, note_path: str | None, tag: str = "") -> None:
+    from services.cards.review import grade, source_changed, sync_deck, tagged
     from services.catalog import Catalog
 
     catalog = Catalog(settings.catalog_path)
     sync_deck(settings, catalog, _now())
     reviewed = 0
-    while queue := catalog.cards(due_before=_now(), source=note_path):
+    while queue := tagged(catalog, catalog.cards(due_before=_now(), source=note_path), tag):
         row = queue[0]
         click.echo(f"\n{row.question}")
         click.prompt(tr("(Entrée : la réponse)", "(Enter: the answer)"), default="", show_default=False)

@@ -14,6 +14,7 @@ from fsrs import Rating, Scheduler
 
 from services.cards.deck import Card, add_cards, deck_files, deck_of, parse_cards
 from services.cards.make import make_cards
+from services.catalog import Catalog
 from services.catalog.cards import CardRow, CardsTable
 from services.config import Settings
 from services.indexing.chunking import split_sections
@@ -73,6 +74,19 @@ def grade(table: CardsTable, card_id: str, rating: int, now: datetime) -> CardRo
     card, _log = SCHEDULER.review_card(FsrsCard.from_dict(json.loads(row.state)), Rating(rating), now)
     table.grade_card(card_id, rating, json.dumps(card.to_dict()), card.due, now)
     return table.card(card_id)  # type: ignore[return-value]
+
+
+def tagged(catalog: Catalog, rows: list[CardRow], tag: str) -> list[CardRow]:
+    """The cards whose note carries ``tag`` (or one of its sub-tags); all of them without a tag."""
+    wanted = tag.strip().lstrip("#").casefold()
+    if not wanted:
+        return rows
+    tags: dict[str, list[str]] = {}
+    for row in rows:
+        if row.source not in tags:
+            record = catalog.get_note(row.source)
+            tags[row.source] = [t.casefold() for t in record.tags] if record else []
+    return [r for r in rows if any(t == wanted or t.startswith(wanted + "/") for t in tags[r.source])]
 
 
 def source_changed(settings: Settings, row: CardRow) -> bool:

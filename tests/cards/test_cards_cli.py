@@ -31,5 +31,7 @@ def test_cards_are_made_listed_and_reviewed_in_the_terminal_with_undo(tmp_path: 
     )
     after = json.loads(runner.invoke(main, ["cards", "due", "--json", *where]).stdout)
     assert after["due_now"] == 11  # the first graded « bien » waits; the second, its grade undone, is due again
+    other_tag = runner.invoke(main, ["cards", "review", "--tag", "cuisine", *where], input="q\n")
+    assert "0 carte(s) revue(s)" in other_tag.output  # no card of a #cuisine note is due
     missing = runner.invoke(main, ["cards", "make", "Nulle part.md", *where])
     assert missing.exit_code != 0 and "no readable note" in missing.output

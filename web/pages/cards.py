@@ -14,9 +14,8 @@ from litestar.params import Body, FromPath, FromQuery
 from litestar.response import Template
 from pydantic import BaseModel
 
-from services.cards.review import grade, source_changed, sync_deck
+from services.cards.review import grade, source_changed, sync_deck, tagged
 from services.catalog import Catalog
-from services.catalog.cards import CardRow
 from services.config import Settings
 from services.system.cards import make_cards_now
 from web.page_route import page
@@ -94,29 +93,16 @@ class CardsController(Controller):
 
 def _panel(catalog: Catalog, note: str, tag: str) -> dict[str, Any]:
     """The next due card (its question only), and how many are due."""
-    due = _tagged(catalog, catalog.cards(due_before=_now(), source=note or None), tag)
+    due = tagged(catalog, catalog.cards(due_before=_now(), source=note or None), tag)
     return {"card": due[0] if due else None, "shown": False, "due_now": len(due), "note": note, "tag": tag}
 
 
 def _overview(catalog: Catalog, note: str, tag: str) -> dict[str, Any]:
-    rows = _tagged(catalog, catalog.cards(source=note or None), tag)
+    rows = tagged(catalog, catalog.cards(source=note or None), tag)
     sources = sorted({row.source for row in catalog.cards()})
     tags = sorted({t for path in sources if (record := catalog.get_note(path)) for t in record.tags})
     upcoming = [row for row in rows if row.due > _now()][:UPCOMING]
     return {"total": len(rows), "upcoming": upcoming, "notes": sources, "tags": tags}
-
-
-def _tagged(catalog: Catalog, rows: list[CardRow], tag: str) -> list[CardRow]:
-    """The cards whose note carries ``tag`` (its sub-tags too); all of them without a tag."""
-    wanted = tag.strip().lstrip("#").casefold()
-    if not wanted:
-        return rows
-    tags: dict[str, list[str]] = {}
-    for row in rows:
-        if row.source not in tags:
-            record = catalog.get_note(row.source)
-            tags[row.source] = [t.casefold() for t in record.tags] if record else []
-    return [r for r in rows if any(t == wanted or t.startswith(wanted + "/") for t in tags[r.source])]
 
 
 def _now() -> datetime:
