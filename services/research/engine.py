@@ -2,7 +2,7 @@
 
 plan (the model's sub-questions as validated JSON, else the rules of ``split``) → each sub-question searched
 with its own filters and judged by the chat's guard → one follow-up round for what is still missing (the
-model's, else the rules': a dated sub-question found nothing of its date, so it is searched at any date) →
+model's, else the rules': ``rules_followups``) →
 the answer: written from excerpts grouped by sub-question, or quoted part by part by a model that cannot
 write, naming the parts the vault does not cover. Each step is a ``ChatEvent(kind="step")`` as it happens;
 the answer's end goes through the chat's own ``generate``, so the turn is kept in its thread like any other.
