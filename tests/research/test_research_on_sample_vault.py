@@ -190,7 +190,7 @@ def test_stopped_while_the_model_writes_the_answer_ends_cancelled_with_its_trail
     scripted: tuple[ScriptedOpenAI, ResearchEngine],
 ) -> None:
     server, research = scripted
-    server.script("pas de plan", "pas de relance", Forever("et ainsi de suite ", prefix="Claire "))
+    server.script("pas de plan", "pas de relance", Forever("et {n} ", prefix="Claire "))
     scope = CancelScope()
     events: list[ChatEvent] = []
     for event in research.ask(TWO_PEOPLE, now=NOW, scope=scope):

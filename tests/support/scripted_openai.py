@@ -19,7 +19,7 @@ FAIL = object()  # script this to answer 500
 
 class Forever:
     """Script this to stream ``prefix``, then ``line`` again and again until the client hangs up (a model
-    stuck in a loop)."""
+    stuck in a loop); ``{n}`` in the line becomes its count, for an answer that goes on without repeating."""
 
     def __init__(self, line: str, prefix: str = "") -> None:
         self.line, self.prefix = line, prefix
@@ -140,7 +140,7 @@ def stream_forever(handler: BaseHTTPRequestHandler, reply: Forever) -> None:
         if reply.prefix:
             send_event(handler, content_chunk(reply.prefix))
         while reply.sent < 10_000:  # a bound all the same: a client that never hangs up fails its test
-            send_event(handler, content_chunk(reply.line))
+            send_event(handler, content_chunk(reply.line.replace("{n}", str(reply.sent))))
             reply.sent += 1
     except OSError:  # the client hung up: what a worker that stops a loop does
         return
