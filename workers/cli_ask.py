@@ -132,7 +132,7 @@ def ask(
     if final is None:
         raise click.ClickException(tr("pas de réponse", "no answer"))
     if save and research:
-        _save_research(settings, engine.catalog, final.thread_id, final.plan.language if final.plan else "fr")
+        _save_research(settings, engine.catalog, final.turn_id, final.plan.language if final.plan else "fr")
     elif save:
         _save_thread(settings, engine.catalog, final.thread_id)
     if as_json:
@@ -151,9 +151,8 @@ def _save_thread(settings: Settings, catalog: Any, thread_id: str) -> None:
     click.echo(tr("enregistrée : ", "saved ") + str(path.relative_to(settings.vault)), err=True)
 
 
-def _save_research(settings: Settings, catalog: Any, thread_id: str, language: str) -> None:
+def _save_research(settings: Settings, catalog: Any, turn_id: int | None, language: str) -> None:
     from services.research.trail import save_research
 
-    thread = catalog.get_thread(thread_id)
-    path = save_research(settings.vault, thread.turns[-1], datetime.now().astimezone(), language)
+    path = save_research(settings.vault, catalog.get_turn(turn_id), datetime.now().astimezone(), language)
     click.echo(tr("recherche enregistrée : ", "research saved ") + str(path.relative_to(settings.vault)), err=True)

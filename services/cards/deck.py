@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from services.vault import split_frontmatter
-from services.vault.artifacts import GENERATED_ROOT, append_to_artifact, create_artifact, render_frontmatter, slugify
+from services.vault.artifacts import GENERATED_ROOT, append_to_artifact, create_numbered, render_frontmatter, slugify
 
 FOLDER = "cards"
 _SOURCE = re.compile(r"\s*\[\[(?P<path>[^\]|#]+)(?:#(?P<heading>[^\]|]*))?(?:\|[^\]]*)?\]\]\s*$")
@@ -97,8 +97,4 @@ def add_cards(vault: Path, note: str, title: str, cards: list[Card], today: str)
         return existing
     meta = {"title": f"Cartes — {title}", "source": f"[[{note.removesuffix('.md')}]]", "tags": ["flashcards"]}
     content = render_frontmatter({**meta, "created": today}) + "#flashcards\n\n" + text + "\n"
-    for attempt in range(1, 21):
-        name = f"{FOLDER}/{slugify(title) or 'cartes'}{'' if attempt == 1 else f'~{attempt}'}.md"
-        if (written := create_artifact(vault, name, content)) is not None:
-            return written
-    raise FileExistsError(f"{GENERATED_ROOT}/{FOLDER}/{slugify(title)}.md: too many card files of that name")
+    return create_numbered(vault, f"{FOLDER}/{slugify(title) or 'cartes'}", content)

@@ -51,16 +51,17 @@ def make_for_note(
 def sync_deck(settings: Settings, table: CardsTable, now: datetime) -> tuple[int, int]:
     """Every card file read again (the user's edits are what counts): (new cards, cards retired)."""
     kept: set[str] = set()
+    known = table.card_ids()
     new = 0
     for path in deck_files(settings.vault):
         relative = vault_relative(settings.vault, path)
         for card in parse_cards(path.read_text(encoding="utf-8"), ""):
             kept.add(card.id)
-            state = FsrsCard(due=now)
+            fresh = card.id not in known  # a known card keeps its hash and schedule: its note is not read again
             row = CardRow(
                 id=card.id, file=relative, source=card.source, heading=card.heading, question=card.question,
-                answer=card.answer, source_hash=section_hash(settings, card.source, card.heading),
-                state=json.dumps(state.to_dict()), due=now,
+                answer=card.answer, source_hash=section_hash(settings, card.source, card.heading) if fresh else "",
+                state=json.dumps(FsrsCard(due=now).to_dict()) if fresh else "", due=now,
             )  # fmt: skip
             new += table.upsert_card(row)
     return new, table.retire_cards_except(kept)

@@ -74,4 +74,3 @@ class Catalog(
         self.learner = LearnerTable(self)
         self.memory = MemoryTable(self)
         self.marks = MarksTable(self)
-        self.cards_table = CardsTable(self)

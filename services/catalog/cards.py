@@ -43,6 +43,10 @@ class CardsTable(Table):
             )  # fmt: skip
             return True
 
+    def card_ids(self) -> set[str]:
+        """Every card's id, retired ones included."""
+        return {row[0] for row in self._conn().execute("SELECT id FROM cards").fetchall()}
+
     def retire_cards_except(self, kept: set[str]) -> int:
         """Retire every active card not in ``kept`` (gone from its file); how many."""
         with self._write() as conn:

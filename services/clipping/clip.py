@@ -4,8 +4,6 @@ writes by default (title, source, author, published, created, description, tags:
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -17,17 +15,18 @@ from services.clipping.fetch import download
 from services.clipping.images import save_images
 from services.config import Settings
 from services.vault.artifacts import (
-    GENERATED_ROOT,
-    create_artifact,
+    WRITE_ATTEMPTS,
+    create_numbered,
     generated_path,
     render_frontmatter,
+    replace_if_unchanged,
     scan_artifacts,
     slugify,
+    vault_relative,
 )
 
 FOLDER = "clips"
 MAX_PAGE_BYTES = 4 * 1024 * 1024
-NAME_TRIES = 20
 
 
 class ClipError(ValueError):
@@ -54,13 +53,12 @@ def clip_url(settings: Settings, url: str, now: datetime) -> Clipped:
     assets = generated_path(vault, f"{FOLDER}/assets")
     timeout, cap, private = settings.web_search_timeout, settings.clip_image_max_bytes, settings.clip_allow_private
     saved, failed = save_images(page.images, assets, timeout, cap, private)
-    embeds = {u: _embed(vault, p) for u, p in saved.items()}
+    embeds = {u: vault_relative(vault, p) for u, p in saved.items()}  # ![[obsirag/clips/assets/<hash>.png]]
     local = now.astimezone()
     created = str(meta.get("created") or local.date().isoformat())  # taken again: when it was first taken
     text = render_clip(page, url, created, replace_images(page.markdown, embeds))
     path = _rewrite(existing, text) if existing else _create(vault, page.title, local, text)
-    relative = path.relative_to(vault.resolve()).as_posix() if path.is_absolute() else path.as_posix()
-    return Clipped(path, relative, page.title, existing is not None, len(saved), failed)
+    return Clipped(path, vault_relative(vault, path), page.title, existing is not None, len(saved), failed)
 
 
 def render_clip(page: Page, url: str, created: str, markdown: str) -> str:
@@ -100,24 +98,16 @@ def _fetch(settings: Settings, url: str) -> Page:
         raise ClipError(str(exc)) from exc
 
 
-def _embed(vault: Path, image: Path) -> str:
-    """``![[obsirag/clips/assets/<hash>.png]]``'s target: by vault path, unique by its hash."""
-    return image.resolve().relative_to(vault.resolve()).as_posix()
-
-
 def _create(vault: Path, title: str, now: datetime, text: str) -> Path:
-    base = f"{FOLDER}/{now:%Y-%m}/{slugify(title) or 'clip'}"
-    for attempt in range(1, NAME_TRIES + 1):
-        written = create_artifact(vault, f"{base}{'' if attempt == 1 else f'~{attempt}'}.md", text)
-        if written is not None:
-            return written
-    raise ClipError(f"{GENERATED_ROOT}/{base}.md: too many clips of that name")
+    try:
+        return create_numbered(vault, f"{FOLDER}/{now:%Y-%m}/{slugify(title) or 'clip'}", text)
+    except FileExistsError as exc:
+        raise ClipError(str(exc)) from exc
 
 
 def _rewrite(path: Path, text: str) -> Path:
-    """The clip replaced in one step (written aside, then renamed): the watcher never reads half of it."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(text)
-    os.replace(temporary, path)
-    return path
+    """The clip replaced in one step (the watcher never reads half of it), read again if it changed meanwhile."""
+    for _ in range(WRITE_ATTEMPTS):
+        if replace_if_unchanged(path, path.read_bytes(), text):
+            return path
+    raise ClipError(f"{path.name} kept changing while it was being updated")

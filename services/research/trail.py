@@ -1,6 +1,6 @@
 """A research answer kept as a note: ``obsirag/research/YYYY-MM/<question>_<YYYYMMDD_HHMM>.md`` with the
 question, each sub-question and the notes read for it (wikilinks, so the graph links them), the answer and
-its sources. Written once, never over a file (``create_artifact``); the watcher indexes it like any note."""
+its sources. Written once, never over a file (``create_numbered``); the watcher indexes it like any note."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from pathlib import Path
 from services.catalog.models import Source, Turn
 from services.catalog.research_models import SubQuestion
 from services.research import prompts
-from services.vault.artifacts import create_artifact, render_frontmatter, slugify, wikilink
+from services.vault.artifacts import create_numbered, render_frontmatter, slugify, wikilink
 
 FOLDER = "research"
-WRITE_TRIES = 20
 
 
 class NotResearch(ValueError):
@@ -27,11 +26,7 @@ def save_research(vault: Path, turn: Turn, now: datetime, language: str = "fr") 
     local = now.astimezone()
     base = f"{FOLDER}/{local:%Y-%m}/{slugify(turn.question)}_{local:%Y%m%d_%H%M}"
     text = render_research(turn, local, language)
-    for attempt in range(1, WRITE_TRIES + 1):
-        written = create_artifact(vault, f"{base}{'' if attempt == 1 else f'~{attempt}'}.md", text)
-        if written is not None:
-            return written
-    raise FileExistsError(f"obsirag/{base}.md: too many research notes of that name this minute")
+    return create_numbered(vault, base, text)
 
 
 def render_research(turn: Turn, now: datetime, language: str = "fr") -> str:

@@ -20,6 +20,7 @@ from services import vault
 FrontmatterUpdate = Callable[[dict[str, Any]], dict[str, Any]]
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 WRITE_ATTEMPTS = 3
+NAME_TRIES = 20  # ``create_numbered``: names tried before giving up
 
 
 class ArtifactChanged(RuntimeError):
@@ -60,6 +61,16 @@ def create_artifact(vault_root: Path, relative: str, text: str) -> Path | None:
     finally:
         os.unlink(temporary)
     return target
+
+
+def create_numbered(vault_root: Path, base: str, text: str, tries: int = NAME_TRIES) -> Path:
+    """A new file at ``obsirag/<base>.md``, else ``<base>~2.md``, ``~3``…: never over a file already there;
+    ``FileExistsError`` past ``tries`` names."""
+    for attempt in range(1, tries + 1):
+        written = create_artifact(vault_root, f"{base}{'' if attempt == 1 else f'~{attempt}'}.md", text)
+        if written is not None:
+            return written
+    raise FileExistsError(f"{GENERATED_ROOT}/{base}.md: too many files of that name")
 
 
 def _create_in_place(target: Path, text: str) -> Path | None:

@@ -88,7 +88,7 @@ class CardsController(Controller):
         except FileNotFoundError:
             return Template("_flash.html", context={"message": "Cette note est introuvable."}, status_code=404)
         message = f"{len(made.cards)} carte(s) ajoutée(s)" + (f" à {made.file}" if made.file else "")
-        return Template("_flash.html", context={"message": message, "link": "/cards?note=" + data.path})
+        return Template("_flash.html", context={"message": message})
 
 
 def _panel(catalog: Catalog, note: str, tag: str) -> dict[str, Any]:
