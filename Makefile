@@ -36,7 +36,7 @@ run: setup
 # Playwright download), OpenBLAS, which MLX binds when present (~10x faster prompt reading on a CPU),
 # Tesseract with its French model (OCR of scans and images; optional for `make run`) and the DejaVu fonts
 # the test documents are written in.
-TEST_PACKAGES := chromium libopenblas0-pthread tesseract-ocr tesseract-ocr-fra fonts-dejavu-core
+TEST_PACKAGES := chromium libopenblas0-pthread tesseract-ocr tesseract-ocr-fra fonts-dejavu-core dovecot-imapd
 test-packages:
 	@missing=$$(for p in $(TEST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

@@ -399,6 +399,11 @@ class Settings(BaseSettings):
         return self.qdrant_path or self.data_dir / "qdrant"
 
     @cached_property
+    def connectors_dir(self) -> Path:
+        """Connected mail and calendars: their settings, state and the items read (never in the vault)."""
+        return self.data_dir / "connectors"
+
+    @cached_property
     def catalog_path(self) -> Path:
         return self.data_dir / "catalog.sqlite3"
 

@@ -15,7 +15,7 @@ from services.config import Settings
 # Fixtures of their own modules, shared by every folder: the one running system of the browser, MCP and
 # end-to-end tests (live), systems started by a test (system), the generation worker (generation), the web
 # app on a fixture catalog (web_app), French documents of every kind (document_fixtures), the local model
-# hub (hub_fixtures).
+# hub (hub_fixtures), the mail and calendar servers (connector_servers).
 pytest_plugins = [
     "tests.support.live",
     "tests.support.system",
@@ -23,6 +23,7 @@ pytest_plugins = [
     "tests.support.web_app",
     "tests.support.document_fixtures",
     "tests.support.hub_fixtures",
+    "tests.support.connector_servers",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from services import vault
 from services.catalog.models import Source
 from services.config import Settings
 from services.indexing.chunking import split_sections
 from services.llm.limits import TokenCount, estimate_tokens
 from services.retrieval.search import SearchResult
+from services.vault.items import read_source_if_readable
 
 MAIN_NOTE_SHARE = 0.5  # of the context budget, for the main note's own text
 
@@ -71,7 +71,7 @@ def main_note_text(
     first = clip_tokens(main.text, budget_tokens, count)
     pieces = [first]
     used = count(first)
-    note = vault.read_note_if_readable(settings.vault, main.path, settings.max_file_bytes)
+    note = read_source_if_readable(settings, main.path)
     if note is None or first != main.text:
         return first  # the note changed under us (the indexed chunk is still faithful), or no room left
     for section in split_sections(note.markdown):  # the parse read_note made

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from services import vault
 from services.catalog import NotesTable
 from services.catalog.models import NoteRecord, Source
 from services.chat.context import ContextBlock
@@ -15,6 +14,7 @@ from services.llm.limits import estimate_tokens
 from services.retrieval import lexical
 from services.retrieval.embedding import DEFAULT_CALIBRATION, Calibration
 from services.retrieval.search import SearchResponse, SearchResult
+from services.vault.items import read_source_if_readable
 from services.vault.models import NoteType
 
 LIST_K = 25
@@ -116,5 +116,5 @@ def _within(stamp: datetime, plan: QueryPlan) -> bool:
 
 
 def _note_text(settings: Settings, record: NoteRecord) -> str:
-    note = vault.read_note_if_readable(settings.vault, record.path, settings.max_file_bytes)
+    note = read_source_if_readable(settings, record.path)
     return note.body.strip()[:NOTE_CHARS] if note else ""

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from services import vault
 from services.config import Settings
 from services.retrieval import lexical
 from services.retrieval.search import SearchResult
+from services.vault.items import read_source_if_readable
 
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+(?=[«\"(\[*_A-ZÀ-Ý0-9])")
@@ -146,7 +146,7 @@ def note_passages(
     first), within ``limit`` units (the chunk alone when the note is gone)."""
     if result.page is not None:  # a document's page: its hit's text is what was extracted, the file no Markdown
         return _within([chunk_passage(result)], limit)
-    note = vault.read_note_if_readable(settings.vault, result.path, settings.max_file_bytes)
+    note = read_source_if_readable(settings, result.path)
     sections = note.markdown.sections() if note is not None else []
     passages = [
         Passage(result.path, result.title, " > ".join(s.heading_path), units_of("\n".join(s.lines))) for s in sections

@@ -16,12 +16,12 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from services import vault
 from services.catalog import Catalog
 from services.catalog.models import AnswerEntity, EntityKind, NoteEntity, NoteStatus, Source
 from services.config import Settings
 from services.indexing.mentions import merge_mentions, normalize_name, span_mentions
 from services.language.detect import detect_language
+from services.vault.items import read_source_if_readable
 from services.vault.models import NoteType, ParsedNote
 from services.vault.reader import MarkdownDoc, read_markdown
 
@@ -138,7 +138,7 @@ def enrich_note(settings: Settings, catalog: Catalog, extractor: EntityExtractor
     record = catalog.get_note(path)
     if record is None or record.status != NoteStatus.INDEXED or record.note_type != NoteType.NOTE:
         return "ignored"
-    note = vault.read_note_if_readable(settings.vault, path, settings.max_file_bytes)
+    note = read_source_if_readable(settings, path)
     if note is None:
         return "gone"
     if catalog.entity_state(path) == (note.content_hash, extractor.name):

@@ -31,6 +31,7 @@ from services.indexing.report import IndexReport
 from services.retrieval.embedding import Embedder
 from services.retrieval.embedding_cache import EmbeddingCache
 from services.retrieval.store import ModelMismatchError, VectorStore
+from services.vault.items import is_item, item_file, read_item
 from services.vault.models import NoteType, ParsedNote
 
 log = logging.getLogger(__name__)
@@ -155,7 +156,7 @@ class IndexPipeline:
     # --- steps --------------------------------------------------------------------------
 
     def _prepare(self, path: str, report: IndexReport) -> _Prepared | None:
-        if not vault.is_indexable(path, self.settings.exclude, self.settings.attachments) or not self._exists(path):
+        if not vault.is_indexable(path, self.settings.exclude, self.settings.attachments) or not self.exists(path):
             self._delete(path, report)
             return None
         record = self.catalog.get_note(path)
@@ -170,7 +171,7 @@ class IndexPipeline:
         if kind is not None:
             return self._prepare_attachment(path, kind, record, report)
         try:
-            note = vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)
+            note = self._read(path)
         except vault.NoteSkipped as exc:
             self._skip(path, exc.reason, report)
             return None
@@ -336,18 +337,31 @@ class IndexPipeline:
 
     # --- disk helpers -------------------------------------------------------------------
 
+    def _read(self, path: str) -> ParsedNote:
+        if is_item(path):  # a connected source's mail or event, kept in the data folder
+            return read_item(self.settings.connectors_dir, path, self.settings.max_file_bytes)
+        return vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)
+
+    def _file(self, path: str) -> Path:
+        if is_item(path):
+            try:
+                return item_file(self.settings.connectors_dir, path)
+            except vault.PathOutsideVault:
+                return self.settings.connectors_dir / "missing"  # no such file: the item is deleted
+        return self.settings.vault / path
+
     def _stat(self, path: str) -> tuple[float, int] | None:
         try:
-            st = (self.settings.vault / path).stat()
+            st = self._file(path).stat()
         except OSError:
             return None
         return st.st_mtime, st.st_size
 
-    def _exists(self, path: str) -> bool:
-        return (self.settings.vault / path).is_file()
+    def exists(self, path: str) -> bool:
+        return self._file(path).is_file()
 
     def _stat_matches(self, path: str, mtime: float, size: int) -> bool:
-        return stat_matches(self.settings.vault / path, mtime, size)
+        return stat_matches(self._file(path), mtime, size)
 
 
 def _describe(exc: BaseException) -> str:

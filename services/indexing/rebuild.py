@@ -37,6 +37,7 @@ from services.retrieval.reranker import ChosenReranker
 from services.retrieval.search import SearchEngine
 from services.retrieval.store import VectorStore
 from services.retrieval.store.edge_folder import NEXT_DIR
+from services.vault.items import iter_item_paths, read_source
 
 log = logging.getLogger(__name__)
 PROGRESS_FILE = "rebuild.json"
@@ -82,12 +83,12 @@ class _NextPipeline(IndexPipeline):
         self.hashes: dict[str, str] = {}
 
     def _prepare(self, path: str, report: IndexReport) -> _Prepared | None:
-        if not vault.is_indexable(path, self.settings.exclude, self.settings.attachments) or not self._exists(path):
+        if not vault.is_indexable(path, self.settings.exclude, self.settings.attachments) or not self.exists(path):
             return self._gone(path, report)
         if attachments.kind_of(path, self.settings) is not None:
             return self._document(path, report)
         try:
-            note = vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)
+            note = read_source(self.settings, path)
         except (vault.NoteSkipped, FileNotFoundError):
             return self._gone(path, report)
         chunks: list[Chunk] = self._chunk(note)
@@ -173,7 +174,7 @@ class Rebuild:
     def step(self, batch: int) -> bool:
         """Index the next ``batch`` notes into the next store; switch when all are done. True when finished."""
         todo = [path for path in self._vault_paths() if path not in self.pipeline.hashes]
-        todo += [p for p, digest in self.pipeline.hashes.items() if digest and not (self.settings.vault / p).is_file()]
+        todo += [p for p, digest in self.pipeline.hashes.items() if digest and not self.pipeline.exists(p)]
         if not todo:
             todo = self._edited_meanwhile()
         if todo:
@@ -210,9 +211,9 @@ class Rebuild:
         log.info("the index now answers with %s (%d notes)", self.embedder.name, len(self.state.hashes))
 
     def _vault_paths(self) -> list[str]:
-        return list(
-            vault.iter_vault_paths(self.settings.vault, self.settings.exclude, attachments=self.settings.attachments)
-        )
+        settings = self.settings
+        notes = vault.iter_vault_paths(settings.vault, settings.exclude, attachments=settings.attachments)
+        return [*notes, *(path for path, _ in iter_item_paths(self.settings.connectors_dir))]
 
     def _save(self) -> None:
         target = self.folder / PROGRESS_FILE

@@ -1,4 +1,4 @@
-"""The reconcile's comparison: which vault paths differ from what the catalog recorded."""
+"""The reconcile's comparison: which vault paths (and connected sources' items) differ from the catalog."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from services import vault
 from services.catalog import Catalog
 from services.config import Settings
+from services.vault.items import iter_item_paths
 
 
 def changed_paths(settings: Settings, catalog: Catalog) -> list[str]:
@@ -24,6 +25,11 @@ def changed_paths(settings: Settings, catalog: Catalog) -> list[str]:
         on_disk.add(path)
         state = known.get(path)
         if state is None or not stat_matches(settings.vault / path, state[1], state[2]):
+            changed.append(path)
+    for path, file in iter_item_paths(settings.connectors_dir):  # mail and events of connected sources
+        on_disk.add(path)
+        state = known.get(path)
+        if state is None or not stat_matches(file, state[1], state[2]):
             changed.append(path)
     return changed + sorted(set(known) - on_disk)
 

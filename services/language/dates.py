@@ -132,6 +132,12 @@ _DAY = (
     rf"|\d{{1,2}}(?:er|st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:,?\s+\d{{4}}(?!\d))?"
     rf"|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?![\d:])(?:,?\s+\d{{4}}(?!\d))?)"
 )
+_DAY_NAMES = (
+    "lundi mardi mercredi jeudi vendredi samedi dimanche monday tuesday wednesday thursday friday saturday sunday"
+)
+_WEEKDAYS = {name: i % 7 for i, name in enumerate(_DAY_NAMES.split())}
+_WEEKDAY_NAMES = "|".join(_WEEKDAYS)
+_WD = rf"(?P<wd>{_WEEKDAY_NAMES})(?!\s*,?\s*\d)"  # « mardi 8 décembre » is a date, said by ``_DAY``
 _DAY_OR_MONTH = rf"(?:(?:le|the)\s+)?(?:{_DAY}|{_MONTH}(?:\s+\d{{4}}(?!\d))?)"
 _IN = r"(?:(?:en|in|durant|during|pendant)\s+|au\s+mois\s+d(?:e\s+|'\s*))"
 _SINCE = re.compile(r"(?<!\w)(?:depuis|since|a\s+partir\s+(?:de|du|d')|starting(?:\s+from)?)\s*(?:le\s+|l'|the\s+)?\Z")
@@ -219,6 +225,26 @@ def _between(match: re.Match[str], today: date) -> Days | None:
     return (first[0], second[1]) if first[0] <= second[0] else (second[0], first[1])
 
 
+def _weekday(step: int) -> Callable[[re.Match[str], date], Days]:
+    """A named day of the week: ``step`` 1 the next one (today excluded), -1 the last one, 0 the nearest one
+    (today included, a tie going forward): « mardi » said on a Sunday is in two days, said on a Thursday two
+    days ago. A calendar question names the day to come with « prochain », a note's day gone with « dernier »."""
+
+    def build(match: re.Match[str], today: date) -> Days:
+        ahead = (_WEEKDAYS[match["wd"]] - today.weekday()) % 7
+        if step > 0:
+            return _day(today + timedelta(days=ahead or 7))
+        if step < 0:
+            return _day(today - timedelta(days=(7 - ahead) % 7 or 7))
+        return _day(today + timedelta(days=ahead if ahead <= 3 else ahead - 7))
+
+    return build
+
+
+def _no_weekday(text: str) -> str:
+    return re.sub(rf"(?<!\w)(?:{_WEEKDAY_NAMES}),?\s+", "", text)
+
+
 def _fixed(build: Callable[[date], Days]) -> Callable[[re.Match[str], date], Days]:
     return lambda _match, today: build(today)
 
@@ -229,7 +255,17 @@ _RULES: list[tuple[str, _Build]] = [
     (rf"{_OF}aujourd'?\s*hui|today", _fixed(_day)),
     (rf"{_OF}avant[-\s]?hier|the\s+day\s+before\s+yesterday", _fixed(lambda t: _day(t - timedelta(days=2)))),
     (rf"{_OF}hier|yesterday", _fixed(lambda t: _day(t - timedelta(days=1)))),
+    (r"apres[-\s]?demain|the\s+day\s+after\s+tomorrow", _fixed(lambda t: _day(t + timedelta(days=2)))),
+    (r"demain|tomorrow", _fixed(lambda t: _day(t + timedelta(days=1)))),
     (r"cette\s+semaine|this\s+week", _fixed(_week)),
+    (r"(?:la\s+)?semaine\s+prochaine|(?:the\s+)?next\s+week", _fixed(lambda t: _week(t + timedelta(days=7)))),
+    (rf"(?:(?:ce|le)\s+)?{_WD}\s+prochain", _weekday(1)),
+    (rf"next\s+{_WD}", _weekday(1)),
+    (rf"(?:le\s+)?{_WD}\s+(?:dernier|passe)", _weekday(-1)),
+    (rf"last\s+{_WD}", _weekday(-1)),
+    # A bare day names one day (« mardi », « ce mardi »); « le mardi », « chaque mardi », « les mardis » are
+    # habits (« le potager est arrosé le mardi »), not dates.
+    (rf"(?<!\ble\s)(?<!chaque\s)(?<!tous\sles\s)(?:(?:ce|on|this)\s+)?{_WD}(?!\s+gras)", _weekday(0)),
     (
         r"(?:la\s+)?semaine\s+(?:derniere|passee|precedente)|(?:the\s+)?(?:last|previous)\s+week",
         _fixed(lambda t: _week(t - timedelta(days=7))),
@@ -252,7 +288,7 @@ _RULES: list[tuple[str, _Build]] = [
     (rf"{_COUNT}\s+days?\s+ago", _days_ago),
     (rf"{_IN}?{_MONTH}\s+\d{{4}}(?!\d)|{_IN}{_MONTH}(?!\s*\d)", lambda m, t: _explicit(m.group(), t)),
     (rf"(?:{_IN}|l'annee\s+|the\s+year\s+)(?P<year>\d{{4}})(?![\d-])", lambda m, t: _year(int(m["year"]))),
-    (rf"(?:(?:le|on|the)\s+)?{_DAY}", lambda m, t: _explicit(m.group(), t)),
+    (rf"(?:(?:le|on|the)\s+)?(?:(?:{_WEEKDAY_NAMES}),?\s+)?{_DAY}", lambda m, t: _explicit(_no_weekday(m.group()), t)),
     (rf"(?:depuis|since)\s+{_MONTH}(?!\s*\d)", lambda m, t: _since(_explicit(m.group(), t), t)),
     (rf"(?:entre|between)\s+(?P<a>{_DAY_OR_MONTH})\s+(?:et|and)\s+(?P<b>{_DAY_OR_MONTH})", _between),
     (rf"(?:du|from)\s+(?P<a>{_DAY_OR_MONTH})\s+(?:au|to|until|till)\s+(?P<b>{_DAY_OR_MONTH})", _between),

@@ -28,6 +28,7 @@ from services.mcp.schemas import (
     NoteView,
 )
 from services.vault.addresses import heading_slug, obsidian_uri, section
+from services.vault.items import read_source
 from services.vault.models import NoteType, ParsedNote
 
 SortKey = Literal["path", "title", "modified", "created"]
@@ -113,7 +114,7 @@ class NoteReader:
         if not vault.is_indexable(path, self.settings.exclude):
             raise NoteError(f"refused: {path!r} is not a Markdown note of the vault")
         try:
-            return vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)
+            return read_source(self.settings, path)  # a vault note, or a connected source's mail or event
         except vault.PathOutsideVault:
             raise NoteError(f"refused: {path!r} leads outside the vault (a '..' or a symlink)") from None
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):

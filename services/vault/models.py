@@ -22,6 +22,8 @@ class NoteType(StrEnum):
     RESEARCH = "research"  # obsirag/research/YYYY-MM/…: a research answer saved with its trail
     PROFILE = "profile"  # obsirag/assistant/Profil.md and Rappels.md, the memory's mirrors
     ATTACHMENT = "attachment"  # a PDF, an Office file, an EPUB or an image: its extracted pages
+    MAIL = "mail"  # a message read from a connected mailbox (``mail:…`` paths, never in the vault)
+    EVENT = "event"  # a calendar event read from a connected calendar (``event:…`` paths)
 
 
 class ParsedNote(BaseModel):

@@ -259,3 +259,31 @@ def test_to_datetime(value: object, expected: datetime | None) -> None:
     result = to_datetime(value)
     assert result == expected
     assert result is None or result.tzinfo is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("qu'est-ce que j'ai mardi ?", D(2026, 3, 10)),  # said on a Wednesday: yesterday is the nearest Tuesday
+        ("qu'est-ce que j'ai vendredi ?", D(2026, 3, 13)),
+        ("ce mercredi", D(2026, 3, 11)),  # today
+        ("samedi", D(2026, 3, 14)),  # three days ahead is nearer than four days back
+        ("dimanche", D(2026, 3, 8)),
+        ("mardi prochain", D(2026, 3, 17)),
+        ("mercredi prochain", D(2026, 3, 18)),  # today excluded
+        ("lundi dernier", D(2026, 3, 9)),
+        ("next Friday", D(2026, 3, 13)),
+        ("what did I do last Wednesday", D(2026, 3, 4)),
+        ("demain", D(2026, 3, 12)),
+        ("après-demain", D(2026, 3, 13)),
+        ("le mardi 10 mars", D(2026, 3, 10)),  # a date with its day name is that date
+    ],
+)
+def test_a_named_day_is_one_day(text: str, first: date) -> None:
+    assert span(text, WEDNESDAY) == days(first, first + timedelta(days=1))
+
+
+def test_next_week_and_habits_that_are_no_dates() -> None:
+    assert span("la semaine prochaine", WEDNESDAY) == days(D(2026, 3, 16), D(2026, 3, 23))
+    for habit in ("On arrose le potager le mardi", "chaque mardi", "tous les mardis", "mardi gras"):
+        assert parse_date_range(habit, WEDNESDAY) is None, habit

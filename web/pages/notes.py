@@ -18,6 +18,7 @@ from services.catalog import LinksTable, NotesTable
 from services.catalog.models import NoteRecord
 from services.config import Settings
 from services.vault.addresses import obsidian_uri
+from services.vault.items import read_source
 from services.vault.models import ParsedNote
 from web.note_titles import NoteTitlesCache, initial
 from web.page_route import page
@@ -99,7 +100,7 @@ def _read(settings: Settings, rel: str) -> ParsedNote:
     if not vault.is_indexable(rel, settings.exclude):  # what the user excluded is never shown
         raise NotFoundException()
     try:
-        return vault.read_note(settings.vault, rel, settings.max_file_bytes)
+        return read_source(settings, rel)  # a vault note, or a connected mailbox's message or calendar's event
     except (vault.PathOutsideVault, FileNotFoundError, IsADirectoryError, vault.NoteSkipped):
         raise NotFoundException() from None
 
