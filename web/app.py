@@ -35,6 +35,7 @@ from web.pages.artifacts import ArtifactsController
 from web.pages.auth import LoginController
 from web.pages.cards import CardsController
 from web.pages.chat import ChatController
+from web.pages.connectors import ConnectorsController
 from web.pages.conversations import ConversationsController
 from web.pages.documents import DocumentsController
 from web.pages.graph import GraphController
@@ -58,6 +59,7 @@ ROUTES = [
     ArtifactsController,  # /artifacts
     MemoryController,  # /memory…
     ModelsController,  # /models…
+    ConnectorsController,  # /connectors… (mail and calendars)
     CardsController,  # /cards…
     LearnedController,  # /memory/marks/… (forget what the clicks taught)
     MarksController,  # /sources/mark (a click on a cited note)

@@ -26,6 +26,7 @@ NAV = (
     ("/memory", "Mémoire", "memory"),
     ("/reminders", "Rappels", "reminders"),
     ("/cards", "Cartes", "cards"),
+    ("/connectors", "Sources", "connectors"),
     ("/models", "Modèles", "models"),
     ("/admin", "Tableau de bord", "admin"),
 )
@@ -179,6 +180,7 @@ EVIDENCE = {  # services/chat/grounding.py's Evidence, as « pourquoi ces source
 }
 NOTE_TYPES = {"note": "note", "insight": "insight", "synapse": "synapse", "synthesis": "synthèse"}
 NOTE_TYPES |= {"conversation": "conversation", "briefing": "briefing", "profile": "profil et rappels"}
+NOTE_TYPES |= {"mail": "mail", "event": "événement", "research": "recherche", "attachment": "document"}
 LEARN_OUTCOMES = {"processed": "traitées", "skipped": "sans suite", "failed": "en échec"}
 RUN_KINDS = {"indexer": "indexation", "cli-index": "indexation (obsirag index)", "learn": "apprentissage"}
 RUN_KINDS |= {"memory": "consolidation de la mémoire"}

@@ -16,6 +16,7 @@ from workers.cli_cards import register as _register_cards
 from workers.cli_checks import K_RANGE, check_range, day, not_blank
 from workers.cli_clip import clip
 from workers.cli_config import register as _register_config
+from workers.cli_connect import register_connect, register_connectors
 from workers.cli_index import index, rebuild_notice, reindex
 from workers.cli_instance import register as _register_instance
 from workers.cli_learn import learn
@@ -233,6 +234,8 @@ _register_cards(main, common_options)
 _register_instance(main, common_options)
 _register_config(main, common_options)
 _register_model(main, common_options)
+register_connect(main, common_options)
+register_connectors(main, common_options)
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING)

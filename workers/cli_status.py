@@ -51,10 +51,25 @@ def _documents_and_problems(state: Any) -> None:
         click.echo(reading.line(LANG))
     if state.extraction_backlog is not None:
         click.echo(state.extraction_backlog.line(LANG))
+    for view in state.connectors:
+        click.echo(_connector_line(view))
     for problem in state.problems:
         label = PROBLEM_LABELS.get(problem.status.value, tr("attention", "warning"))
         reason = reason_in(problem.reason, LANG)
         click.echo(tr(f"  {label} : {problem.path} : ", f"  {label}: {problem.path}: ") + f"{reason} → {problem.fix}")
+
+
+def _connector_line(view: Any) -> str:
+    status = view.status
+    head = tr(f"source {view.id} ({view.kind_label}) : ", f"source {view.id} ({view.kind}): ")
+    if status.state == "error":
+        return head + f"{status.error} → {status.fix}"  # French, as the page shows it: the fix is in the words
+    if status.state == "paused" or view.paused:
+        return head + tr("en pause", "paused")
+    if status.last_sync is None:
+        return head + tr("pas encore synchronisée", "not synced yet")
+    when = f"{status.last_sync.astimezone():%Y-%m-%d %H:%M}"
+    return head + tr(f"{status.items} élément(s), synchronisée le {when}", f"{status.items} item(s), synced {when}")
 
 
 def _queues_and_processes(state: Any) -> None:

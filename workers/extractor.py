@@ -1,4 +1,5 @@
-"""The extract worker: consumes the ``extract`` queue (documents' text, scans through OCR), one file at a time."""
+"""The extract worker: consumes the ``extract`` queue (documents' text, scans through OCR), one file at a time,
+and the ``connect`` queue (connected mail and calendars, read from their servers)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from services.attachments import ocr
 from services.attachments.cache import ExtractionCache
 from services.config import load_settings
 from services.lifeline import watch_parent
+from services.system.connectors import ConnectorHandlers
 from services.system.handlers.extractor import ExtractorHandlers
 from services.system.queues import Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
@@ -25,7 +27,11 @@ def main() -> None:
     if interrupted := handlers.take_back():  # what a killed extractor was reading, read again first
         log.info("lecture reprise après un arrêt brutal : %s", ", ".join(interrupted))
     queues.serve(handlers, "extract")
-    consumers = [start_consumer(queues.hueys["extract"], 1)]  # one document at a time: OCR takes a core
+    queues.serve(ConnectorHandlers(settings, queues), "connect")
+    consumers = [
+        start_consumer(queues.hueys["extract"], 1),  # one document at a time: OCR takes a core
+        start_consumer(queues.hueys["connect"], 1, periodic=True),  # mail and calendars, every minute those due
+    ]
     log.info("extractor ready: %d documents read so far", handlers.cache.count())
     try:
         ocr.check_engine(settings.ocr_languages)

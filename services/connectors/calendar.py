@@ -137,6 +137,7 @@ def event_item(event: icalendar.Event, calendar: str = "") -> Item | None:
     key = hashlib.sha1(uid.encode()).hexdigest()[:16] + "-" + start.strftime("%Y%m%dT%H%M")
     front: dict[str, Any] = {
         "type": "event",
+        "summary": summary,
         "date": start.date().isoformat() if all_day else start.isoformat(),
         "start": start.isoformat(),
         "end": end.isoformat() if end else None,

@@ -48,7 +48,7 @@ class Registry:
     def save(self, config: ConnectorConfig) -> None:
         """Add or replace ``config`` (by id)."""
         configs = [c for c in self.all() if c.id != config.id] + [config]
-        _write(self.config_file, _CONFIGS.dump_json(configs, indent=2), mode=0o644)
+        _write(self.config_file, _CONFIGS.dump_json(configs, indent=2))
 
     def remove(self, connector_id: str) -> list[str]:
         """Forget a connector, its secret, state and items; returns the item paths it had (to unindex)."""
@@ -106,8 +106,8 @@ class Registry:
         return [(config, self.status(config.id)) for config in self.all()]
 
 
-def _write(target: Path, data: bytes, mode: int = 0o644) -> None:
-    """Written whole (aside, then renamed), with ``mode`` from its creation: a secret is never world-readable."""
+def _write(target: Path, data: bytes, mode: int = 0o600) -> None:
+    """Written whole (aside, then renamed), private from its creation: an ICS address may be a secret too."""
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{target.name}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)

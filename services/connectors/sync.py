@@ -64,7 +64,8 @@ def sync_connector(settings: Settings, connector_id: str, now: datetime | None =
 
 
 def test_connector(settings: Settings, config: ConnectorConfig, secret: str) -> tuple[bool, str]:
-    """One cheap read of ``config``'s server: (True, what it holds) or (False, the line and its fix)."""
+    """One cheap read of ``config``'s server: (True, what it holds) or (False, the line and its fix), a failure
+    kept in the status as a sync's would be (the page and ``obsirag status`` say it until a sync succeeds)."""
     try:
         if config.kind == "imap":
             count = test_mail(config, secret)
@@ -72,7 +73,10 @@ def test_connector(settings: Settings, config: ConnectorConfig, secret: str) -> 
         count = test_calendar(config, secret, datetime.now().astimezone())
         return True, f"Connexion réussie : {count} événement(s) dans la période lue."
     except Exception as exc:
+        registry = Registry(settings)
         error, fix = describe(exc, config)
+        update = {"state": "error", "error": error, "fix": fix, "last_try": datetime.now().astimezone()}
+        registry.set_status(registry.status(config.id).model_copy(update=update))
         return False, f"{error} {fix}"
 
 

@@ -1,6 +1,7 @@
 """The daily briefing ``obsirag/briefings/YYYY-MM-DD.md``: what today holds, each line with its source.
 
-Sections: reminders due today (and overdue), notes changed yesterday, unchecked ``- [ ]`` tasks older
+Sections: the connected calendars' events of the day, reminders due today (and overdue), notes changed
+yesterday, unchecked ``- [ ]`` tasks older
 than ``briefing_task_days``, facts waiting for validation, and two to four open questions about recent
 notes. Everything but the questions is deterministic and written even when no model can run. A
 briefing is created once (exclusive create) and never rewritten: an edited or deleted briefing is left
@@ -19,6 +20,7 @@ from services import vault
 from services.catalog import Catalog
 from services.catalog.memory_models import Fact, FactStatus, Reminder, ReminderStatus
 from services.config import Settings
+from services.connectors.agenda import DayEvent, events_on
 from services.language.moments import parse_clock
 from services.llm.redact import redact_text
 from services.memory.consolidate import parse_reply
@@ -62,6 +64,7 @@ class Briefing:
     questions: list[tuple[str, ParsedNote]] = field(default_factory=list)
     no_questions: str = ""  # why there are none
     cards_due: int = 0  # flashcards due by the end of the day (issue #36)
+    events: list[DayEvent] = field(default_factory=list)  # the connected calendars' events of the day (#37)
     path: str = ""
 
 
@@ -108,6 +111,7 @@ def gather(settings: Settings, catalog: Catalog, day: date, now: datetime) -> Br
         more_tasks=max(0, len(tasks) - MAX_LINES),
         pending=catalog.facts([FactStatus.PENDING], limit=MAX_LINES),
         cards_due=len(catalog.cards(due_before=start + timedelta(days=1))),
+        events=events_on(settings, day),
     )
 
 
@@ -194,6 +198,8 @@ def render(briefing: Briefing, now: datetime) -> str:
         "generated": now.astimezone().isoformat(timespec="minutes"),
     }
     lines = [f"# {title}", ""]
+    if briefing.events:  # only for a user who connected a calendar
+        lines += _section("Agenda du jour", _agenda(briefing.events), "")
     lines += _section("Rappels du jour", [_reminder(r) for r in briefing.reminders], "Aucun rappel aujourd'hui.")
     lines += _section(
         "Notes modifiées hier",
@@ -223,6 +229,16 @@ def _tasks(briefing: Briefing) -> list[str]:
     ]
     if briefing.more_tasks:
         lines.append(f"- … et {briefing.more_tasks} autres tâches ouvertes depuis longtemps")
+    return lines
+
+
+def _agenda(events: list[DayEvent]) -> list[str]:
+    """« Aujourd'hui : 10:00 Dentiste, 14:30 Point Atlas », then each event with its end and place."""
+    lines = ["Aujourd'hui : " + ", ".join(f"{e.clock} {e.summary}" for e in events), ""]
+    for event in events:
+        until = f"–{event.end:%H:%M}" if event.end else ""
+        place = f" ({event.location})" if event.location else ""
+        lines.append(f"- {event.clock}{until} {event.summary}{place}")
     return lines
 
 

@@ -20,6 +20,7 @@ from services.catalog import Catalog
 from services.catalog.models import NoteStatus
 from services.catalog.problems import Lang, NoteProblem, note_problems
 from services.config import Settings
+from services.connectors.views import ConnectorView, connector_views
 from services.indexing.rebuild import RebuildProgress, read_progress
 from services.language.durations import short_duration
 from services.llm.models import WorkerState
@@ -69,6 +70,7 @@ class SystemStatus(BaseModel):
     extractions: list[ExtractionProgress] = Field(default_factory=list)  # documents being read (pages done)
     extraction_backlog: ExtractionBacklog | None = None  # documents left to read in all; None when none waits
     sync: SyncProgress | None = None  # what the last reconcile found, being indexed (a first index); None when done
+    connectors: list[ConnectorView] = Field(default_factory=list)  # connected mail and calendars, last syncs
 
     def redis_message(self, lang: Lang = "en") -> str | None:
         """The line every surface shows while Redis does not answer (None when it does or nothing runs)."""
@@ -187,6 +189,7 @@ class SystemClient:
             problems=troubled,
             rebuild=rebuild,
             extractions=read_extractions(self.settings.extraction_cache_path),
+            connectors=connector_views(self.settings),
         )
         try:
             processes = read_processes(self.redis, list(PROCESSES))

@@ -54,13 +54,22 @@ class ExtractorTasks(Protocol):
     def extract_document(self, path: str) -> str: ...
 
 
+class ConnectorTasks(Protocol):
+    """What the extractor process also serves for connected mail and calendars (``services.system.connectors``)."""
+
+    kind: Literal["connectors"]
+
+    def sync_connector(self, connector_id: str) -> dict[str, Any]: ...
+    def connect_tick(self) -> dict[str, Any]: ...
+
+
 class GenerationTasks(Protocol):
     kind: Literal["generation"]
 
     def generate(self, request: dict[str, Any]) -> None: ...
 
 
-QUEUE_NAMES = ("index", "search", "enrich", "learn", "generate", "extract")
+QUEUE_NAMES = ("index", "search", "enrich", "learn", "generate", "extract", "connect")
 FRENCH_QUEUE_NAMES = {  # as the dashboard and the French CLI name them (``mcp``: the MCP calls' history)
     "index": "indexation",
     "search": "recherche",
@@ -69,6 +78,7 @@ FRENCH_QUEUE_NAMES = {  # as the dashboard and the French CLI name them (``mcp``
     "generate": "génération",
     "mcp": "clients MCP",
     "extract": "extraction des documents",
+    "connect": "sources connectées",
 }
 EVENT_PRIORITY = 10  # a user's edit goes before the bulk of a reconcile
 RECONCILE_PRIORITY = 0
@@ -83,6 +93,7 @@ class Bindings:
     learner: LearnerTasks | None = None
     generation: GenerationTasks | None = None
     extractor: ExtractorTasks | None = None
+    connectors: ConnectorTasks | None = None
 
 
 class Queues:
@@ -127,6 +138,14 @@ class Queues:
         self.extract_document = self.hueys["extract"].task(name="extract_document", **retry)(
             lambda path: self._extractor().extract_document(path)
         )
+        # Mail and calendars: their own queue, so a slow or silent server never holds up a document's reading.
+        connect = self.hueys["connect"]
+        self.sync_connector = connect.task(name="sync_connector", retries=0)(
+            lambda connector_id: self._connectors().sync_connector(connector_id)
+        )
+        self.connect_tick = connect.periodic_task(crontab(), name="connect_tick", expires=120)(
+            lambda: self._connectors().connect_tick()
+        )
 
     @property
     def index(self) -> PriorityRedisHuey:
@@ -137,7 +156,9 @@ class Queues:
         return self.hueys["search"]
 
     def serve(
-        self, handlers: IndexerTasks | NerTasks | LearnerTasks | GenerationTasks | ExtractorTasks, *queues: str
+        self,
+        handlers: IndexerTasks | NerTasks | LearnerTasks | GenerationTasks | ExtractorTasks | ConnectorTasks,
+        *queues: str,
     ) -> None:
         """Bind ``handlers`` to their tasks in this process; ``queues``: record their outcomes in the history."""
         setattr(self.bound, handlers.kind, handlers)
@@ -158,6 +179,9 @@ class Queues:
 
     def _extractor(self) -> ExtractorTasks:
         return _required(self.bound.extractor, "extract tasks run only in the extractor process")
+
+    def _connectors(self) -> ConnectorTasks:
+        return _required(self.bound.connectors, "connect tasks run only in the extractor process")
 
     def enqueue_paths(self, paths: list[str], batch: int, priority: int) -> int:
         """Enqueue ``paths`` in batches; returns how many tasks were enqueued."""

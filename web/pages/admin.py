@@ -102,6 +102,7 @@ def live_state(settings: Settings, catalog: Catalog, client: SystemClient, now: 
         "memory": memory_status(settings, catalog, now),
         "settings": settings,  # what the model's writing check turns on (``filters.features_label``)
         "cards_due": len(catalog.cards(due_before=_end_of_day(now))),
+        "sources": status.connectors,
     }
 
 
