@@ -10,6 +10,7 @@ import json
 import uuid
 from collections.abc import Callable
 from datetime import datetime
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -87,7 +88,10 @@ def test_mail_and_calendar_are_searched_cited_and_synced_read_only(
     status = obsirag(system, "status").stdout
     assert f"source faux (mail (IMAP)) : Identifiant ou mot de passe refusé par 127.0.0.1:{dovecot.port}." in status
     assert "mot de passe d'application" in status
-    page = httpx.get(f"{json.loads(obsirag(system, 'status', '--json').stdout)['web_url']}/connectors").text
+    web = json.loads(obsirag(system, "status", "--json").stdout)["web_url"]
+    page = httpx.get(f"{web}/connectors").text
+    message = httpx.get(f"{web}/notes/{quote(found[0])}")  # a cited mail opens in the note viewer
+    assert message.status_code == 200 and "15 janvier à 9 h 30" in message.text and "obsidian://" not in message.text
     assert "Identifiant ou mot de passe refusé" in page and "Sources connectées" in page
     assert paths(system, "Pain au levain")  # the vault still answers
 

@@ -18,7 +18,7 @@ from services.catalog import LinksTable, NotesTable
 from services.catalog.models import NoteRecord
 from services.config import Settings
 from services.vault.addresses import obsidian_uri
-from services.vault.items import read_source
+from services.vault.items import is_item, read_source
 from services.vault.models import ParsedNote
 from web.note_titles import NoteTitlesCache, initial
 from web.page_route import page
@@ -68,7 +68,7 @@ class NotesController(Controller):
             "html": renderer.render_note(note.markdown, note.path),
             "record": notes.get_note(note.path),
             "backlinks": backlinks(notes, links, note.path),
-            "obsidian_uri": obsidian_uri(settings.vault.name, note.path),
+            "obsidian_uri": None if is_item(note.path) else obsidian_uri(settings.vault.name, note.path),
             "frontmatter": [(k, _show(v)) for k, v in note.frontmatter.items()],
         }
         return Template("note.html", context=context)
