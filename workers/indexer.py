@@ -17,6 +17,7 @@ from services.retrieval.search import CANDIDATE_FIELDS
 from services.retrieval.store import StoreClosedError, VectorStore
 from services.system.fresh_edits import FreshEdits
 from services.system.handlers.indexer import IndexerHandlers
+from services.system.note_claims import NoteClaims, release_dead
 from services.system.queues import RECONCILE_PRIORITY, Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 
@@ -42,7 +43,9 @@ def main() -> None:
     gc.freeze()
     pipeline.run_id = pipeline.catalog.start_run("indexer")
     pipeline.between_batches = FreshEdits(queues.index, settings).run  # a note saved meanwhile cuts in
-    handlers = IndexerHandlers(pipeline, engine, queues, configured, rebuild)
+    release_dead(queues.index.storage.conn)  # a killed indexer's leases: free at once, not when they lapse
+    claims = NoteClaims(queues.index.storage.conn)  # several indexers on one Redis never sync one note at once
+    handlers = IndexerHandlers(pipeline, engine, queues, configured, rebuild, claims)
     queues.index.signal(SIGNAL_ERROR)(handlers.mark_final_failure)
     queues.serve(handlers, "index")
 

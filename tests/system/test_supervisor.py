@@ -15,6 +15,7 @@ import pytest
 import redis
 
 from services.config import Settings
+from services.system.processes import read_process
 from services.system.queues import Queues
 from services.system.supervision import RedisState, redis_state, supervisor_alive
 from tests.support.system import wait_until
@@ -48,6 +49,9 @@ def test_redis_killed_is_restarted_with_its_queue_and_stopped_last(tmp_path: Pat
     supervisor.start()
     client = redis.Redis.from_url(settings.effective_redis_url)
     wait_until(lambda: answers(client), "the private Redis up", timeout=30)
+    # Past its start: a Redis killed while the supervisor still waits for its first answer fails the start instead
+    # (under load the test's client can be answered before the supervisor's own wait is).
+    wait_until(lambda: read_process(client, "supervisor"), "the supervisor's first heartbeat", timeout=30)
     assert supervisor_alive(settings)
     client.rpush("queued", "task")
     # Normally in the append-only file before the reply; while a slow fsync runs (a loaded machine) Redis may hold

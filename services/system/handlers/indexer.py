@@ -15,9 +15,12 @@ from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.sentence_scores import sentence_scores
 from services.retrieval.similar import similar_notes as closest
 from services.system import heap
-from services.system.queues import RECONCILE_PRIORITY, Queues
+from services.system.note_claims import NoteClaims
+from services.system.queues import EVENT_PRIORITY, RECONCILE_PRIORITY, Queues
 
 log = logging.getLogger(__name__)
+
+CLAIM_RETRY_SECONDS = 1.0  # a note another indexer holds is tried again this much later
 
 
 class IndexerHandlers:
@@ -32,10 +35,12 @@ class IndexerHandlers:
         queues: Queues,
         configured: Embedder | None = None,
         rebuild: Rebuild | None = None,
+        claims: NoteClaims | None = None,
     ) -> None:
         """``configured``: the configured model when the live index was built with another; ``rebuild``: the
         rebuild to carry on (its next step is queued here). The pipeline was opened with
-        ``on_indexed=queues.enqueue_entities``: NER follows every indexed note."""
+        ``on_indexed=queues.enqueue_entities``: NER follows every indexed note. ``claims``: the per-note leases
+        that let several indexers share one Redis (``services.system.note_claims``)."""
         self.pipeline = pipeline
         self.engine = search
         if search.marks is None:  # the running search learns from this vault's recorded clicks
@@ -43,6 +48,7 @@ class IndexerHandlers:
         self.queues = queues
         self.configured = configured or pipeline.embedder
         self.rebuild = rebuild
+        self.claims = claims
         self.trims = 0  # memory given back (``_after_big``)
         self.embedded_since_trim = 0
         if rebuild is not None:
@@ -50,7 +56,7 @@ class IndexerHandlers:
 
     def sync_batch(self, paths: list[str]) -> dict[str, Any]:
         """Bring a batch of notes in line with the disk; notes that fail are retried one by one."""
-        report = self.pipeline.sync_paths(paths)
+        report = self._claimed(paths, raise_errors=False)
         if report.changed():  # an unchanged batch says nothing
             log.info("batch: %s", report.line())
         for path in report.failed:
@@ -60,11 +66,26 @@ class IndexerHandlers:
 
     def sync_note(self, path: str) -> dict[str, Any]:
         """One note; raises on failure so that Huey retries it with backoff."""
-        report = self.pipeline.sync_paths([path], raise_errors=True)
+        report = self._claimed([path], raise_errors=True)
         if report.changed():  # a document the extractor handed over is said like a batch
             log.info("note: %s", report.line())
         self._after_big(report)
         return report.model_dump()
+
+    def _claimed(self, paths: list[str], raise_errors: bool) -> IndexReport:
+        """``sync_paths`` on the notes no other indexer is syncing now; the others go back to the queue for a
+        moment later (their holder done, they are found unchanged or synced again)."""
+        if self.claims is None:
+            return self.pipeline.sync_paths(paths, raise_errors=raise_errors)
+        mine, theirs = self.claims.claim(list(dict.fromkeys(paths)))
+        try:
+            report = self.pipeline.sync_paths(mine, raise_errors=raise_errors)
+        finally:
+            self.claims.release(mine)
+        if theirs:
+            log.info("held by another indexer, again in %.0f s: %s", CLAIM_RETRY_SECONDS, ", ".join(theirs))
+            self.queues.sync_batch.schedule(args=(theirs,), delay=CLAIM_RETRY_SECONDS, priority=EVENT_PRIORITY)
+        return report
 
     def _after_big(self, report: IndexReport) -> None:
         """Every ``TRIM_AFTER_CHUNKS`` chunks embedded, in one big sync or over many small ones (a first index of
