@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from services.catalog import NotesTable
 from services.catalog.models import NoteRecord
 from services.language.fold import fold
+from services.vault.items import is_item
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ def initial(title: str) -> str:
 
 
 def note_titles(notes: NotesTable) -> NoteTitles:
-    records = notes.list_notes()
+    records = [n for n in notes.list_notes() if not is_item(n.path)]  # mail and events are no notes to pick
     records.sort(key=lambda n: (fold(n.title or n.path), n.path))
     return NoteTitles(records, sorted({initial(n.title or n.path) for n in records}))
 

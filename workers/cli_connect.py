@@ -61,8 +61,9 @@ def _add(settings: Settings, fields: dict[str, Any], secret: str) -> None:
         raise click.ClickException(str(exc).splitlines()[-1]) from None
     answered, line = add_connector(settings, config, secret)
     click.echo(line)
-    if answered:
-        click.echo(_status_line(config.id, sync_now(settings, config.id).model_dump(mode="json")))
+    if not answered:  # kept, its failure in the status: fix it, then `obsirag connectors sync`
+        click.get_current_context().exit(1)
+    click.echo(_status_line(config.id, sync_now(settings, config.id).model_dump(mode="json")))
 
 
 def _status_line(connector_id: str, status: dict[str, Any]) -> str:

@@ -113,6 +113,8 @@ class KnowledgeGraph:
         graph = nx.Graph()
         synapses: list[str] = []
         for note in catalog.list_notes():
+            if note.note_type in (NoteType.MAIL, NoteType.EVENT):  # a connected source's items: not the vault's
+                continue
             if note.note_type == NoteType.SYNAPSE:
                 synapses.append(note.path)
             else:

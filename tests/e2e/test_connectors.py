@@ -15,19 +15,29 @@ from urllib.parse import quote
 import httpx
 import pytest
 from click.testing import CliRunner, Result
+from markupsafe import escape
 
 from tests.support.connector_data import calendar_ics, french_mailbox, nearest
-from tests.support.connector_servers import CAL_SECRET, CAL_USER, MAIL_SECRET, MAIL_USER, Dovecot, Radicale
+from tests.support.connector_servers import (
+    CAL_SECRET,
+    CAL_USER,
+    MAIL_SECRET,
+    MAIL_USER,
+    Dovecot,
+    Radicale,
+    free_port,
+)
 from tests.support.system import System
+from tests.support.web_pages import serving
 from workers.cli import main
 
 pytestmark = pytest.mark.e2e
 
 
-def obsirag(system: System, *args: str, stdin: str | None = None) -> Result:
+def obsirag(system: System, *args: str, stdin: str | None = None, code: int = 0) -> Result:
     where = ["--vault", str(system.settings.vault), "--data", str(system.settings.data_dir)]
     result = CliRunner().invoke(main, [*args, *where], input=stdin)
-    assert result.exit_code == 0, (result.output, result.exception)
+    assert result.exit_code == code, (result.output, result.exception)
     return result
 
 
@@ -83,17 +93,34 @@ def test_mail_and_calendar_are_searched_cited_and_synced_read_only(
     hits = json.loads(obsirag(system, "search", "--json", "--type", "mail", "offre de carte premium").stdout)
     assert "Offre de carte premium" not in " ".join(hit["title"] for hit in hits)
 
-    # A wrong password: one French line with the fix in status and on the page; the rest keeps answering.
-    obsirag(system, *connect, "--user", MAIL_USER, "--id", "faux", "--password-stdin", stdin="Mauvais-Mdp-987\n")
+    # A wrong password, an unreachable server, a malformed calendar: one French line each with its fix, in status
+    # and on the page; the rest keeps answering.
+    obsirag(
+        system, *connect, "--user", MAIL_USER, "--id", "faux", "--password-stdin", stdin="Mauvais-Mdp-987\n", code=1
+    )
+    gone = free_port()
+    obsirag(system, "connect", "imap", "--host", "127.0.0.1", "--port", str(gone), "--security", "none",
+            "--user", MAIL_USER, "--id", "loin", "--password-stdin", stdin="x\n", code=1)  # fmt: skip
+    with serving() as site:
+        site.pages["/casse.ics"] = ("text/calendar", b"BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART:zzz\r\n")
+        obsirag(system, "connect", "ics", f"{site.url}/casse.ics", "--id", "casse", code=1)
     status = obsirag(system, "status").stdout
-    assert f"source faux (mail (IMAP)) : Identifiant ou mot de passe refusé par 127.0.0.1:{dovecot.port}." in status
-    assert "mot de passe d'application" in status
     web = json.loads(obsirag(system, "status", "--json").stdout)["web_url"]
     page = httpx.get(f"{web}/connectors").text
+    for line, fix in (
+        (f"source faux (mail (IMAP)) : Identifiant ou mot de passe refusé par 127.0.0.1:{dovecot.port}.",
+         "mot de passe d'application"),
+        (f"source loin (mail (IMAP)) : Serveur injoignable : 127.0.0.1:{gone}.", "Vérifie l'adresse, le port"),
+        ("source casse (agenda (ICS)) : Ce que http://127.0.0.1:", "« adresse secrète au format iCal »"),
+    ):  # fmt: skip
+        assert line in status and fix in status, (line, status)
+        assert str(escape(line.split(" : ", 1)[1])) in page and str(escape(fix)) in page  # as Jinja escapes
     message = httpx.get(f"{web}/notes/{quote(found[0])}")  # a cited mail opens in the note viewer
     assert message.status_code == 200 and "15 janvier à 9 h 30" in message.text and "obsidian://" not in message.text
-    assert "Identifiant ou mot de passe refusé" in page and "Sources connectées" in page
     assert paths(system, "Pain au levain")  # the vault still answers
+    # Mail and events are cited and opened, not listed among the vault's notes or drawn in its graph.
+    assert "rendez-vous détartrage" not in httpx.get(f"{web}/notes").text
+    assert "mail:perso" not in httpx.get(f"{web}/graph").text
 
     # No secret anywhere it could be read; nothing written to the servers or the vault.
     shown = [status, obsirag(system, "status", "--json").stdout, page, system.log_path.read_text(errors="replace")]
