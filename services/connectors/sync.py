@@ -51,14 +51,13 @@ def sync_connector(settings: Settings, connector_id: str, now: datetime | None =
     except Exception as exc:  # whatever the server does, one line and its fix; the rest goes on
         status.error, status.fix = describe(exc, config)
         status.state = "error"
-        log.warning("connecteur %s : %s", connector_id, status.error)
+        log.warning("connecteur %s : %s (%s)", connector_id, status.error, type(exc).__name__)
         registry.set_status(status)
         return SyncOutcome(status)
-    status = status.model_copy(
-        update={"state": "ok", "last_sync": now, "items": len(mirror.present()), "fetched": fetched,
-                "error": None, "fix": None, "added": len([p for p in changed if p in mirror.present()])}
-    )  # fmt: skip
-    status.removed = len(changed) - status.added
+    present = mirror.present()
+    added = sum(path in present for path in changed)
+    update = {"state": "ok", "last_sync": now, "items": len(present), "fetched": fetched, "added": added}
+    status = status.model_copy(update={**update, "removed": len(changed) - added, "error": None, "fix": None})
     registry.set_status(status)
     return SyncOutcome(status, changed)
 

@@ -31,7 +31,7 @@ from services.indexing.report import IndexReport
 from services.retrieval.embedding import Embedder
 from services.retrieval.embedding_cache import EmbeddingCache
 from services.retrieval.store import ModelMismatchError, VectorStore
-from services.vault.items import is_item, item_file, read_item
+from services.vault.items import is_item, item_file, read_source
 from services.vault.models import NoteType, ParsedNote
 
 log = logging.getLogger(__name__)
@@ -171,7 +171,7 @@ class IndexPipeline:
         if kind is not None:
             return self._prepare_attachment(path, kind, record, report)
         try:
-            note = self._read(path)
+            note = read_source(self.settings, path)  # a vault note, or a connected source's mail or event
         except vault.NoteSkipped as exc:
             self._skip(path, exc.reason, report)
             return None
@@ -336,11 +336,6 @@ class IndexPipeline:
         )
 
     # --- disk helpers -------------------------------------------------------------------
-
-    def _read(self, path: str) -> ParsedNote:
-        if is_item(path):  # a connected source's mail or event, kept in the data folder
-            return read_item(self.settings.connectors_dir, path, self.settings.max_file_bytes)
-        return vault.read_note(self.settings.vault, path, self.settings.max_file_bytes)
 
     def _file(self, path: str) -> Path:
         if is_item(path):

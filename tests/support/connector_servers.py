@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
@@ -32,6 +33,18 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+@contextmanager
+def _listening(command: list[str], port: int, what: str) -> Iterator[None]:
+    """A server started, once it listens on ``port``; stopped after."""
+    process = subprocess.Popen(command)
+    try:
+        _wait_port(port, process, what)
+        yield
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 def _wait_port(port: int, process: subprocess.Popen[bytes], what: str) -> None:
@@ -152,13 +165,10 @@ def dovecot() -> Iterator[Dovecot]:
     (root / "dovecot.conf").write_text(_DOVECOT_CONF.format(root=root, port=port))
     user = pwd.getpwnam("dovecot")
     os.chown(root / "home", user.pw_uid, user.pw_gid)
-    process = subprocess.Popen(["dovecot", "-F", "-c", str(root / "dovecot.conf")])
     try:
-        _wait_port(port, process, "Dovecot")
-        yield Dovecot(port, root)
+        with _listening(["dovecot", "-F", "-c", str(root / "dovecot.conf")], port, "Dovecot"):
+            yield Dovecot(port, root)
     finally:
-        process.terminate()
-        process.wait(10)
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -221,10 +231,5 @@ def radicale(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Radicale]:
         f"htpasswd_encryption = plain\n[storage]\nfilesystem_folder = {root}/collections\n"
         "[logging]\nlevel = warning\n"
     )
-    process = subprocess.Popen([sys.executable, "-m", "radicale", "--config", str(config)])
-    try:
-        _wait_port(port, process, "Radicale")
+    with _listening([sys.executable, "-m", "radicale", "--config", str(config)], port, "Radicale"):
         yield Radicale(port, root)
-    finally:
-        process.terminate()
-        process.wait(10)
