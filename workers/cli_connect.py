@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import click
 
 from services.config import Settings
+from services.connectors.models import slug_id
 from workers.cli_text import JSON_HELP, example, tr
 
 ID_HELP = tr(
@@ -35,10 +35,6 @@ def _source_options(command: Callable[..., Any]) -> Callable[..., Any]:
         "--password-stdin", is_flag=True,
         help=tr("Lit le mot de passe sur l'entrée standard.", "Read the password from standard input."),
     )(command)  # fmt: skip
-
-
-def _slug(text: str) -> str:
-    return (re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "source")[:32]
 
 
 def _secret(connector_id: str, from_stdin: bool, needed: bool) -> str:
@@ -114,7 +110,7 @@ def register_connect(main: click.Group, common_options: Any) -> None:
     @_source_options
     @common_options
     def imap(settings: Settings, connector_id: str | None, password_stdin: bool, **fields: Any) -> None:
-        connector_id = connector_id or _slug(fields["user"].split("@")[0])
+        connector_id = connector_id or slug_id(fields["user"].split("@")[0])
         secret = _secret(connector_id, password_stdin, needed=True)
         fields["folders"] = list(fields["folders"]) or ["INBOX"]
         fields["username"], fields["every_minutes"] = fields.pop("user"), fields.pop("every")
@@ -130,7 +126,7 @@ def register_connect(main: click.Group, common_options: Any) -> None:
     @_source_options
     @common_options
     def caldav(settings: Settings, url: str, connector_id: str | None, password_stdin: bool, **fields: Any) -> None:
-        connector_id = connector_id or _slug(fields["user"].split("@")[0] + "-agenda")
+        connector_id = connector_id or slug_id(fields["user"].split("@")[0] + "-agenda")
         secret = _secret(connector_id, password_stdin, needed=True)
         base = {"id": connector_id, "kind": "caldav", "url": url, "username": fields["user"]}
         _add(settings, {**base, "label": fields["label"], "every_minutes": fields["every"]}, secret)
@@ -146,7 +142,7 @@ def register_connect(main: click.Group, common_options: Any) -> None:
     def ics(settings: Settings, url: str, connector_id: str | None, password_stdin: bool, **fields: Any) -> None:
         from urllib.parse import urlsplit
 
-        connector_id = connector_id or _slug((urlsplit(url).hostname or "agenda").split(".")[0] + "-ics")
+        connector_id = connector_id or slug_id((urlsplit(url).hostname or "agenda").split(".")[0] + "-ics")
         secret = _secret(connector_id, password_stdin, needed=False)
         base = {"id": connector_id, "kind": "ics", "url": url, "label": fields["label"]}
         _add(settings, {**base, "every_minutes": fields["every"]}, secret)

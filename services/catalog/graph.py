@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from services.catalog import Catalog
 from services.catalog.models import NoteRecord
 from services.vault.artifacts import is_generated
+from services.vault.items import is_item
 from services.vault.models import NoteType
 
 DEFAULT_LIMIT = 300
@@ -113,7 +114,7 @@ class KnowledgeGraph:
         graph = nx.Graph()
         synapses: list[str] = []
         for note in catalog.list_notes():
-            if note.note_type in (NoteType.MAIL, NoteType.EVENT):  # a connected source's items: not the vault's
+            if is_item(note.path):  # a connected source's mail or event: not the vault's
                 continue
             if note.note_type == NoteType.SYNAPSE:
                 synapses.append(note.path)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -11,6 +13,11 @@ Kind = Literal["imap", "caldav", "ics"]
 Security = Literal["ssl", "starttls", "none"]
 KIND_LABELS = {"imap": "mail (IMAP)", "caldav": "agenda (CalDAV)", "ics": "agenda (ICS)"}
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]{0,31}$"
+
+
+def slug_id(text: str, fallback: str = "source") -> str:
+    """A connector id made from a login, a host or a name (``Camille.Martin`` → ``camille-martin``)."""
+    return (re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or fallback)[:32]
 
 
 class ConnectorConfig(BaseModel):
@@ -51,8 +58,6 @@ class ConnectorConfig(BaseModel):
         """Where it reads, said without any secret (an ICS address's path may be one: only its host)."""
         if self.kind == "imap":
             return f"{self.host}:{self.port}"
-        from urllib.parse import urlsplit
-
         parts = urlsplit(self.url)
         return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 

@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 
 from services.config import Settings
 from services.connectors.models import ConnectorConfig, ConnectorStatus
-from services.vault.items import ITEMS_FOLDER
+from services.vault.items import ITEMS_FOLDER, iter_item_paths
 
 _CONFIGS = TypeAdapter(list[ConnectorConfig])
 SECRETS_FILE = "secrets.json"
@@ -52,8 +52,6 @@ class Registry:
 
     def remove(self, connector_id: str) -> list[str]:
         """Forget a connector, its secret, state and items; returns the item paths it had (to unindex)."""
-        from services.vault.items import iter_item_paths
-
         config = self.get(connector_id)
         if config is None:
             return []

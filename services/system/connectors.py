@@ -18,6 +18,7 @@ from services.connectors.registry import Registry
 from services.connectors.sync import sync_connector, test_connector
 from services.system.client import SystemClient
 from services.system.queues import EVENT_PRIORITY, Queues
+from services.vault.items import item_file
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +95,6 @@ def sync_now(settings: Settings, connector_id: str, wait: float = SYNC_WAIT_SECO
 
 def wait_items_indexed(settings: Settings, paths: list[str], wait: float) -> bool:
     """True once the catalog agrees with each item (indexed if its file exists, gone if not)."""
-    from services.vault.items import item_file
-
     catalog = Catalog(settings.catalog_path)
     deadline = time.monotonic() + wait
     try:

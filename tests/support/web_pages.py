@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.support.scripted_openai import serving as serve_in_thread
 
 
 class Pages(ThreadingHTTPServer):
@@ -40,13 +40,6 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-@contextmanager
-def serving() -> Iterator[Pages]:
-    server = Pages()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+def serving() -> AbstractContextManager[Pages]:
+    """The site answering in a thread until the block ends."""
+    return serve_in_thread(Pages())

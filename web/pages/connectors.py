@@ -14,7 +14,7 @@ from litestar.response import Template
 from pydantic import BaseModel, ValidationError
 
 from services.config import Settings
-from services.connectors.models import ConnectorConfig
+from services.connectors.models import ConnectorConfig, slug_id
 from services.connectors.views import connector_views
 from services.system.connectors import add_connector, remove_connector, set_paused, sync_now, test_saved
 from web.page_route import page
@@ -104,7 +104,4 @@ def _known(call: Any) -> Any:
 
 
 def _default_id(data: SourceForm) -> str:
-    import re
-
-    base = data.username.split("@")[0] if data.username else data.host or data.kind
-    return (re.sub(r"[^a-z0-9]+", "-", base.lower()).strip("-") or data.kind)[:32]
+    return slug_id(data.username.split("@")[0] if data.username else data.host or data.kind, data.kind)
