@@ -21,17 +21,26 @@ an empty data folder, then a restart, on an idle machine.
 from __future__ import annotations
 
 import argparse
-import random
+import os
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT, hermetic_environment, machine, percentiles, print_table, write_results
+from _common import ROOT, hermetic_environment, machine, print_table, write_results
 from _system import start_system, stop_system
+from _vault_measures import (
+    folder_rename,
+    learner_selection,
+    page_latency,
+    resident_memory,
+    save_to_searchable,
+    search_latency,
+    wait,
+)
 
 SAMPLE_SECONDS = 3.0
 WORKERS = ("watcher", "indexer", "ner", "extractor", "mlx_worker", "web", "learner")
@@ -41,6 +50,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--vault", type=Path, required=True)
     parser.add_argument("--data", type=Path, help="the data folder (default: a fresh temporary one)")
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="--data already holds this vault's index (a previous run's): no first index, the live figures only",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting for the system (OBSIRAG_NAME), e.g. background_nice=0 to compare",
+    )
     parser.add_argument("--saves", type=int, default=20)
     parser.add_argument("--searches", type=int, default=100)
     parser.add_argument("--timeout-hours", type=float, default=6.0)
@@ -50,26 +71,36 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     hermetic_environment()
+    for setting in args.set:
+        name, _, value = setting.partition("=")
+        os.environ[f"OBSIRAG_{name.upper()}"] = value
     sys.path.insert(0, str(ROOT))
     from services.config import load_settings
     from services.system import SystemClient
 
     data = args.data or Path(tempfile.mkdtemp(prefix="vault-scale-")) / "data"
+    data.parent.mkdir(parents=True, exist_ok=True)  # its log goes beside it
     settings = load_settings(vault=str(args.vault), data_dir=str(data))
     client, log = SystemClient(settings), data.parent / "vault-scale.log"
     result: dict[str, Any] = {"vault": str(args.vault), "machine": machine(), "notes": _count_notes(args.vault)}
+    result["settings"] = args.set
+    began = time.monotonic()
     process = start_system(settings, WORKERS, log)
     try:
-        say(f"first index of {result['notes']} notes…")
-        result["first_index"] = first_index(client, process, args.timeout_hours * 3600)
-        say(f"notes written in {result['first_index']['notes_seconds']} s; saves, searches, pages…")
+        if args.again:
+            wait(lambda: _all_ready(client, began), 600)
+        else:
+            say(f"first index of {result['notes']} notes…")
+            result["first_index"] = first_index(client, process, args.timeout_hours * 3600)
+            say(f"notes written in {result['first_index']['notes_seconds']} s; saves, searches, pages…")
         result |= live_figures(client, settings, args)
     finally:
         stop_system(process)
     result["restart"] = restart(settings, SystemClient(settings), log)  # a fresh client: new Redis connections
-    say(f"restart: {result['restart']}; raw encode…")
-    result["raw_encode"] = raw_encode(settings)
-    result["ratio"] = round(result["first_index"]["texts_per_s"] / result["raw_encode"]["texts_per_s"], 3)
+    if not args.again:
+        say(f"restart: {result['restart']}; raw encode…")
+        result["raw_encode"] = raw_encode(settings)
+        result["ratio"] = round(result["first_index"]["texts_per_s"] / result["raw_encode"]["texts_per_s"], 3)
     result["disk_mb"] = round(_du(settings.data_dir) / 1e6, 1)
     result["disk_mb_per_10k_notes"] = round(result["disk_mb"] * 10_000 / max(1, result["notes"]), 1)
     report(result)
@@ -148,125 +179,23 @@ def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[s
     searches = search_latency(client, settings, args.searches)
     pages = page_latency(client, settings)
     memory = resident_memory(client)
+    selection = learner_selection(settings)
     renamed = folder_rename(client, settings)
+    began = time.monotonic()
     client.reindex()  # a bulk reindex beside the live index: the saves must not wait for it
     saved_busy = save_to_searchable(client, settings, max(5, args.saves // 2), "reindex")
-    _wait(lambda: client.status().rebuild is None, 3600)  # done before the restart, which must find nothing to do
+    wait(lambda: client.status().rebuild is None, 4 * 3600)  # done before the restart, which must find nothing to do
+    reindex_seconds = round(time.monotonic() - began, 1)
     return {
         "save_idle": saved_idle,
         "save_during_reindex": saved_busy,
+        "reindex_seconds": reindex_seconds,
         "search": searches,
         "pages": pages,
         "rss_mb": memory,
+        "learner_selection": selection,
         "folder_rename": renamed,
     }
-
-
-def folder_rename(client: Any, settings: Any) -> dict[str, Any]:
-    """The biggest top-level folder renamed while the system runs: until every note of it is indexed under its
-    new path and the queue is empty; how many chunks were embedded meanwhile (target 0: a move, not new notes)."""
-    from services.catalog import Catalog
-
-    folders = [f for f in settings.vault.iterdir() if f.is_dir() and not f.name.startswith((".", "obsirag"))]
-    folder = max(folders, key=lambda f: sum(1 for _ in f.rglob("*.md")))
-    notes = sum(1 for _ in folder.rglob("*.md"))
-    target = folder.with_name(folder.name + " (renommé)")
-    catalog = Catalog(settings.catalog_path)
-    try:
-        embedded = catalog.runs.total_chunks_embedded()
-        began = time.monotonic()
-        folder.rename(target)
-
-        def moved() -> bool:
-            under = catalog.notes.list_notes(folder=target.name)
-            idle = client.status().queues.get("index", {}).get("pending", 1) == 0
-            return len([n for n in under if n.path.endswith(".md")]) >= notes and idle
-
-        _wait(moved, 3600)
-        seconds = time.monotonic() - began
-        return {
-            "notes": notes,
-            "seconds": round(seconds, 1),
-            "chunks_embedded": catalog.runs.total_chunks_embedded() - embedded,
-            "left_under_old_name": len(catalog.notes.list_notes(folder=folder.name)),
-        }
-    finally:
-        catalog.close()
-
-
-def save_to_searchable(client: Any, settings: Any, count: int, label: str) -> dict[str, float]:
-
-    times = []
-    for i in range(count):
-        word = f"zorglub{label}{i}x{random.randrange(10**6)}"
-        path = settings.vault / "Bench" / f"{word}.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        began = time.monotonic()
-        path.write_text(f"# Note {word}\n\nLe mot {word} apparaît ici.\n", encoding="utf-8")
-        _wait(lambda word=word: _found(client, word), 60)
-        times.append((time.monotonic() - began) * 1000)
-    shutil.rmtree(settings.vault / "Bench", ignore_errors=True)
-    return percentiles(times)
-
-
-def _found(client: Any, word: str) -> bool:
-    from services.retrieval.search import SearchRequest
-
-    return any(r.path.endswith(f"{word}.md") for r in client.search(SearchRequest(query=word, k=3)).results)
-
-
-def _wait(predicate: Callable[[], bool], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise RuntimeError("timed out")
-        time.sleep(0.05)  # polling the search: a user would ask again
-
-
-def search_latency(client: Any, settings: Any, count: int) -> dict[str, float]:
-    from services.retrieval.search import SearchRequest
-
-    titles = [p.stem for p in list(settings.vault.rglob("*.md"))[: count * 3 : 3]]
-    times = []
-    for title in titles[:count]:
-        began = time.perf_counter()
-        client.search(SearchRequest(query=" ".join(title.split()[:5]), k=10))
-        times.append((time.perf_counter() - began) * 1000)
-    return percentiles(times)
-
-
-def page_latency(client: Any, settings: Any, repeats: int = 20) -> dict[str, dict[str, float]]:
-    import httpx
-
-    from web.urls import note_url
-
-    url = client.status().web_url
-    note = next(settings.vault.rglob("*.md")).relative_to(settings.vault).as_posix()
-    pages = {"note": note_url(note), "graph": "/graph", "conversations": "/conversations", "dashboard": "/admin"}
-    figures = {}
-    with httpx.Client(base_url=url, timeout=60) as web:
-        for name, path in pages.items():
-            web.get(path)  # the first one builds caches (the graph's): measured apart
-            times = []
-            for _ in range(repeats):
-                began = time.perf_counter()
-                web.get(path).raise_for_status()
-                times.append((time.perf_counter() - began) * 1000)
-            figures[name] = percentiles(times)
-    return figures
-
-
-def resident_memory(client: Any) -> dict[str, float]:
-    import psutil
-
-    memory = {}
-    for state in client.status().processes:
-        if state.alive and state.pid:
-            try:
-                memory[state.name] = round(psutil.Process(state.pid).memory_info().rss / 1e6, 1)
-            except psutil.Error:
-                continue
-    return memory
 
 
 def restart(settings: Any, client: Any, log: Path) -> dict[str, Any]:
@@ -279,7 +208,7 @@ def restart(settings: Any, client: Any, log: Path) -> dict[str, Any]:
     began = time.monotonic()
     process = start_system(settings, WORKERS, log)
     try:
-        _wait(lambda: _all_ready(client, began), 600)
+        wait(lambda: _all_ready(client, began), 600)
         ready = time.monotonic() - began
     finally:
         stop_system(process)
@@ -324,9 +253,31 @@ def _du(folder: Path) -> int:
 
 
 def report(result: dict[str, Any]) -> None:
-    first, restarted = result["first_index"], result["restart"]
+    restarted = result["restart"]
     rows = [
         ("notes", result["notes"]),
+        *(_first_index_rows(result) if "first_index" in result else []),
+        ("restart: ready and reconciled (s, target < 15)", restarted["ready_and_reconciled_seconds"]),
+        ("restart: notes written again (target 0)", restarted["notes_written_again"]),
+        ("save → searchable p95, idle (ms, target < 2000)", result["save_idle"]["p95"]),
+        ("save → searchable p95, during a reindex (ms)", result["save_during_reindex"]["p95"]),
+        ("reindex, every note from the embedding cache (s)", result["reindex_seconds"]),
+        ("search p95 (ms, target < 50)", result["search"]["p95"]),
+        *((f"page {name} p95 (ms, target < 300)", figures["p95"]) for name, figures in result["pages"].items()),
+        *((f"page {name}, first after start (ms)", figures["first"]) for name, figures in result["pages"].items()),
+        ("learner's choice of notes for a cycle (ms)", result["learner_selection"]["ms"]),
+        *((f"RSS {name} (MB)", mb) for name, mb in result["rss_mb"].items()),
+        ("disk (MB per 10k notes)", result["disk_mb_per_10k_notes"]),
+        ("folder rename: notes", result["folder_rename"]["notes"]),
+        ("folder rename: indexed under the new name (s)", result["folder_rename"]["seconds"]),
+        ("folder rename: chunks embedded (target 0)", result["folder_rename"]["chunks_embedded"]),
+    ]
+    print_table(["figure", "value"], rows)
+
+
+def _first_index_rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
+    first = result["first_index"]
+    return [
         ("first index: notes written (s)", first["notes_seconds"]),
         ("first index: documents read (s)", first["documents_seconds"]),
         ("notes/s", first["notes_per_s"]),
@@ -335,19 +286,7 @@ def report(result: dict[str, Any]) -> None:
         ("raw encode texts/s", result["raw_encode"]["texts_per_s"]),
         ("ratio (target ≥ 0.85)", result["ratio"]),
         ("ETA error at 25 %", first["eta_error_at_25_percent"]),
-        ("restart: ready and reconciled (s, target < 15)", restarted["ready_and_reconciled_seconds"]),
-        ("restart: notes written again (target 0)", restarted["notes_written_again"]),
-        ("save → searchable p95, idle (ms, target < 2000)", result["save_idle"]["p95"]),
-        ("save → searchable p95, during a reindex (ms)", result["save_during_reindex"]["p95"]),
-        ("search p95 (ms, target < 50)", result["search"]["p95"]),
-        *((f"page {name} p95 (ms, target < 300)", figures["p95"]) for name, figures in result["pages"].items()),
-        *((f"RSS {name} (MB)", mb) for name, mb in result["rss_mb"].items()),
-        ("disk (MB per 10k notes)", result["disk_mb_per_10k_notes"]),
-        ("folder rename: notes", result["folder_rename"]["notes"]),
-        ("folder rename: indexed under the new name (s)", result["folder_rename"]["seconds"]),
-        ("folder rename: chunks embedded (target 0)", result["folder_rename"]["chunks_embedded"]),
     ]
-    print_table(["figure", "value"], rows)
 
 
 if __name__ == "__main__":

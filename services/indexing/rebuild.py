@@ -140,6 +140,8 @@ class Rebuild:
         self.store.ensure_collection(embedder.dim, embedder.name)
         self.pipeline = _NextPipeline(settings, self.store, live.catalog, embedder)
         self.pipeline.hashes = dict(state.hashes)
+        self.pipeline.between_batches = live.between_batches  # a note saved meanwhile cuts in here too
+        self._todo: list[str] = []  # the notes still to do, in reverse (``_next``)
         self.engine = engine
         self.finished = False
 
@@ -173,12 +175,9 @@ class Rebuild:
 
     def step(self, batch: int) -> bool:
         """Index the next ``batch`` notes into the next store; switch when all are done. True when finished."""
-        todo = [path for path in self._vault_paths() if path not in self.pipeline.hashes]
-        todo += [p for p, digest in self.pipeline.hashes.items() if digest and not self.pipeline.exists(p)]
-        if not todo:
-            todo = self._edited_meanwhile()
+        todo = self._next(batch)
         if todo:
-            self.state.embedded += self.pipeline.sync_paths(todo[:batch]).chunks_embedded
+            self.state.embedded += self.pipeline.sync_paths(todo).chunks_embedded
             self.state.hashes = dict(self.pipeline.hashes)
             self.state.total = max(self.state.total, len(self.state.hashes))
             self.store.flush()  # what rebuild.json says is done is on disk
@@ -186,6 +185,21 @@ class Rebuild:
             return False
         self._switch()
         return True
+
+    def _next(self, batch: int) -> list[str]:
+        """The next ``batch`` notes to do. The vault is listed once, not at each step (at 20,000 notes a listing
+        and a stat of every done note took longer than the step itself, and a save waited behind it); listed
+        again when that list is done, for the notes created or deleted meanwhile, then the ones edited."""
+        if not self._todo:  # kept in reverse: the next ones at the end
+            self._todo = self._not_done() or self._edited_meanwhile()[::-1]
+        todo = self._todo[-batch:][::-1]
+        del self._todo[-batch:]
+        return todo
+
+    def _not_done(self) -> list[str]:
+        todo = [path for path in self._vault_paths() if path not in self.pipeline.hashes]
+        todo += [p for p, digest in self.pipeline.hashes.items() if digest and not self.pipeline.exists(p)]
+        return todo[::-1]
 
     def progress(self) -> RebuildProgress:
         return progress_of(self.state)

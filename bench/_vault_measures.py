@@ -1,0 +1,142 @@
+"""What ``bench/vault_scale.py`` measures on the running system: saves until searchable, searches, pages,
+memory, a folder renamed, the learner's choice of notes."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import time
+from collections.abc import Callable
+from typing import Any
+
+from _common import percentiles
+
+
+def folder_rename(client: Any, settings: Any) -> dict[str, Any]:
+    """The biggest top-level folder renamed while the system runs: until every note of it is indexed under its
+    new path and the queue is empty; how many chunks were embedded meanwhile (target 0: a move, not new notes)."""
+    from services.catalog import Catalog
+
+    folders = [f for f in settings.vault.iterdir() if f.is_dir() and not f.name.startswith((".", "obsirag"))]
+    folder = max(folders, key=lambda f: sum(1 for _ in f.rglob("*.md")))
+    notes = sum(1 for _ in folder.rglob("*.md"))
+    target = folder.with_name(folder.name + " (renommé)")
+    catalog = Catalog(settings.catalog_path)
+    try:
+        embedded = catalog.runs.total_chunks_embedded()
+        began = time.monotonic()
+        folder.rename(target)
+
+        def moved() -> bool:
+            under = catalog.notes.list_notes(folder=target.name)
+            idle = client.status().queues.get("index", {}).get("pending", 1) == 0
+            return len([n for n in under if n.path.endswith(".md")]) >= notes and idle
+
+        wait(moved, 3600)
+        seconds = time.monotonic() - began
+        return {
+            "notes": notes,
+            "seconds": round(seconds, 1),
+            "chunks_embedded": catalog.runs.total_chunks_embedded() - embedded,
+            "left_under_old_name": len(catalog.notes.list_notes(folder=folder.name)),
+        }
+    finally:
+        catalog.close()
+
+
+def save_to_searchable(client: Any, settings: Any, count: int, label: str) -> dict[str, float]:
+
+    times = []
+    for i in range(count):
+        word = f"zorglub{label}{i}x{random.randrange(10**6)}"
+        path = settings.vault / "Bench" / f"{word}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        began = time.monotonic()
+        path.write_text(f"# Note {word}\n\nLe mot {word} apparaît ici.\n", encoding="utf-8")
+        wait(lambda word=word: _found(client, word), 60)
+        times.append((time.monotonic() - began) * 1000)
+    shutil.rmtree(settings.vault / "Bench", ignore_errors=True)
+    return percentiles(times)
+
+
+def _found(client: Any, word: str) -> bool:
+    from services.retrieval.search import SearchRequest
+
+    return any(r.path.endswith(f"{word}.md") for r in client.search(SearchRequest(query=word, k=3)).results)
+
+
+def wait(predicate: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise RuntimeError("timed out")
+        time.sleep(0.05)  # polling the search: a user would ask again
+
+
+def search_latency(client: Any, settings: Any, count: int) -> dict[str, float]:
+    from services.retrieval.search import SearchRequest
+
+    titles = [p.stem for p in list(settings.vault.rglob("*.md"))[: count * 3 : 3]]
+    times = []
+    for title in titles[:count]:
+        began = time.perf_counter()
+        client.search(SearchRequest(query=" ".join(title.split()[:5]), k=10))
+        times.append((time.perf_counter() - began) * 1000)
+    return percentiles(times)
+
+
+def page_latency(client: Any, settings: Any, repeats: int = 20) -> dict[str, dict[str, float]]:
+    import httpx
+
+    from web.urls import note_url
+
+    url = client.status().web_url
+    note = next(settings.vault.rglob("*.md")).relative_to(settings.vault).as_posix()
+    pages = {"note": note_url(note), "graph": "/graph", "conversations": "/conversations", "dashboard": "/admin"}
+    figures = {}
+    with httpx.Client(base_url=url, timeout=60) as web:
+        for name, path in pages.items():
+            began = time.perf_counter()
+            web.get(path)  # the first one builds caches (the graph's): measured apart
+            first = (time.perf_counter() - began) * 1000
+            times = []
+            for _ in range(repeats):
+                began = time.perf_counter()
+                web.get(path).raise_for_status()
+                times.append((time.perf_counter() - began) * 1000)
+            figures[name] = percentiles(times) | {"first": round(first, 1)}
+    return figures
+
+
+def learner_selection(settings: Any) -> dict[str, float]:
+    """The learner's choice of notes for a cycle (changed ones, never-seen ones, a synapse sample), timed on the
+    catalog: it must not grow worse than linearly with the vault."""
+    import threading
+    from datetime import datetime
+
+    from services.catalog import Catalog
+    from services.learner.cycle import CycleReport, Learner, LearnerDeps
+
+    catalog = Catalog(settings.catalog_path)
+    try:
+        learner = Learner(LearnerDeps(settings, catalog, None, None, None, threading.Event()))  # type: ignore[arg-type]
+        now = datetime.now().astimezone()
+        began = time.perf_counter()
+        chosen = len(learner.pass_one(now)) + len(learner.pass_two())
+        chosen += len(learner.synapse_sample(CycleReport(now), now))
+        return {"ms": round((time.perf_counter() - began) * 1000, 1), "notes_chosen": chosen}
+    finally:
+        catalog.close()
+
+
+def resident_memory(client: Any) -> dict[str, float]:
+    import psutil
+
+    memory = {}
+    for state in client.status().processes:
+        if state.alive and state.pid:
+            try:
+                memory[state.name] = round(psutil.Process(state.pid).memory_info().rss / 1e6, 1)
+            except psutil.Error:
+                continue
+    return memory
