@@ -9,12 +9,13 @@ import threading
 
 from huey.signals import SIGNAL_ERROR
 
-from services.config import load_settings
+from services.config import Settings, load_settings
+from services.indexing.pipeline import IndexPipeline
 from services.indexing.rebuild import open_index
 from services.indexing.reconcile import changed_paths
 from services.lifeline import watch_parent
 from services.retrieval.search import CANDIDATE_FIELDS
-from services.retrieval.store import StoreClosedError, VectorStore
+from services.retrieval.store import StoreClosedError
 from services.system.fresh_edits import FreshEdits
 from services.system.handlers.indexer import IndexerHandlers
 from services.system.note_claims import NoteClaims, release_dead
@@ -35,8 +36,6 @@ def main() -> None:
     )
     if engine.memory is not None:
         engine.memory.warm(engine.embedder)  # the first chat question pays no fact's embedding
-    # Candidates' fields from memory once read (searches meanwhile read them from the store, as before).
-    threading.Thread(target=_keep_candidates, args=(engine.store,), name="candidates", daemon=True).start()
     # The model and libraries are loaded for good: out of the collector's sight, they no longer make
     # every full collection walk their objects (searches: -2 to -5 ms at p95, bench/search_latency.py).
     gc.collect()
@@ -53,10 +52,10 @@ def main() -> None:
         start_consumer(queues.search, settings.search_workers),
         start_consumer(queues.index, 1),  # one writer: the store and catalog see one note at a time
     ]
-    # A previous indexer killed mid-task lost what it had dequeued: the reconcile finds it again.
-    missed = changed_paths(settings, pipeline.catalog)
-    queues.enqueue_paths(missed, settings.index_batch_notes, RECONCILE_PRIORITY)
-    log.info("indexer ready: %d notes in the catalog, %d to sync", pipeline.catalog.note_count(), len(missed))
+    log.info("indexer ready: %d notes in the catalog", pipeline.catalog.note_count())
+    # Serving from here: the rest of the start-up waits for no one (at 20,000 notes it took seconds of the
+    # processor while every other process was starting too, #34).
+    threading.Thread(target=_after_start, args=(settings, pipeline, queues), name="after-start", daemon=True).start()
     try:
         run_until_stopped(settings, "indexer", stop, consumers, details=lambda: {"run_id": pipeline.run_id})
     finally:
@@ -64,9 +63,15 @@ def main() -> None:
         pipeline.store.close()
 
 
-def _keep_candidates(store: VectorStore) -> None:
+def _after_start(settings: Settings, pipeline: IndexPipeline, queues: Queues) -> None:
+    # A previous indexer killed mid-task lost what it had dequeued: the reconcile finds it again.
+    missed = changed_paths(settings, pipeline.catalog)
+    queues.enqueue_paths(missed, settings.index_batch_notes, RECONCILE_PRIORITY)
+    if missed:
+        log.info("%d notes to sync since the last indexer", len(missed))
+    # Candidates' fields from memory once read (searches meanwhile read them from the store, as before).
     with contextlib.suppress(StoreClosedError):  # the indexer stopped before the read was done
-        store.keep_candidate_fields(CANDIDATE_FIELDS)
+        pipeline.store.keep_candidate_fields(CANDIDATE_FIELDS)
         gc.freeze()  # the map lives as long as the process: out of the collector's sight, like the model
 
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from services.config import Settings
 
@@ -86,9 +88,15 @@ def start_private_redis(settings: Settings, timeout: float = 10.0) -> RedisProce
     return RedisProcess(process, url)
 
 
+def asking_once() -> Retry:
+    """No retry: redis-py retries a refused connection three times with backoff, 1 to 5 s before saying that
+    nothing answers (every `obsirag up` waited that long to learn that no Redis ran yet, #34)."""
+    return Retry(NoBackoff(), 0)
+
+
 def wait_for_redis(url: str, timeout: float, process: subprocess.Popen[bytes] | None = None) -> None:
     deadline = time.monotonic() + timeout
-    client = redis.Redis.from_url(url)
+    client = redis.Redis.from_url(url, retry=asking_once())
     while True:
         try:
             client.ping()

@@ -28,7 +28,7 @@ from services.system.processes import WORKERS, clear_heartbeat
 from services.system.supervision import LOCK_NAME, supervisor_lock
 from workers.cli_text import tr
 from workers.process import run_until_stopped, stop_process, wait_or_kill
-from workers.redis_server import redis_command, wait_for_redis
+from workers.redis_server import asking_once, redis_command, wait_for_redis
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,7 @@ def stop_leftovers(settings: Settings) -> list[RecordedProcess]:
 
 def refuse_live_redis(settings: Settings) -> None:
     """Never two Redis on one socket (the second takes the file over, and the first deletes it as it stops)."""
-    client = redis.Redis(unix_socket_path=str(settings.redis_socket), socket_timeout=1)
+    client = redis.Redis(unix_socket_path=str(settings.redis_socket), socket_timeout=1, retry=asking_once())
     try:
         pid = client.info("server")["process_id"]
     except (redis.RedisError, OSError):
