@@ -2,7 +2,7 @@
 
 On CPU a transformer pads every text of a batch to the batch's longest, and a padded token costs as much as a
 real one; the attention's memory grows with rows × width². Two rules, measured on the e5 model and a vault's
-chunks (bench/vault_scale.py, docs/performance.md "The indexer's memory"): texts of similar length together,
+chunks (bench/vault_scale.py; docs/performance.md, « A vault at scale »): texts of similar length together,
 and at most ``BATCH_TOKENS`` padded tokens per batch. Batches of ~1,000 tokens (four 200-token chunks) encode
 faster than batches of 32 (cache-sized matrices: +16 %) and never hold the ~1 GB of activations a batch of
 32 long chunks needs, which glibc kept for good.
