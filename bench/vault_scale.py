@@ -84,11 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     client, log = SystemClient(settings), data.parent / "vault-scale.log"
     result: dict[str, Any] = {"vault": str(args.vault), "machine": machine(), "notes": _count_notes(args.vault)}
     result["settings"] = args.set
-    began = time.monotonic()
     process = start_system(settings, WORKERS, log)
     try:
         if args.again:
-            wait(lambda: _all_ready(client, began), 600)
+            wait(lambda: _all_ready(client), 600)
         else:
             say(f"first index of {result['notes']} notes…")
             result["first_index"] = first_index(client, process, args.timeout_hours * 3600)
@@ -208,7 +207,7 @@ def restart(settings: Any, client: Any, log: Path) -> dict[str, Any]:
     began = time.monotonic()
     process = start_system(settings, WORKERS, log)
     try:
-        wait(lambda: _all_ready(client, began), 600)
+        wait(lambda: _all_ready(client), 600)
         ready = time.monotonic() - began
     finally:
         stop_system(process)
@@ -220,7 +219,7 @@ def restart(settings: Any, client: Any, log: Path) -> dict[str, Any]:
     return {"ready_and_reconciled_seconds": round(ready, 1), "notes_written_again": rewritten}
 
 
-def _all_ready(client: Any, began: float) -> bool:
+def _all_ready(client: Any) -> bool:
     try:
         status = client.status()
     except Exception:  # Redis not up yet
