@@ -94,8 +94,9 @@ class Settings(BaseSettings):
     embedding_cache_entries: int = Field(
         100_000,
         ge=0,
-        description="Most passage vectors kept in `<data_dir>/embeddings.sqlite3` (~1.6 kB each), so that a "
-        "rename, a reindex or a restart embeds no text twice; texts no note uses are pruned after a day.",
+        description="Passage vectors kept in `<data_dir>/embeddings.sqlite3` beyond those the notes use, so "
+        "that a rename, a reindex or a restart embeds no text twice: every text a note uses stays; of the "
+        "others, those unused for a day go, and the least recently used above this number.",
     )
     torch_threads: int = Field(1, description="torch CPU threads per process (1 is fastest on a shared 2-core box).")
     chunk_tokens: int = Field(

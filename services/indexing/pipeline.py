@@ -136,7 +136,7 @@ class IndexPipeline:
         if report.indexed or report.deleted:
             touched = [*report.indexed, *report.deleted, *report.skipped, *report.failed]
             self.catalog.resolve_links(changed=touched)  # only the links this batch can change
-            self.cache.prune()
+            self.cache.prune_now_and_then()
         self._record_run(report)
         notes = [p for p in report.indexed if attachments.kind_of(p, self.settings) is None]
         if notes and self.on_indexed is not None:  # NER and the learner read notes, not documents

@@ -4,7 +4,7 @@ A renamed note or folder, a reindex with the same model, a restart after a crash
 are the same, so their vectors come from here. The cache is a SQLite file in the data dir; it records
 which note uses which text (``uses``), and ``prune`` drops texts no note has used for ``grace`` seconds
 (a rename deletes the old path before or after it indexes the new one: the grace keeps its vectors),
-then the least recently used ones above ``max_entries``.
+then the least recently used of the unused ones above ``max_entries``: a text a note uses stays.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the embedding module's types only: it needs nothing of this
     from services.retrieval.embedding import Embedder
 
 PRUNE_GRACE_SECONDS = 24 * 3600.0
+PRUNE_EVERY_SECONDS = 60.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
@@ -35,6 +36,9 @@ CREATE TABLE IF NOT EXISTS uses (
 CREATE INDEX IF NOT EXISTS uses_digest ON uses (model, digest);
 CREATE INDEX IF NOT EXISTS vectors_used ON vectors (used_at);
 """
+
+
+_UNUSED = "NOT EXISTS (SELECT 1 FROM uses u WHERE u.model = vectors.model AND u.digest = vectors.digest)"
 
 
 def text_digest(text: str) -> bytes:
@@ -52,6 +56,7 @@ class EmbeddingCache:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
         self._lock = threading.Lock()
+        self._next_prune = 0.0
 
     def lookup(self, texts: Sequence[str], now: float | None = None) -> dict[int, np.ndarray]:
         """Vectors known for ``texts``, by index in ``texts``; marks them used."""
@@ -103,24 +108,31 @@ class EmbeddingCache:
             self._db.execute("DELETE FROM uses WHERE model != ?", (self.model,))
 
     def prune(self, now: float | None = None, grace: float = PRUNE_GRACE_SECONDS) -> int:
-        """Drop texts no note has used for ``grace`` seconds, then the oldest above ``max_entries`` (other
-        models' first); returns how many went."""
+        """Drop texts no note has used for ``grace`` seconds, then, above ``max_entries`` unused ones, the
+        oldest of those (other models' first); returns how many went. A text a note uses is never dropped:
+        a reindex with the same model embeds nothing, however big the vault."""
         now = now or time.time()
         with self._lock:
             before = self.count_all()
-            self._db.execute(
-                "DELETE FROM vectors WHERE used_at < ? AND NOT EXISTS "
-                "(SELECT 1 FROM uses u WHERE u.model = vectors.model AND u.digest = vectors.digest)",
-                (now - grace,),
-            )
-            excess = self.count_all() - self.max_entries
-            if excess > 0:
-                self._db.execute(  # other models' vectors first, then the least recently used
-                    "DELETE FROM vectors WHERE (model, digest) IN "
-                    "(SELECT model, digest FROM vectors ORDER BY model = ?, used_at LIMIT ?)",
-                    (self.model, excess),
-                )
+            self._db.execute(f"DELETE FROM vectors WHERE used_at < ? AND {_UNUSED}", (now - grace,))
+            if self.count_all() > self.max_entries:  # cheap gate: the unused count is a scan
+                excess = self._db.execute(f"SELECT COUNT(*) FROM vectors WHERE {_UNUSED}").fetchone()[0]
+                excess -= self.max_entries
+                if excess > 0:
+                    self._db.execute(  # other models' vectors first, then the least recently used
+                        "DELETE FROM vectors WHERE (model, digest) IN (SELECT model, digest FROM vectors "
+                        f"WHERE {_UNUSED} ORDER BY model = ?, used_at LIMIT ?)",
+                        (self.model, excess),
+                    )
             return before - self.count_all()
+
+    def prune_now_and_then(self, every: float = PRUNE_EVERY_SECONDS) -> int:
+        """``prune`` at most once every ``every`` seconds: housekeeping, not a step of every sync (its scan
+        of the unused texts takes ~0.2 s at 100,000 vectors, 250 s over a 20,000-note first index)."""
+        if time.monotonic() < self._next_prune:
+            return 0
+        self._next_prune = time.monotonic() + every
+        return self.prune()
 
     def count(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (self.model,)).fetchone()[0]

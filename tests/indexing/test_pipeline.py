@@ -225,7 +225,7 @@ def test_nothing_is_embedded_twice(pipeline: IndexPipeline, settings: Settings, 
         catalog.close()
 
 
-def test_the_cache_is_bounded_and_pruned_of_unused_texts(tmp_path: Path) -> None:
+def test_the_cache_bounds_the_unused_texts_and_keeps_those_notes_use(tmp_path: Path) -> None:
     cache = EmbeddingCache(tmp_path / "e.sqlite3", "m", 3, max_entries=4)
     texts = ["un", "deux", "trois"]
     cache.store(texts, np.eye(3, dtype=np.float32), now=100.0)
@@ -237,6 +237,13 @@ def test_the_cache_is_bounded_and_pruned_of_unused_texts(tmp_path: Path) -> None
     cache.store(["cinq", "six", "sept", "huit"], np.ones((4, 3), dtype=np.float32), now=400.0)
     assert cache.prune(now=400.0, grace=1000.0) == 2 and cache.count() == 4  # the oldest went
     assert set(cache.lookup(["un", "deux", "cinq"], now=400.0)) == {2}
+    cache.record_uses("b.md", ["cinq", "six", "sept", "huit"])
+    cache.store(["neuf"], np.ones((1, 3), dtype=np.float32), now=500.0)
+    cache.max_entries = 1
+    assert cache.prune(now=500.0, grace=1000.0) == 0  # over the bound, but the notes use them: they stay
+    cache.store(["dix"], np.ones((1, 3), dtype=np.float32), now=600.0)
+    assert cache.prune(now=600.0, grace=1000.0) == 1 and cache.count() == 5  # two unused above 1: the oldest
+    assert set(cache.lookup(["neuf", "dix"], now=600.0)) == {1}
     other = EmbeddingCache(tmp_path / "e.sqlite3", "another-model", 3)
     assert other.lookup(["cinq"]) == {}  # keyed by model too
 
