@@ -7,19 +7,19 @@ import random
 import shutil
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from _common import percentiles
 
 
-def folder_rename(client: Any, settings: Any) -> dict[str, Any]:
-    """The biggest top-level folder renamed while the system runs: until every note of it is indexed under its
-    new path and the queue is empty; how many chunks were embedded meanwhile (target 0: a move, not new notes)."""
+def folder_rename(client: Any, settings: Any, near: int = 0) -> dict[str, Any]:
+    """A folder renamed while the system runs (the one holding nearest ``near`` notes, else the biggest top-level
+    one): until every note of it is indexed under its new path and the queue is empty; how many chunks were
+    embedded meanwhile (target 0: a move, not new notes)."""
     from services.catalog import Catalog
 
-    folders = [f for f in settings.vault.iterdir() if f.is_dir() and not f.name.startswith((".", "obsirag"))]
-    folder = max(folders, key=lambda f: sum(1 for _ in f.rglob("*.md")))
-    notes = sum(1 for _ in folder.rglob("*.md"))
+    folder, notes = _folder_to_rename(settings.vault, near)
     target = folder.with_name(folder.name + " (renommé)")
     catalog = Catalog(settings.catalog_path)
     try:
@@ -28,7 +28,7 @@ def folder_rename(client: Any, settings: Any) -> dict[str, Any]:
         folder.rename(target)
 
         def moved() -> bool:
-            under = catalog.notes.list_notes(folder=target.name)
+            under = catalog.notes.list_notes(folder=target.relative_to(settings.vault).as_posix())
             idle = client.status().queues.get("index", {}).get("pending", 1) == 0
             return len([n for n in under if n.path.endswith(".md")]) >= notes and idle
 
@@ -38,7 +38,7 @@ def folder_rename(client: Any, settings: Any) -> dict[str, Any]:
             "notes": notes,
             "seconds": round(seconds, 1),
             "chunks_embedded": catalog.runs.total_chunks_embedded() - embedded,
-            "left_under_old_name": len(catalog.notes.list_notes(folder=folder.name)),
+            "left_under_old_name": len(catalog.notes.list_notes(folder=folder.relative_to(settings.vault).as_posix())),
         }
     finally:
         catalog.close()
@@ -63,6 +63,17 @@ def _found(client: Any, word: str) -> bool:
     from services.retrieval.search import SearchRequest
 
     return any(r.path.endswith(f"{word}.md") for r in client.search(SearchRequest(query=word, k=3)).results)
+
+
+def _folder_to_rename(vault: Path, near: int) -> tuple[Path, int]:
+    skip = (".", "obsirag")
+    if near:
+        folders = [f for f in vault.rglob("*") if f.is_dir() and not f.relative_to(vault).as_posix().startswith(skip)]
+    else:
+        folders = [f for f in vault.iterdir() if f.is_dir() and not f.name.startswith(skip)]
+    counts = {f: sum(1 for _ in f.rglob("*.md")) for f in folders}
+    folder = min(counts, key=lambda f: abs(counts[f] - near)) if near else max(counts, key=counts.__getitem__)
+    return folder, counts[folder]
 
 
 def wait(predicate: Callable[[], bool], timeout: float) -> None:

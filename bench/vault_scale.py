@@ -62,6 +62,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         metavar="NAME=VALUE",
         help="a setting for the system (OBSIRAG_NAME), e.g. background_nice=0 to compare",
     )
+    parser.add_argument(
+        "--rename-notes",
+        type=int,
+        default=0,
+        help="rename the folder (any depth) holding nearest this many notes (default: the biggest top-level one)",
+    )
+    parser.add_argument(
+        "--reindex-wait",
+        type=float,
+        default=4 * 3600,
+        help="seconds to wait for the bulk reindex to end; past them its pace is reported and it is abandoned",
+    )
     parser.add_argument("--saves", type=int, default=20)
     parser.add_argument("--searches", type=int, default=100)
     parser.add_argument("--timeout-hours", type=float, default=6.0)
@@ -95,6 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result |= live_figures(client, settings, args)
     finally:
         stop_system(process)
+    if result.get("reindex", {}).get("finished") is False:  # abandoned: its folder goes, as if never asked
+        shutil.rmtree(settings.store_path / "next", ignore_errors=True)
     result["restart"] = restart(settings, SystemClient(settings), log)  # a fresh client: new Redis connections
     if not args.again:
         say(f"restart: {result['restart']}; raw encode…")
@@ -179,21 +193,43 @@ def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[s
     pages = page_latency(client, settings)
     memory = resident_memory(client)
     selection = learner_selection(settings)
-    renamed = folder_rename(client, settings)
+    renamed = folder_rename(client, settings, args.rename_notes)
     began = time.monotonic()
     client.reindex()  # a bulk reindex beside the live index: the saves must not wait for it
     saved_busy = save_to_searchable(client, settings, max(5, args.saves // 2), "reindex")
-    wait(lambda: client.status().rebuild is None, 4 * 3600)  # done before the restart, which must find nothing to do
-    reindex_seconds = round(time.monotonic() - began, 1)
+    reindex = reindex_pace(client, began, args.reindex_wait)  # done before the restart, which must find nothing to do
     return {
         "save_idle": saved_idle,
         "save_during_reindex": saved_busy,
-        "reindex_seconds": reindex_seconds,
+        "reindex_seconds": reindex["seconds"] if reindex["finished"] else None,
+        "reindex": reindex,
         "search": searches,
         "pages": pages,
         "rss_mb": memory,
         "learner_selection": selection,
         "folder_rename": renamed,
+    }
+
+
+def reindex_pace(client: Any, began: float, patience: float) -> dict[str, Any]:
+    """Waits up to ``patience`` seconds (from ``began``, when it was asked) for the reindex to end; its pace
+    either way."""
+    progress = client.status().rebuild  # None: it ended during the saves
+    while progress is not None and time.monotonic() - began < patience:
+        time.sleep(SAMPLE_SECONDS)
+        latest = client.status().rebuild
+        if latest is None:
+            break
+        progress = latest
+    seconds = time.monotonic() - began
+    finished = client.status().rebuild is None
+    done = (progress.total if finished else progress.done) if progress else None
+    return {
+        "finished": finished,
+        "seconds": round(seconds, 1),
+        "notes_done": done,
+        "notes_total": progress.total if progress else None,
+        "notes_per_s": round(done / seconds, 2) if done else None,
     }
 
 
@@ -261,6 +297,7 @@ def report(result: dict[str, Any]) -> None:
         ("save → searchable p95, idle (ms, target < 2000)", result["save_idle"]["p95"]),
         ("save → searchable p95, during a reindex (ms)", result["save_during_reindex"]["p95"]),
         ("reindex, every note from the embedding cache (s)", result["reindex_seconds"]),
+        ("reindex pace (notes/s)", result["reindex"]["notes_per_s"]),
         ("search p95 (ms, target < 50)", result["search"]["p95"]),
         *((f"page {name} p95 (ms, target < 300)", figures["p95"]) for name, figures in result["pages"].items()),
         *((f"page {name}, first after start (ms)", figures["first"]) for name, figures in result["pages"].items()),
