@@ -163,16 +163,17 @@ class Learner:
     def pass_one(self, now: datetime) -> list[str]:
         """User notes whose file changed in the last ``learn_lookback_hours``."""
         since = (now - timedelta(hours=self.settings.learn_lookback_hours)).timestamp()
-        return [r.path for r in self._user_notes() if r.mtime >= since]
+        return [path for path, mtime in self._user_notes() if mtime >= since]
 
     def pass_two(self) -> list[str]:
         """Up to ``learn_fullscan_per_run`` user notes the learner never looked at."""
-        return self.catalog.never_learned([r.path for r in self._user_notes()])[: self.settings.learn_fullscan_per_run]
+        paths = [path for path, _ in self._user_notes()]
+        return self.catalog.never_learned(paths)[: self.settings.learn_fullscan_per_run]
 
     def synapse_sample(self, report: CycleReport, now: datetime) -> list[str]:
         """This cycle's notes first, then random others, up to ``synapse_sample``."""
         chosen = list(report.processed)[: self.settings.synapse_sample]
-        others = [r.path for r in self._user_notes() if r.path not in chosen]
+        others = [path for path, _ in self._user_notes() if path not in chosen]
         rng = random.Random(int(now.timestamp()) // 3600)  # the same sample within an hour
         extra = max(0, self.settings.synapse_sample - len(chosen))
         return chosen + rng.sample(others, min(extra, len(others)))
@@ -276,9 +277,9 @@ class Learner:
             return None
         return vault.read_note_if_readable(self.settings.vault, path, self.settings.max_file_bytes)
 
-    def _user_notes(self) -> list:
-        notes = self.catalog.list_notes(status=NoteStatus.INDEXED)
-        return [r for r in notes if r.note_type == NoteType.NOTE and r.chunk_count > 0 and not is_generated(r.path)]
+    def _user_notes(self) -> list[tuple[str, float]]:
+        """(path, mtime) of the user's indexed notes: not ObsiRAG's own files."""
+        return [(path, mtime) for path, mtime in self.catalog.indexed_note_mtimes() if not is_generated(path)]
 
     def _record(
         self, path: str, outcome: LearnOutcome, now: datetime, reason: str, report: CycleReport, worked: bool = True
