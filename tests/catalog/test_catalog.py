@@ -540,7 +540,7 @@ def test_the_learners_choice_reads_the_indexed_notes_with_chunks_only(catalog: C
     catalog.upsert_note(note("b.md", chunk_count=2, mtime=20.0))
     catalog.upsert_note(note("a.md", chunk_count=1, mtime=10.0))
     catalog.upsert_note(note("vide.md", chunk_count=0))  # nothing to learn from
-    catalog.upsert_note(note("c.md", NoteStatus.FAILED, chunk_count=1))
+    catalog.upsert_note(note("c.md", NoteStatus.ERROR, chunk_count=1))
     catalog.upsert_note(note("doc.pdf", chunk_count=3, note_type=NoteType.ATTACHMENT))
     catalog.upsert_note(note("obsirag/insights/x.md", chunk_count=1, note_type=NoteType.INSIGHT))
     assert catalog.indexed_note_mtimes() == [("a.md", 10.0), ("b.md", 20.0)]
