@@ -24,7 +24,6 @@ import networkx as nx
 from pydantic import BaseModel, Field
 
 from services.catalog import Catalog
-from services.catalog.models import NoteRecord
 from services.vault.artifacts import is_generated
 from services.vault.items import is_item
 from services.vault.models import NoteType
@@ -99,27 +98,27 @@ class KnowledgeGraph:
         self.degrees = dict(graph.degree())
         # Without ObsiRAG's own files, a note's links to them do not count: a briefing citing it is no link.
         self.own = {node for node in graph if is_generated(node)}
-        self.vault_degrees = {node: sum(other not in self.own for other in graph[node]) for node in graph}
-        self.tags = sorted({tag for _, data in graph.nodes(data=True) for tag in data["tags"]}, key=str.casefold)
         # Plain dicts and totals, once per build: networkx's views are too slow to walk on every page view.
         self.data: dict[str, dict[str, Any]] = dict(graph.nodes(data=True))
         self.links = {node: {other: edge["kind"] for other, edge in near.items()} for node, near in graph.adjacency()}
+        self.vault_degrees = {node: sum(other not in self.own for other in near) for node, near in self.links.items()}
+        self.tags = sorted({tag for data in self.data.values() for tag in data["tags"]}, key=str.casefold)
         self.ranked = self._rank(self.degrees, self.data)
         self.vault_ranked = self._rank(self.vault_degrees, {n: d for n, d in self.data.items() if n not in self.own})
         # The totals the page shows, with ObsiRAG's own files (``True``) and without them (``False``).
-        self.totals = {True: _totals(graph), False: _totals(graph.subgraph(n for n in graph if n not in self.own))}
+        self.totals = {True: _totals(self.links, set()), False: _totals(self.links, self.own)}
 
     @classmethod
     def from_catalog(cls, catalog: Catalog) -> KnowledgeGraph:
         graph = nx.Graph()
         synapses: list[str] = []
-        for note in catalog.list_notes():
-            if is_item(note.path):  # a connected source's mail or event: not the vault's
+        for row in catalog.node_rows():
+            if is_item(row[0]):  # a connected source's mail or event: not the vault's
                 continue
-            if note.note_type == NoteType.SYNAPSE:
-                synapses.append(note.path)
+            if row[4] == NoteType.SYNAPSE:
+                synapses.append(row[0])
             else:
-                graph.add_node(note.path, **_node_data(note))
+                graph.add_node(row[0], **_node_data(*row))
         for source, target in catalog.link_edges():
             if source in graph and target in graph:
                 graph.add_edge(source, target, kind="link")
@@ -182,9 +181,15 @@ class KnowledgeGraph:
         os.replace(temporary, target)
 
 
-def _totals(graph: nx.Graph) -> tuple[int, int, float]:
-    nodes = graph.number_of_nodes()
-    return nodes, graph.number_of_edges(), round(nx.density(graph), 5) if nodes > 1 else 0.0
+def _totals(links: dict[str, dict[str, str]], left_out: set[str]) -> tuple[int, int, float]:
+    """Nodes, edges and density (as networkx counts them: a self-link is one edge) without ``left_out``."""
+    ends = loops = 0
+    for node, near in links.items():
+        if node not in left_out:
+            ends += sum(other not in left_out for other in near)
+            loops += node in near
+    nodes, edges = len(links) - len(left_out), (ends + loops) // 2
+    return nodes, edges, round(edges / (nodes * (nodes - 1) / 2), 5) if nodes > 1 else 0.0
 
 
 def folder_colors(folders: list[str]) -> dict[str, str]:
@@ -199,15 +204,24 @@ def folder_colors(folders: list[str]) -> dict[str, str]:
     return colors
 
 
-def _node_data(note: NoteRecord) -> dict[str, Any]:
-    stamp = note.modified or note.created
+def _node_data(
+    path: str,
+    folder: str,
+    title: str,
+    tags: list[str],
+    note_type: str,
+    created: str | None,
+    modified: str | None,
+    mtime: float,
+) -> dict[str, Any]:
+    stamp = modified or created
     return {
-        "title": note.title or note.path.rsplit("/", 1)[-1].removesuffix(".md"),
-        "folder": note.path.split("/", 1)[0] if "/" in note.path else ROOT_FOLDER,
-        "full_folder": note.folder,
-        "tags": [t.lower() for t in note.tags],
-        "type": note.note_type.value,
-        "modified": stamp.timestamp() if stamp else note.mtime,
+        "title": title or path.rsplit("/", 1)[-1].removesuffix(".md"),
+        "folder": path.split("/", 1)[0] if "/" in path else ROOT_FOLDER,
+        "full_folder": folder,
+        "tags": [t.lower() for t in tags],
+        "type": note_type,
+        "modified": datetime.fromisoformat(stamp).timestamp() if stamp else mtime,
     }
 
 

@@ -130,3 +130,18 @@ def test_every_folder_has_its_own_colour() -> None:
         rgb = [tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in colors.values()]
         closest = min(math.dist(a, b) for i, a in enumerate(rgb) for b in rgb[i + 1 :])
         assert closest > 30, f"{count} folders: two colours {closest:.0f} apart"
+
+
+def test_the_totals_count_as_networkx_does_with_and_without_obsirags_own_files() -> None:
+    import networkx as nx
+
+    graph = nx.Graph()
+    for path in ("a.md", "b.md", "c.md", "obsirag/briefings/x.md"):
+        graph.add_node(path, title=path, folder="", full_folder="", tags=[], type="note", modified=0.0)
+    pairs = [("a.md", "b.md"), ("a.md", "a.md"), ("b.md", "c.md"), ("obsirag/briefings/x.md", "c.md")]
+    graph.add_edges_from([*pairs, ("obsirag/briefings/x.md", "a.md")], kind="link")
+    kg = KnowledgeGraph(graph)
+    vault = graph.subgraph(["a.md", "b.md", "c.md"])
+    for own, whole in ((True, graph), (False, vault)):
+        nodes, edges = whole.number_of_nodes(), whole.number_of_edges()
+        assert kg.totals[own] == (nodes, edges, round(nx.density(whole), 5))
