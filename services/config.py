@@ -136,6 +136,13 @@ class Settings(BaseSettings):
     index_retries: int = Field(3, description="Retries of a failed indexing task before the note is marked error.")
     index_retry_delay: float = Field(2.0, description="First retry delay in seconds (doubles each retry).")
     search_workers: int = Field(2, description="Threads serving search requests inside the indexer process.")
+    store_optimize_after_points: int = Field(
+        20_000,
+        ge=0,
+        description="The embedded store's search graphs are built (in a child process, while the index queue is "
+        "quiet) once this many points were written since they last were; a search then reads the graph instead "
+        "of scanning every point. 0: never.",
+    )
     search_timeout: float = Field(10.0, description="Seconds a CLI/web search waits for the indexer.")
     heartbeat_seconds: float = Field(2.0, description="How often each process publishes its heartbeat.")
     log_level: str = Field(

@@ -20,6 +20,7 @@ from services.system.fresh_edits import FreshEdits
 from services.system.handlers.indexer import IndexerHandlers
 from services.system.note_claims import NoteClaims, release_dead
 from services.system.queues import RECONCILE_PRIORITY, Queues
+from services.system.store_upkeep import StoreUpkeep
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,8 @@ def main() -> None:
     # Serving from here: the rest of the start-up waits for no one (at 20,000 notes it took seconds of the
     # processor while every other process was starting too, #34).
     threading.Thread(target=_after_start, args=(settings, pipeline, queues), name="after-start", daemon=True).start()
+    upkeep = StoreUpkeep(pipeline.store, queues.index.pending_count, settings.store_optimize_after_points)
+    threading.Thread(target=upkeep.run, args=(stop,), name="store-upkeep", daemon=True).start()
     try:
         run_until_stopped(settings, "indexer", stop, consumers, details=lambda: {"run_id": pipeline.run_id})
     finally:

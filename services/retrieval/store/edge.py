@@ -8,7 +8,8 @@ builds another EdgeStore in ``next/`` beside the live shard; ``swap_in`` moves i
 
 Threads: searches run concurrently with each other and with writes (Edge releases the GIL while
 it queries); writes are serialized by a mutex; ensure_collection/reset/close wait for in-flight
-calls and block new ones while they swap the shard. ``optimize()`` holds the GIL for its whole run.
+calls and block new ones while they swap the shard. ``optimize()`` holds the GIL for its whole run: the
+indexer calls ``optimize_beside()`` instead (``edge_optimize``).
 """
 
 from __future__ import annotations
@@ -74,12 +75,13 @@ from services.retrieval.store.edge_folder import (
     write_json,
     write_model,
 )
+from services.retrieval.store.edge_optimize import OptimizeBeside, drop_leftover
 
 EDGE_SYNTAX = FilterSyntax(filter=Filter, field=FieldCondition, match_any=MatchAny, range=RangeFloat)
 WRITE_BATCH = 512
 
 
-class EdgeStore(VectorStore):
+class EdgeStore(OptimizeBeside, VectorStore):
     """A VectorStore in ``path``; raises StoreLockedError if another EdgeStore holds that folder."""
 
     def __init__(self, path: Path) -> None:
@@ -92,6 +94,7 @@ class EdgeStore(VectorStore):
         try:
             finish_switch(self.path)
             remove_trash(self.path)
+            drop_leftover(self.path)
             self._shard: EdgeShard | None = load_shard(self._shard_dir) if has_shard(self._shard_dir) else None
         except BaseException:
             self._release_folder()
@@ -168,6 +171,7 @@ class EdgeStore(VectorStore):
             if self._shard is not None:
                 self._shard.close()
                 self._shard = None
+            self._shard_replaced()
             write_json(self.path / SWITCH_FILE, {"from": NEXT_DIR})
             finish_switch(self.path)
             remove_trash(self.path)
@@ -200,7 +204,7 @@ class EdgeStore(VectorStore):
             if shard is None:
                 raise CollectionMissingError()
             for start in range(0, len(edge_points), WRITE_BATCH):
-                shard.update(UpdateOperation.upsert_points(edge_points[start : start + WRITE_BATCH]))
+                self._apply(shard, UpdateOperation.upsert_points(edge_points[start : start + WRITE_BATCH]))
             if self._candidates is not None:
                 self._candidates.put((point.id, point.payload) for point in points)
 
@@ -209,7 +213,7 @@ class EdgeStore(VectorStore):
         flt = Filter(must=[FieldCondition(key="path", match=MatchValue(path))], must_not=keep)
         with self._writing() as shard:
             if shard is not None:
-                shard.update(UpdateOperation.delete_points_by_filter(flt))
+                self._apply(shard, UpdateOperation.delete_points_by_filter(flt))
                 if self._candidates is not None:
                     self._candidates.drop_note(path, keep_ids)
 
@@ -217,7 +221,7 @@ class EdgeStore(VectorStore):
         flt = Filter(must=[FieldCondition(key="path", match=MatchValue(path))])
         with self._writing() as shard:
             if shard is not None:
-                shard.update(UpdateOperation.set_payload_by_filter(flt, payload))
+                self._apply(shard, UpdateOperation.set_payload_by_filter(flt, payload))
                 if self._candidates is not None:
                     self._candidates.update_note(path, payload)
 
@@ -318,6 +322,7 @@ class EdgeStore(VectorStore):
             raise StoreClosedError()
 
     def _drop_shard(self) -> None:
+        self._shard_replaced()
         if self._candidates is not None:
             self._candidates.clear()
         if self._shard is not None:

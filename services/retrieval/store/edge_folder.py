@@ -97,10 +97,11 @@ _INDEXES = (
 
 
 def finish_switch(path: Path) -> None:
-    """Complete a swap_in that a crash interrupted (each step can be replayed)."""
+    """Complete a swap_in (or an optimization's switch: ``edge_optimize``) that a crash interrupted (each step
+    can be replayed)."""
     if not (path / SWITCH_FILE).exists():
         return
-    source = path / NEXT_DIR
+    source = path / json.loads((path / SWITCH_FILE).read_text(encoding="utf-8")).get("from", NEXT_DIR)
     if (source / SHARD_DIR).is_dir():
         if (path / SHARD_DIR).exists():
             (path / SHARD_DIR).rename(path / f"{TRASH_PREFIX}{uuid.uuid4().hex}")

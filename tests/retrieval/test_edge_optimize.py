@@ -1,0 +1,92 @@
+"""The Edge shard optimized beside the live one, in a real child process: nothing written meanwhile is lost."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.retrieval.store import EdgeStore, point_id
+from services.retrieval.store import edge_optimize as optimizing
+from services.retrieval.store.edge_folder import SHARD_DIR, SWITCH_FILE
+from tests.retrieval.test_store import DIM, INSIGHT, JOURNAL, MODEL, PLAN, axis, corpus, make_point
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[EdgeStore]:
+    store = EdgeStore(tmp_path / "store")
+    store.ensure_collection(DIM, MODEL)
+    store.upsert(corpus())
+    yield store
+    store.close()
+
+
+def _meanwhile(monkeypatch: pytest.MonkeyPatch, act) -> list[Path]:
+    """Runs ``act`` while the child optimizes the copy (the real child runs after it); the copies it saw."""
+    real, seen = subprocess.run, []
+
+    def run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+        seen.append(Path(command[-1]))
+        act()
+        return real(command, **kwargs)
+
+    monkeypatch.setattr(optimizing.subprocess, "run", run)
+    return seen
+
+
+def test_writes_made_while_the_copy_is_optimized_are_in_the_optimized_shard(
+    store: EdgeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert store.points_to_optimize() == 5
+
+    def edits() -> None:
+        store.upsert([make_point("Nouvelle.md", 0, axis(5), {4: 1.0})])
+        store.delete_note(JOURNAL)
+        store.set_note_payload(PLAN, {"entities": ["Alice"]})
+
+    copies = _meanwhile(monkeypatch, edits)
+    assert store.optimize_beside()
+    assert copies and copies[0].parent.name == optimizing.OPTIMIZING_DIR and not copies[0].exists()
+    assert store.count() == 5 and store.search_dense(axis(5), None, 1)[0].payload["path"] == "Nouvelle.md"
+    assert not store.retrieve([point_id(JOURNAL, 0)])
+    planned = store.retrieve([point_id(PLAN, 0), point_id(PLAN, 1)])
+    assert len(planned) == 2 and all(hit.payload["entities"] == ["Alice"] for hit in planned)
+    assert store.points_to_optimize() == 0
+    store.upsert([make_point("Autre.md", 0, axis(6), {4: 1.0})])  # written after: the live shard takes it
+    assert store.points_to_optimize() == 1 and store.search_dense(axis(6), None, 1)[0].payload["path"] == "Autre.md"
+    store.close()  # on disk as it was in memory
+    again = EdgeStore(store.path)
+    try:
+        assert again.count() == 6 and again.search_dense(axis(3), None, 1)[0].id == point_id(INSIGHT, 0)
+    finally:
+        again.close()
+
+
+def test_a_copy_of_a_shard_replaced_meanwhile_is_dropped(store: EdgeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    _meanwhile(monkeypatch, store.reset)
+    assert not store.optimize_beside()
+    assert store.count() == 0 and not (store.path / optimizing.OPTIMIZING_DIR).exists()
+
+
+def test_an_optimization_a_crash_interrupted_is_dropped_or_finished_at_the_next_open(tmp_path: Path) -> None:
+    store = EdgeStore(tmp_path / "store")
+    store.ensure_collection(DIM, MODEL)
+    store.upsert(corpus())
+    store.close()
+    leftover = tmp_path / "store" / optimizing.OPTIMIZING_DIR / SHARD_DIR
+    leftover.mkdir(parents=True)  # killed while the child ran: the live shard has every write
+    store = EdgeStore(tmp_path / "store")
+    assert store.count() == 5 and not leftover.parent.exists()
+    store.close()
+    # Killed between the two renames: the optimized copy is complete and the switch is marked.
+    leftover.parent.mkdir()
+    (tmp_path / "store" / SHARD_DIR).rename(leftover)
+    (tmp_path / "store" / SWITCH_FILE).write_text(json.dumps({"from": optimizing.OPTIMIZING_DIR}))
+    store = EdgeStore(tmp_path / "store")
+    try:
+        assert store.count() == 5 and not (tmp_path / "store" / SWITCH_FILE).exists()
+    finally:
+        store.close()

@@ -1,0 +1,26 @@
+"""The indexer builds its store's search graphs only once the index queue is quiet and enough points wait."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from services.retrieval.store import EdgeStore
+from services.system.store_upkeep import StoreUpkeep
+from tests.retrieval.test_store import DIM, MODEL, corpus
+
+
+def test_the_graphs_are_built_after_two_quiet_looks_and_only_when_enough_points_wait(tmp_path: Path) -> None:
+    store = EdgeStore(tmp_path / "store")
+    try:
+        store.ensure_collection(DIM, MODEL)
+        store.upsert(corpus())
+        pending = [3]
+        upkeep = StoreUpkeep(store, lambda: pending[0], after_points=5)
+        assert not upkeep.check()  # a batch waits
+        pending[0] = 0
+        assert not upkeep.check()  # quiet once: maybe a pause between two batches
+        assert upkeep.check() and store.points_to_optimize() == 0
+        assert not upkeep.check() and not upkeep.check()  # quiet, but nothing new to build
+        assert not StoreUpkeep(store, lambda: 0, after_points=0).check()  # 0: never
+    finally:
+        store.close()
