@@ -20,6 +20,7 @@ from qdrant_edge import (
     EdgeShard,
     EdgeSparseVectorParams,
     EdgeVectorParams,
+    HnswIndexConfig,
     Modifier,
     PayloadSchemaType,
     UpdateOperation,
@@ -73,11 +74,15 @@ def load_shard(shard_dir: Path) -> EdgeShard:
         raise
 
 
+NO_GRAPH = HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000)
+
+
 def create_shard(shard_dir: Path, dim: int) -> EdgeShard:
     config = EdgeConfig(
         vectors={
             DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine),
-            TITLE: EdgeVectorParams(size=dim, distance=Distance.Cosine),
+            # Read back by id, never searched: no graph (a third less of an optimization's time, #34).
+            TITLE: EdgeVectorParams(size=dim, distance=Distance.Cosine, hnsw_config=NO_GRAPH),
         },
         sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
     )
