@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from services.catalog import Catalog
-from services.catalog.models import AnswerKind, Provenance, Thread
+from services.catalog.models import AnswerKind, Provenance, Source, Thread
 from services.chat import kinds, preface, prompts
 from services.chat.answer import ChatAnswer, ChatEvent
 from services.chat.context import ContextBlock, pack_context, sources_of
@@ -23,11 +23,11 @@ from services.chat.evidence import below_notes
 from services.chat.grounding import CLOSEST_NOTES, Grounding, assess, combine_parts, split_question
 from services.chat.grounding_check import check_enabled, run_check
 from services.chat.history import HISTORY_TURNS, answered, brief_history, topic_history
-from services.chat.listing import answer_listing, batch_blocks, notes_in_range
+from services.chat.listing import LIST_K, answer_listing, batch_blocks, listed, notes_in_range
 from services.chat.outcome import Outcome
 from services.chat.prepared import Prepared
 from services.chat.prompt_fit import PromptFit
-from services.chat.query import Intent, asks_latest, existing_folders, search_request, understand
+from services.chat.query import Intent, asks_latest, existing_folders, names_only_a_date, search_request, understand
 from services.chat.quoting import ScoreFn, quote_answer, quote_closest, quote_notes
 from services.chat.record import record_answer
 from services.chat.web_answer import FRAME_TOKENS, WebAnswer
@@ -154,6 +154,8 @@ class ChatEngine:
             prepared.kind = AnswerKind.MEMORY
         elif prepared.plan.intent == Intent.LIST:
             self._prepare_listing(prepared)
+        elif names_only_a_date(prepared.plan):
+            self._prepare_day(prepared)
         elif prepared.plan.intent == Intent.SUMMARY and (prepared.plan.since or asks_latest(prepared.plan)):
             self._prepare_summary(prepared)
         else:
@@ -268,11 +270,22 @@ class ChatEngine:
         response = self._retrieve(prepared, part)
         return assess(part, response.results, cal, response.known)
 
-    def _prepare_listing(self, prepared: Prepared) -> None:
+    def _prepare_day(self, prepared: Prepared) -> None:
+        """What is dated on the day a question names and nothing else names: listed, each cited. The guard
+        cannot judge it (an empty question against that day's notes, mails and events: it answered or refused
+        depending on which mails fell that day)."""
+        response = self._retrieve(prepared, prepared.plan.retrieval_query, LIST_K)
+        notes = listed(response.results)
+        header = prompts.DAY_HEADER[prepared.plan.language].format(dated=prepared.plan.dated)
+        self._prepare_listing(prepared, notes, header)
+
+    def _prepare_listing(self, prepared: Prepared, notes: list[Source] | None = None, header: str = "") -> None:
         lang = prepared.plan.language
         cal = calibration(self.settings.embedding_model)
-        notes = answer_listing(prepared.plan, lambda query, k: self._retrieve(prepared, query, k), cal)
-        header = prompts.LIST_HEADER[lang] if notes else prompts.LIST_EMPTY[lang]
+        if notes is None:
+            notes = answer_listing(prepared.plan, lambda query, k: self._retrieve(prepared, query, k), cal)
+        empty = prompts.NO_NOTES_IN_RANGE[lang] if header else prompts.LIST_EMPTY[lang]
+        header = (header or prompts.LIST_HEADER[lang]) if notes else empty
         lines = [f"- [[{n.title}]] ({n.path}) [{n.n}]" + (f" — « {n.passage} »" if n.passage else "") for n in notes]
         prepared.text = "\n".join([header, *lines])
         prepared.sources = prepared.notes = notes

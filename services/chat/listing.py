@@ -40,6 +40,11 @@ def answer_listing(
             if better and is_about(topic, result, results, calibration):
                 scored[result.path] = (result.score, result)
     ranked = sorted(scored.values(), key=lambda item: -item[0])
+    return listed([r for _, r in ranked])
+
+
+def listed(results: list[SearchResult]) -> list[Source]:
+    """``results`` as the numbered sources of a listing, each with its best passage."""
     return [
         Source(
             n=n,
@@ -50,7 +55,7 @@ def answer_listing(
             page=r.page,
             screenshot=r.screenshot,
         )
-        for n, (_, r) in enumerate(ranked, start=1)
+        for n, r in enumerate(results, start=1)
     ]
 
 

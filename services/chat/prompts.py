@@ -54,6 +54,10 @@ NO_NOTES_IN_RANGE = {
     "fr": "Je n'ai trouvé aucune note pour cette période.",
     "en": "I found no notes for that period.",
 }
+DAY_HEADER = {
+    "fr": "Dans ton coffre pour « {dated} » :",
+    "en": "In your vault for “{dated}”:",
+}
 LIST_HEADER = {
     "fr": "Notes qui en parlent :",
     "en": "Notes that mention it:",

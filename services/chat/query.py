@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from services.language.dates import parse_date_range, strip_date_expression
 from services.language.detect import detect_language
 from services.retrieval import lexical
-from services.retrieval.search import SearchRequest
+from services.retrieval.search import SearchRequest, query_terms
 from services.vault.models import NoteType
 
 
@@ -188,6 +188,11 @@ def _subfolders(folder: Path) -> list[Path]:
 def asks_latest(plan: QueryPlan) -> bool:
     """« mes dernières notes », "latest", "recent": a summary of the newest notes without a date."""
     return any(w in plan.question.lower() for w in ("dernières", "latest", "recent"))
+
+
+def names_only_a_date(plan: QueryPlan) -> bool:
+    """« Qu'est-ce que j'ai mardi ? »: once its date is read, the question names nothing else."""
+    return plan.intent == Intent.ANSWER and plan.since is not None and not query_terms(plan.retrieval_query)
 
 
 def search_request(

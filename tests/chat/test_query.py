@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from services.chat.query import Intent, detect_intent, extract_topics, understand
+from services.chat.query import Intent, detect_intent, extract_topics, names_only_a_date, understand
 from services.language.detect import detect_language
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
@@ -108,3 +108,17 @@ def test_a_question_about_the_notes_themselves_searches_its_subject(question: st
 def test_a_dated_question_about_the_notes_keeps_its_period_and_searches_its_subject() -> None:
     plan = understand("Qu'ai-je écrit sur le levain la semaine dernière ?", NOW)
     assert plan.since is not None and plan.retrieval_query == "le levain"
+
+
+@pytest.mark.parametrize(
+    ("question", "only_a_date"),
+    [
+        ("Qu'est-ce que j'ai mardi ?", True),
+        ("What do I have on Tuesday?", True),
+        ("Qu'est-ce que j'ai chez le dentiste mardi ?", False),  # names something: the guard decides
+        ("Qu'est-ce que j'ai ?", False),  # no date
+        ("Résume mes notes de mars", False),  # a summary of the period
+    ],
+)
+def test_a_question_that_names_only_a_date_is_told_apart(question: str, only_a_date: bool) -> None:
+    assert names_only_a_date(understand(question, NOW)) is only_a_date
