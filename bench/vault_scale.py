@@ -88,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ[f"OBSIRAG_{name.upper()}"] = value
     sys.path.insert(0, str(ROOT))
     from services.config import load_settings
+    from services.retrieval.store.edge_folder import NEXT_DIR
     from services.system import SystemClient
 
     data = args.data or Path(tempfile.mkdtemp(prefix="vault-scale-")) / "data"
@@ -108,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         stop_system(process)
     if result.get("reindex", {}).get("finished") is False:  # abandoned: its folder goes, as if never asked
-        shutil.rmtree(settings.store_path / "next", ignore_errors=True)
+        shutil.rmtree(settings.store_path / NEXT_DIR, ignore_errors=True)
     result["restart"] = restart(settings, SystemClient(settings), log)  # a fresh client: new Redis connections
     if not args.again:
         say(f"restart: {result['restart']}; raw encode…")

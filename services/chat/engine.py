@@ -276,16 +276,18 @@ class ChatEngine:
         depending on which mails fell that day)."""
         response = self._retrieve(prepared, prepared.plan.retrieval_query, LIST_K)
         notes = listed(response.results)
-        header = prompts.DAY_HEADER[prepared.plan.language].format(dated=prepared.plan.dated)
-        self._prepare_listing(prepared, notes, header)
+        lang = prepared.plan.language
+        header = prompts.DAY_HEADER[lang].format(dated=prepared.plan.dated)
+        self._prepare_listing(prepared, notes, header, prompts.NO_NOTES_IN_RANGE[lang])
 
-    def _prepare_listing(self, prepared: Prepared, notes: list[Source] | None = None, header: str = "") -> None:
+    def _prepare_listing(
+        self, prepared: Prepared, notes: list[Source] | None = None, header: str = "", empty: str = ""
+    ) -> None:
         lang = prepared.plan.language
         cal = calibration(self.settings.embedding_model)
         if notes is None:
             notes = answer_listing(prepared.plan, lambda query, k: self._retrieve(prepared, query, k), cal)
-        empty = prompts.NO_NOTES_IN_RANGE[lang] if header else prompts.LIST_EMPTY[lang]
-        header = (header or prompts.LIST_HEADER[lang]) if notes else empty
+        header = (header or prompts.LIST_HEADER[lang]) if notes else (empty or prompts.LIST_EMPTY[lang])
         lines = [f"- [[{n.title}]] ({n.path}) [{n.n}]" + (f" — « {n.passage} »" if n.passage else "") for n in notes]
         prepared.text = "\n".join([header, *lines])
         prepared.sources = prepared.notes = notes

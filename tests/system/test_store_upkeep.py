@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.retrieval.store import EdgeStore
+from qdrant_client import QdrantClient
+
+from services.retrieval.store import ClientStore, EdgeStore
 from services.system.store_upkeep import StoreUpkeep
 from tests.retrieval.test_store import DIM, MODEL, corpus
 
@@ -24,3 +26,15 @@ def test_the_graphs_are_built_after_two_quiet_looks_and_only_when_enough_points_
         assert not StoreUpkeep(store, lambda: 0, after_points=0).check()  # 0: never
     finally:
         store.close()
+
+
+def test_a_qdrant_server_is_left_to_build_its_own_graphs() -> None:
+    client = QdrantClient(":memory:")
+    try:
+        store = ClientStore(client, "chunks")
+        store.ensure_collection(DIM, MODEL)
+        store.upsert(corpus())
+        upkeep = StoreUpkeep(store, lambda: 0, after_points=1)
+        assert not upkeep.check() and not upkeep.check() and store.points_to_optimize() == 0
+    finally:
+        client.close()

@@ -192,6 +192,16 @@ class VectorStore(ABC):
     def close(self) -> None:
         """Flush and release the store (and its folder lock). Calling it twice is harmless."""
 
+    def points_to_optimize(self) -> int:
+        """Points written since the search graphs were last built beside the live index (``optimize_beside``);
+        0 where the backend builds them by itself (a Qdrant server)."""
+        return 0
+
+    def optimize_beside(self) -> bool:
+        """Build the search graphs without stopping searches (the Edge store: in a child process); False when
+        nothing was built."""
+        return False
+
     def flush(self) -> None:  # noqa: B027 (a no-op unless the backend buffers writes)
         """Make every write so far durable (the server backend writes with ``wait=True``: nothing to do)."""
 

@@ -63,7 +63,6 @@ from services.retrieval.store.edge_folder import (
     MODEL_FILE,
     NEXT_DIR,
     SHARD_DIR,
-    SWITCH_FILE,
     TRASH_PREFIX,
     create_shard,
     finish_switch,
@@ -72,7 +71,6 @@ from services.retrieval.store.edge_folder import (
     lock_folder,
     read_model,
     remove_trash,
-    write_json,
     write_model,
 )
 from services.retrieval.store.edge_optimize import OptimizeBeside, drop_leftover
@@ -168,14 +166,8 @@ class EdgeStore(OptimizeBeside, VectorStore):
         other.close()
         with self._guard.exclusive():
             self._check_open()
-            if self._shard is not None:
-                self._shard.close()
-                self._shard = None
             self._shard_replaced()
-            write_json(self.path / SWITCH_FILE, {"from": NEXT_DIR})
-            finish_switch(self.path)
-            remove_trash(self.path)
-            self._shard = load_shard(self._shard_dir)
+            self._switch_to(NEXT_DIR)
             self._candidates = candidates if self._candidates is not None else None
 
     def flush(self) -> None:

@@ -10,7 +10,6 @@ replaces the live shard (``switch.json`` marks the renames, as for a rebuild's `
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import shutil
@@ -44,7 +43,8 @@ _CHILD = (
 
 
 class OptimizeBeside:
-    """``EdgeStore``'s optimization beside the live shard: it uses the store's folder, shard and locks."""
+    """``EdgeStore``'s optimization beside the live shard, and the switch it shares with a rebuild's ``swap_in``:
+    it uses the store's folder, shard and locks."""
 
     path: Path
     _shard: EdgeShard | None
@@ -66,6 +66,17 @@ class OptimizeBeside:
         self._generation += 1
         (self.path / OPTIMIZED_FILE).unlink(missing_ok=True)
 
+    def _switch_to(self, folder: str) -> None:
+        """Under the exclusive lock: the shard in ``folder`` (a rebuild's ``next/``, an optimized copy) replaces
+        the live one; ``switch.json`` marks the renames, so a crash between them is finished at the next open."""
+        if self._shard is not None:
+            self._shard.close()
+            self._shard = None
+        write_json(self.path / SWITCH_FILE, {"from": folder})
+        finish_switch(self.path)
+        remove_trash(self.path)
+        self._shard = load_shard(self.path / SHARD_DIR)
+
     def points_to_optimize(self) -> int:
         """Points written since the shard was last optimized (all of them if never)."""
         with self._reading() as shard:
@@ -80,7 +91,7 @@ class OptimizeBeside:
         """Optimize a copy of the shard in a child process and put it in place; False when the shard was
         replaced or closed meanwhile (the copy is dropped)."""
         copy = self.path / OPTIMIZING_DIR
-        shutil.rmtree(copy, ignore_errors=True)
+        drop_leftover(self.path)
         with self._writing() as shard:
             if shard is None:
                 return False
@@ -98,7 +109,7 @@ class OptimizeBeside:
             return self._put_in_place(copy, generation, points, time.monotonic() - began)
         finally:
             self._journal = None
-            shutil.rmtree(copy, ignore_errors=True)
+            drop_leftover(self.path)
 
     def _put_in_place(self, copy: Path, generation: int, points: int, seconds: float) -> bool:
         with self._guard.exclusive():  # searches wait for the replay and the renames: a second or two
@@ -109,18 +120,13 @@ class OptimizeBeside:
                 optimized.update(operation)
             optimized.flush()
             optimized.close()
-            self._shard.close()
-            self._shard = None
-            write_json(self.path / SWITCH_FILE, {"from": OPTIMIZING_DIR})
-            finish_switch(self.path)
-            remove_trash(self.path)
-            self._shard = load_shard(self.path / SHARD_DIR)
+            self._switch_to(OPTIMIZING_DIR)
             write_json(self.path / OPTIMIZED_FILE, {"points": points})
         log.info("search graphs built for %d points in %.0f s, beside the live shard", points, seconds)
         return True
 
 
 def drop_leftover(path: Path) -> None:
-    """An optimization a crash interrupted before its switch: the live shard has every write, the copy goes."""
-    with contextlib.suppress(FileNotFoundError):
-        shutil.rmtree(path / OPTIMIZING_DIR)
+    """The copy an optimization left (done, given up, or interrupted by a crash before its switch: the live
+    shard has every write)."""
+    shutil.rmtree(path / OPTIMIZING_DIR, ignore_errors=True)
