@@ -56,6 +56,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="--data already holds this vault's index (a previous run's): no first index, the live figures only",
     )
     parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="--data holds a first index left unfinished: finish it, its rates over what this run writes",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -97,13 +102,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     client, log = SystemClient(settings), data.parent / "vault-scale.log"
     result: dict[str, Any] = {"vault": str(args.vault), "machine": machine(), "notes": _count_notes(args.vault)}
     result["settings"] = args.set
+    before = _catalog_figures(settings) if args.resume else None  # read before the system opens it
     process = start_system(settings, WORKERS, log)
     try:
         if args.again:
             wait(lambda: _all_ready(client), 600)
         else:
             say(f"first index of {result['notes']} notes…")
-            result["first_index"] = first_index(client, process, args.timeout_hours * 3600)
+            result["first_index"] = first_index(client, process, args.timeout_hours * 3600, before)
             say(f"notes written in {result['first_index']['notes_seconds']} s; saves, searches, pages…")
         result |= live_figures(client, settings, args)
     finally:
@@ -132,8 +138,9 @@ def _count_notes(vault: Path) -> int:
     return sum(1 for _ in vault.rglob("*.md"))
 
 
-def first_index(client: Any, process: Any, timeout: float) -> dict[str, Any]:
-    """Samples ``obsirag status`` until every note is written, then until the documents are read."""
+def first_index(client: Any, process: Any, timeout: float, before: dict[str, int] | None = None) -> dict[str, Any]:
+    """Samples ``obsirag status`` until every note is written, then until the documents are read; ``before``:
+    what an unfinished first index had written, left out of the rates."""
     started = time.monotonic()
     samples: list[tuple[float, int, int, float | None]] = []  # (t, done, changed, eta)
     notes_at = docs_at = None
@@ -153,7 +160,10 @@ def first_index(client: Any, process: Any, timeout: float) -> dict[str, Any]:
     if notes_at is None:
         raise RuntimeError("the first index did not end in time")
     counts = _catalog_figures(client.settings)
+    if before:
+        counts = {name: count - before[name] for name, count in counts.items()}
     return {
+        "resumed_from": before,
         "notes_seconds": round(notes_at, 1),
         "documents_seconds": round(docs_at, 1) if docs_at is not None else None,
         "notes_per_s": round(counts["notes"] / notes_at, 2),
