@@ -74,9 +74,11 @@ class Watcher:
         self.redis_run: str | None = None  # the run id of the Redis this watcher last saw
         self.next_redis_check = 0.0
 
-    def reconcile(self) -> None:
+    def reconcile(self, enqueue: bool = True) -> None:
+        """Queues what the catalog lacks and publishes how much (the sync's progress); ``enqueue=False``: only
+        publishes it, the tasks already waiting hold the work."""
         paths = changed_paths(self.settings, self.catalog)
-        tasks = self.queues.enqueue_paths(paths, self.settings.index_batch_notes, RECONCILE_PRIORITY)
+        tasks = self.queues.enqueue_paths(paths, self.settings.index_batch_notes, RECONCILE_PRIORITY) if enqueue else 0
         level = logging.INFO if paths else logging.DEBUG  # an idle vault's periodic reconcile says nothing
         log.log(level, "reconcile: %d notes to sync in %d tasks", len(paths), tasks)
         written = sum(1 for path in paths if (self.settings.vault / path).exists())  # the rest are deletions
@@ -112,6 +114,9 @@ class Watcher:
         if forced or (time.monotonic() >= self.next_reconcile and not self.backlog()):
             self.debouncer.rescan.clear()
             self.reconcile()
+        elif not self.last_reconcile:
+            # Started on a previous run's backlog (stopped mid-first-index): the progress and ETA from now on.
+            self.reconcile(enqueue=False)
         due = self.debouncer.due()
         if due:
             log.info("events: syncing %d notes", len(due))

@@ -40,3 +40,30 @@ def test_a_periodic_reconcile_waits_for_the_queued_index_tasks(tmp_path: Path, r
     finally:
         queues.index.flush()
         catalog.close()
+
+
+def test_started_on_a_previous_run_s_backlog_it_shows_the_progress_without_queuing_again(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """Stopped mid-first-index, started again: the tasks left in Redis hold the work, and the sync's progress
+    (obsirag status, the dashboard) counts what is left from the first look, not once the backlog is gone."""
+    (tmp_path / "vault").mkdir()
+    for name in ("Une", "Deux"):
+        (tmp_path / "vault" / f"{name}.md").write_text(f"# {name}\n\nUn texte.\n", encoding="utf-8")
+    settings = Settings(vault=tmp_path / "vault", data_dir=tmp_path / "data", redis_url=redis_url)
+    settings.data_dir.mkdir()
+    queues = Queues(settings)
+    queues.index.flush()
+    catalog = Catalog(settings.catalog_path)
+    try:
+        queues.enqueue_paths(["Une.md", "Deux.md"], settings.index_batch_notes, 0)  # the last run's backlog
+        left = queues.index.pending_count()
+        watcher = Watcher(settings, queues, catalog)
+        watcher.flush()
+        assert watcher.last_reconcile["changed"] == 2 and queues.index.pending_count() == left
+        first = watcher.last_reconcile["at"]
+        watcher.flush()  # published once: the next look waits for the backlog as before
+        assert watcher.last_reconcile["at"] == first
+    finally:
+        queues.index.flush()
+        catalog.close()
