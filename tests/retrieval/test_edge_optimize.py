@@ -8,8 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from qdrant_edge import Distance, EdgeConfig, EdgeSparseVectorParams, EdgeVectorParams, Modifier
 
-from services.retrieval.store import EdgeStore, point_id
+from services.retrieval.store import DENSE, SPARSE, TITLE, EdgeStore, point_id
+from services.retrieval.store import edge_folder as folder
 from services.retrieval.store import edge_optimize as optimizing
 from services.retrieval.store.edge_folder import SHARD_DIR, SWITCH_FILE
 from tests.retrieval.test_store import DIM, INSIGHT, JOURNAL, MODEL, PLAN, axis, corpus, make_point
@@ -29,7 +31,7 @@ def _meanwhile(monkeypatch: pytest.MonkeyPatch, act) -> list[Path]:
     real, seen = subprocess.run, []
 
     def run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[bytes]:
-        seen.append(Path(command[-1]))
+        seen.append(Path(command[3]))  # [python, -c, child, copy, dim]
         act()
         return real(command, **kwargs)
 
@@ -88,5 +90,46 @@ def test_an_optimization_a_crash_interrupted_is_dropped_or_finished_at_the_next_
     store = EdgeStore(tmp_path / "store")
     try:
         assert store.count() == 5 and not (tmp_path / "store" / SWITCH_FILE).exists()
+    finally:
+        store.close()
+
+
+def _placements(store: EdgeStore) -> dict[str, object]:
+    """Where the shard's config (Edge's own file) puts the parts a built segment holds."""
+    config = json.loads((store.path / SHARD_DIR / "edge_config.json").read_text(encoding="utf-8"))
+    return {
+        "title": config["vectors"][TITLE].get("memory"),
+        "lexical": config["sparse_vectors"][SPARSE].get("memory"),
+        "graph": config.get("hnsw_config", {}).get("memory"),
+        "dense": config["vectors"][DENSE].get("memory"),
+    }
+
+
+def test_a_shard_made_before_the_memory_placements_takes_them_at_its_next_optimization(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The graph, the lexical index and the title vectors mapped from disk, the dense vectors cached: set on a
+    new shard, and on an earlier one by the child that optimizes it (beside the live shard)."""
+    earlier = EdgeConfig(
+        vectors={
+            DENSE: EdgeVectorParams(size=DIM, distance=Distance.Cosine),
+            TITLE: EdgeVectorParams(size=DIM, distance=Distance.Cosine),
+        },
+        sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
+    )
+    monkeypatch.setattr(folder, "shard_config", lambda dim: earlier)
+    store = EdgeStore(tmp_path / "store")
+    try:
+        store.ensure_collection(DIM, MODEL)
+        store.upsert(corpus())
+        monkeypatch.undo()
+        assert _placements(store) == {"title": None, "lexical": None, "graph": None, "dense": None}
+        assert store.optimize_beside()
+        assert _placements(store) == {"title": "cold", "lexical": "cold", "graph": "cold", "dense": None}
+        assert store.search_dense(axis(3), None, 1)[0].id == point_id(INSIGHT, 0)
+        fresh = EdgeStore(tmp_path / "fresh")
+        fresh.ensure_collection(DIM, MODEL)
+        assert _placements(fresh) == _placements(store)
+        fresh.close()
     finally:
         store.close()

@@ -23,10 +23,12 @@ from qdrant_edge import EdgeShard, UpdateOperation
 
 from services.lifeline import die_with_parent
 from services.retrieval.store.edge_folder import (
+    MODEL_FILE,
     SHARD_DIR,
     SWITCH_FILE,
     finish_switch,
     load_shard,
+    read_model,
     remove_trash,
     write_json,
 )
@@ -36,10 +38,7 @@ log = logging.getLogger(__name__)
 OPTIMIZING_DIR = "optimizing"  # the copy being optimized; a crash leaves it, the next open removes it
 OPTIMIZED_FILE = "optimized.json"  # the points the shard held when last optimized
 OPTIMIZE_AFTER_POINTS = 20_000  # below, a plain scan costs a few ms: not worth minutes of a processor
-_CHILD = (
-    "import sys; from qdrant_edge import EdgeShard; "
-    "shard = EdgeShard.load(sys.argv[1]); shard.optimize(); shard.flush(); shard.close()"
-)
+_CHILD = "import sys; from services.retrieval.store.edge_folder import optimize_shard; optimize_shard(*sys.argv[1:])"
 
 
 class OptimizeBeside:
@@ -98,10 +97,11 @@ class OptimizeBeside:
             shard.flush()
             shutil.copytree(self.path / SHARD_DIR, copy / SHARD_DIR)
             self._journal, generation, points = [], self._generation, shard.info().points_count
+            recorded = read_model(self.path / MODEL_FILE)
         began = time.monotonic()
         try:
             subprocess.run(
-                [sys.executable, "-c", _CHILD, str(copy / SHARD_DIR)],
+                [sys.executable, "-c", _CHILD, str(copy / SHARD_DIR), str(recorded.dim if recorded else 0)],
                 check=True,
                 stdin=subprocess.DEVNULL,
                 preexec_fn=die_with_parent(),
