@@ -143,6 +143,12 @@ class Settings(BaseSettings):
         "quiet) once this many points were written since they last were; a search then reads the graph instead "
         "of scanning every point. 0: never.",
     )
+    store_optimize_busy_points: int = Field(
+        100_000,
+        ge=0,
+        description="The same, while the index queue still works (a first index, a bulk import), once this many "
+        "points wait: a plain segment holds ~5 kB of the indexer's memory a point, a built one ~2. 0: only when quiet.",
+    )
     search_timeout: float = Field(10.0, description="Seconds a CLI/web search waits for the indexer.")
     heartbeat_seconds: float = Field(2.0, description="How often each process publishes its heartbeat.")
     log_level: str = Field(

@@ -57,7 +57,12 @@ def main() -> None:
     # Serving from here: the rest of the start-up waits for no one (at 20,000 notes it took seconds of the
     # processor while every other process was starting too, #34).
     threading.Thread(target=_after_start, args=(settings, pipeline, queues), name="after-start", daemon=True).start()
-    upkeep = StoreUpkeep(pipeline.store, queues.index.pending_count, settings.store_optimize_after_points)
+    upkeep = StoreUpkeep(
+        pipeline.store,
+        queues.index.pending_count,
+        settings.store_optimize_after_points,
+        settings.store_optimize_busy_points,
+    )
     threading.Thread(target=upkeep.run, args=(stop,), name="store-upkeep", daemon=True).start()
     try:
         run_until_stopped(settings, "indexer", stop, consumers, details=lambda: {"run_id": pipeline.run_id})

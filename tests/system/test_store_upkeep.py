@@ -28,6 +28,20 @@ def test_the_graphs_are_built_after_two_quiet_looks_and_only_when_enough_points_
         store.close()
 
 
+def test_a_long_first_index_has_its_graphs_built_as_it_goes(tmp_path: Path) -> None:
+    """Past ``busy_points`` the queue's work does not hold the build back (the indexer's memory stays bounded)."""
+    store = EdgeStore(tmp_path / "store")
+    try:
+        store.ensure_collection(DIM, MODEL)
+        store.upsert(corpus())  # 5 points wait, the queue works
+        assert not StoreUpkeep(store, lambda: 40, after_points=2).check()  # no busy bound: waits for the quiet
+        assert not StoreUpkeep(store, lambda: 40, after_points=2, busy_points=6).check()  # below the bound
+        assert StoreUpkeep(store, lambda: 40, after_points=2, busy_points=4).check()
+        assert store.points_to_optimize() == 0
+    finally:
+        store.close()
+
+
 def test_a_qdrant_server_is_left_to_build_its_own_graphs() -> None:
     client = QdrantClient(":memory:")
     try:

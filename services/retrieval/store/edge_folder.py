@@ -17,6 +17,7 @@ from filelock import FileLock, Timeout
 from qdrant_edge import (
     Distance,
     EdgeConfig,
+    EdgeOptimizersConfig,
     EdgeShard,
     EdgeSparseVectorParams,
     EdgeVectorParams,
@@ -78,6 +79,10 @@ def load_shard(shard_dir: Path) -> EdgeShard:
 NO_GRAPH = HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000)
 # Edge's defaults for the dense vectors' graph, but mapped from disk rather than held in memory.
 GRAPH = HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000, memory=Memory.Cold)
+# Built segments stop growing near 130,000 points (the dense vectors' KB): unbounded, each optimization merged
+# everything into two segments again, rebuilding every graph (optimizing 15,000 more points took as long as
+# the whole store), which a first index optimized as it goes (store_upkeep) cannot afford.
+MAX_SEGMENT_KB = 200_000
 
 
 def shard_config(dim: int) -> EdgeConfig:
@@ -92,6 +97,8 @@ def shard_config(dim: int) -> EdgeConfig:
         },
         sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf, memory=Memory.Cold)},
         hnsw_config=GRAPH,
+        optimizers=EdgeOptimizersConfig(max_segment_size=MAX_SEGMENT_KB),
+        payload_memory=Memory.Cold,  # Edge's default, said: a search reads a few fields (store/candidates.py)
     )
 
 
