@@ -68,6 +68,7 @@ class Database:
         conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL; the catalog is rebuildable anyway
+        conn.execute("PRAGMA journal_size_limit = 67108864")  # a WAL shrinks back once checkpointed
         conn.create_function("fold", 1, fold, deterministic=True)
         return conn
 

@@ -57,3 +57,21 @@ def test_a_cache_in_the_earlier_layout_is_carried_over_with_its_vectors(tmp_path
         again.close()
     finally:
         cache.close()
+
+
+def test_the_write_ahead_log_shrinks_back_after_a_big_write(tmp_path: Path, monkeypatch) -> None:
+    """A first index writes its vectors in big transactions: the WAL must not keep that size for good."""
+    from services.retrieval import embedding_cache
+
+    monkeypatch.setattr(embedding_cache, "WAL_LIMIT_BYTES", 256 * 1024)
+    cache = EmbeddingCache(tmp_path / "cache.sqlite3", "m", 384)
+    try:
+        texts = [f"texte {i}" for i in range(6_000)]  # ~9 MB of vectors in one transaction
+        cache.store(texts, np.ones((len(texts), 384), dtype=np.float32))
+        wal = tmp_path / "cache.sqlite3-wal"
+        assert wal.stat().st_size > 1024 * 1024
+        cache._db.execute("PRAGMA wal_checkpoint")  # what SQLite runs by itself every 1,000 pages
+        cache.store(["encore"], np.ones((1, 384), dtype=np.float32))  # the next write after the checkpoint
+        assert wal.stat().st_size <= 256 * 1024
+    finally:
+        cache.close()
