@@ -57,6 +57,7 @@ def test_writes_made_while_the_copy_is_optimized_are_in_the_optimized_shard(
     planned = store.retrieve([point_id(PLAN, 0), point_id(PLAN, 1)])
     assert len(planned) == 2 and all(hit.payload["entities"] == ["Alice"] for hit in planned)
     assert store.points_to_optimize() == 0
+    assert not list(store.path.glob("shard.deleted-*"))  # the old shard deleted, once the lock was released
     store.upsert([make_point("Autre.md", 0, axis(6), {4: 1.0})])  # written after: the live shard takes it
     assert store.points_to_optimize() == 1 and store.search_dense(axis(6), None, 1)[0].payload["path"] == "Autre.md"
     store.close()  # on disk as it was in memory

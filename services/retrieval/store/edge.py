@@ -169,6 +169,7 @@ class EdgeStore(OptimizeBeside, VectorStore):
             self._shard_replaced()
             self._switch_to(NEXT_DIR)
             self._candidates = candidates if self._candidates is not None else None
+        remove_trash(self.path)
 
     def flush(self) -> None:
         with self._writing() as shard:

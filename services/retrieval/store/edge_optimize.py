@@ -73,8 +73,9 @@ class OptimizeBeside:
             self._shard = None
         write_json(self.path / SWITCH_FILE, {"from": folder})
         finish_switch(self.path)
-        remove_trash(self.path)
         self._shard = load_shard(self.path / SHARD_DIR)
+        # The old shard (2.7 GB at 50,000 notes) is deleted by the caller once the lock is released: searches
+        # waited for its deletion and timed out (#34); a crash before leaves trash, removed at the next open.
 
     def points_to_optimize(self) -> int:
         """Points written since the shard was last optimized (all of them if never)."""
@@ -122,6 +123,7 @@ class OptimizeBeside:
             optimized.close()
             self._switch_to(OPTIMIZING_DIR)
             write_json(self.path / OPTIMIZED_FILE, {"points": points})
+        remove_trash(self.path)
         log.info("search graphs built for %d points in %.0f s, beside the live shard", points, seconds)
         return True
 
