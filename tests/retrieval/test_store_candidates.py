@@ -111,30 +111,3 @@ def test_concurrent_writes_leave_the_map_equal_to_the_shard(store: EdgeStore) ->
         searcher.join()
     assert not failures
     assert lean_hits(store) == shard_truth(store)
-
-
-def test_writes_pass_between_the_batches_of_the_first_read_and_the_map_ends_equal_to_the_shard(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from services.retrieval.store import edge
-
-    monkeypatch.setattr(edge, "CANDIDATE_BATCH", 1)  # a batch a point: writes land between them
-    store = EdgeStore(tmp_path / "store")
-    try:
-        store.ensure_collection(DIM, MODEL)
-        store.upsert(corpus())
-
-        def writes() -> None:
-            for i in range(20):
-                store.upsert([make_point(f"N{i}.md", 0, axis(i % DIM), {1: 1.0})])
-            store.delete_note(JOURNAL)
-            store.set_note_payload(PLAN, {"title": "Plan renommé"})
-
-        writer = threading.Thread(target=writes)
-        writer.start()
-        store.keep_candidate_fields(FIELDS)
-        writer.join()
-        truth = shard_truth(store)
-        assert lean_hits(store) == truth and len(store._candidates or []) == len(truth)
-    finally:
-        store.close()
