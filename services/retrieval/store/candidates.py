@@ -29,6 +29,7 @@ class CandidateFields:
         self._by_id: dict[str, tuple[Any, ...]] = {}  # values in ``fields``' order, _ABSENT where missing
         self._by_path: dict[str, set[str]] = {}
         self._shared: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # one tuple per distinct list (aliases)
+        self._path_slot = self.fields.index("path") if "path" in self.fields else None
 
     def __len__(self) -> int:
         return len(self._by_id)
@@ -56,6 +57,12 @@ class CandidateFields:
             return self._shared.setdefault(shared, shared)
         return value
 
+    def _path(self, values: tuple[Any, ...] | None) -> Any:
+        """The path among ``values`` (None when not kept, or the point unknown)."""
+        if values is None or self._path_slot is None or values[self._path_slot] is _ABSENT:
+            return None
+        return values[self._path_slot]
+
     def missing(self, point_ids: Iterable[str]) -> list[str]:
         """The ids this map does not know (points written while a search ran): to read from the shard."""
         return [point_id for point_id in point_ids if point_id not in self._by_id]
@@ -73,14 +80,11 @@ class CandidateFields:
 
     def put(self, points: Iterable[tuple[str, dict[str, Any]]]) -> None:
         """Record (or replace) each ``(point id, payload)``; fields beyond ``self.fields`` are not kept."""
-        slot = self.fields.index("path") if "path" in self.fields else None
         for point_id, payload in points:
             values = tuple(self._kept(payload[key]) if key in payload else _ABSENT for key in self.fields)
-            path = values[slot] if slot is not None and values[slot] is not _ABSENT else None
-            old = self._by_id.get(point_id)
-            old_path = old[slot] if old is not None and slot is not None and old[slot] is not _ABSENT else None
-            if old is not None and old_path != path:
-                self._by_path.get(old_path, set()).discard(point_id)
+            path, old = self._path(values), self._by_id.get(point_id)
+            if old is not None and self._path(old) != path:
+                self._by_path.get(self._path(old), set()).discard(point_id)
             self._by_id[point_id] = values
             self._by_path.setdefault(path, set()).add(point_id)
 
