@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from services.retrieval.search import CANDIDATE_FIELDS
-from services.retrieval.store import EdgeStore
+from services.retrieval.store import EdgeStore, edge
 from tests.retrieval.test_store import DIM, JOURNAL, MODEL, PLAN, ROOT, axis, corpus, make_point, sparse, unit
 
 FIELDS = CANDIDATE_FIELDS
@@ -111,3 +111,69 @@ def test_concurrent_writes_leave_the_map_equal_to_the_shard(store: EdgeStore) ->
         searcher.join()
     assert not failures
     assert lean_hits(store) == shard_truth(store)
+
+
+def reopened(path: Path, monkeypatch: pytest.MonkeyPatch, *, scrolls: bool) -> EdgeStore:
+    """The store at ``path`` opened again with its map kept; ``scrolls``: whether the map may come from reading
+    the shard (False: it must come from the file the last close saved)."""
+    if not scrolls:
+        monkeypatch.setattr(edge, "read_map", lambda *_: pytest.fail("the map was read from the shard"))
+    store = EdgeStore(path)
+    store.keep_candidate_fields(FIELDS)
+    monkeypatch.undo()
+    return store
+
+
+def test_a_clean_close_saves_the_map_and_the_next_start_reads_it(
+    store: EdgeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 50,000 notes reading the map from the shard held the GIL for 20 s, every search waiting behind it."""
+    bare = make_point("Bare.md", 0, axis(5), {1: 1.0})
+    del bare.payload["aliases"], bare.payload["title"]  # absent fields stay absent, not None
+    store.upsert([bare, make_point(ROOT, 0, axis(4), {1: 1.0}, aliases=["Racine", "Base"])])
+    truth, kept = shard_truth(store), dict(store._candidates._by_id)  # type: ignore[union-attr]
+    store.close()
+    assert (store.path / edge.CANDIDATES_FILE).exists()
+
+    again = reopened(store.path, monkeypatch, scrolls=False)
+    try:
+        assert again._candidates is not None and again._candidates._by_id == kept
+        assert lean_hits(again) == truth and "title" not in lean_hits(again)[bare.id]
+        again.upsert([make_point("After.md", 0, axis(6), {1: 1.0})])  # the file no longer describes the shard
+        assert not (again.path / edge.CANDIDATES_FILE).exists()
+    finally:
+        again.close()
+
+
+def test_a_file_that_does_not_describe_the_shard_is_not_used(store: EdgeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    store.close()
+    writer = EdgeStore(store.path)  # a process that keeps no map (``obsirag index``) writes, then dies
+    writer.upsert([make_point("Written.md", 0, axis(5), {1: 1.0})])
+    assert not (store.path / edge.CANDIDATES_FILE).exists()
+    writer.close()
+
+    again = reopened(store.path, monkeypatch, scrolls=True)
+    assert lean_hits(again) == shard_truth(again) and "Written.md" in {p["path"] for p in lean_hits(again).values()}
+    again.close()
+    (store.path / edge.CANDIDATES_FILE).write_text('{"fields": ["path"], "rows": [', encoding="utf-8")  # torn
+    torn = reopened(store.path, monkeypatch, scrolls=True)
+    try:
+        assert lean_hits(torn) == shard_truth(torn)
+    finally:
+        torn.close()
+
+
+def test_a_rebuild_s_switch_spends_the_saved_map(store: EdgeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    store.close()
+    live = reopened(store.path, monkeypatch, scrolls=False)
+    rebuilt = live.open_next()
+    rebuilt.ensure_collection(DIM, MODEL)
+    rebuilt.upsert([make_point("Rebuilt.md", 0, axis(0), {1: 1.0})])
+    live.swap_in(rebuilt)
+    assert not (live.path / edge.CANDIDATES_FILE).exists()
+    live.close()
+    again = reopened(store.path, monkeypatch, scrolls=False)  # the rebuilt shard's map, saved at this close
+    try:
+        assert {p["path"] for p in lean_hits(again).values()} == {"Rebuilt.md"}
+    finally:
+        again.close()

@@ -8,15 +8,28 @@ the store and every write to it, keeps them here; a point the map does not know 
 is read from the shard as before. Each point's fields are one tuple (lists as tuples, a note's title, path and
 aliases shared by its chunks): at 173,564 points (the 50,000-note run) 60 MB instead of 91 as a dict each
 (docs/performance.md).
+
+Reading the map from the shard holds the GIL (Edge's scroll does): 20 s at 302,607 points (50,000 notes),
+while every search waited behind it for seconds. So a clean close saves it beside the shard (``save_map``) and
+the next start reads that file instead (``load_map``); the store deletes the file at its first write after
+opening, so a file that exists always describes the shard as it is.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import sys
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
+from qdrant_edge import EdgeShard, ScrollRequest
+
 from services.retrieval.models import StoreHit
+
+log = logging.getLogger(__name__)
 
 _ABSENT = object()  # a field the payload did not have (not None, which a payload may hold)
 
@@ -109,3 +122,53 @@ class CandidateFields:
         self._by_id.clear()
         self._by_path.clear()
         self._shared.clear()
+
+    def rows(self) -> Iterator[list[Any]]:
+        """Each point as ``[id, mask, *values]``, bit i of the mask set where field i is absent."""
+        for point_id, values in self._by_id.items():
+            mask = sum(1 << slot for slot, value in enumerate(values) if value is _ABSENT)
+            yield [point_id, mask, *(None if value is _ABSENT else value for value in values)]
+
+    def put_rows(self, rows: Iterable[list[Any]]) -> None:
+        """Record the points of ``rows()`` (read back from a file: every id new)."""
+        for point_id, mask, *values in rows:
+            if len(values) != len(self.fields):
+                raise ValueError(f"{len(values)} values for {len(self.fields)} fields")
+            kept = tuple(_ABSENT if mask >> slot & 1 else self._kept(value) for slot, value in enumerate(values))
+            self._by_id[point_id] = kept
+            self._by_path.setdefault(self._path(kept), set()).add(point_id)
+
+
+def read_map(shard: EdgeShard, fields: Sequence[str]) -> CandidateFields:
+    """The map of every point of ``shard`` (holds the GIL for the whole scroll)."""
+    candidates = CandidateFields(fields)
+    offset = None
+    while True:
+        records, offset = shard.scroll(ScrollRequest(offset=offset, limit=1024, filter=None, with_payload=list(fields)))
+        candidates.put((str(record.id), record.payload or {}) for record in records)
+        if offset is None:
+            return candidates
+
+
+def save_map(candidates: CandidateFields, target: Path, points: int) -> None:
+    """Write ``candidates`` (the map of a shard holding ``points`` points) to ``target``, whole or not at all."""
+    temporary = target.with_suffix(".tmp")
+    content = {"fields": list(candidates.fields), "points": points, "rows": list(candidates.rows())}
+    temporary.write_text(json.dumps(content, ensure_ascii=False), encoding="utf-8")
+    os.replace(temporary, target)
+
+
+def load_map(source: Path, fields: Sequence[str], points: int) -> CandidateFields | None:
+    """The map saved in ``source`` if it holds ``fields`` for ``points`` points (None: absent or not these)."""
+    if not source.exists():
+        return None
+    candidates = CandidateFields(fields)
+    try:
+        content = json.loads(source.read_text(encoding="utf-8"))
+        if content["fields"] != list(fields) or content["points"] != points:
+            return None
+        candidates.put_rows(content["rows"])
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        log.warning("the saved candidates' map is unreadable, read from the shard instead: %r", exc)
+        return None
+    return candidates if len(candidates) == points else None
