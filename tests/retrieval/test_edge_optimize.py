@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from qdrant_edge import Distance, EdgeConfig, EdgeSparseVectorParams, EdgeVectorParams, Modifier
 
+from services.retrieval.models import StoreFilter
 from services.retrieval.store import DENSE, SPARSE, TITLE, EdgeStore, point_id
 from services.retrieval.store import edge_folder as folder
 from services.retrieval.store import edge_optimize as optimizing
@@ -106,11 +107,18 @@ def _placements(store: EdgeStore) -> dict[str, object]:
     }
 
 
+def _mapped_indexes(store: EdgeStore) -> set[str]:
+    assert store._shard is not None
+    indexes = store._shard.info().payload_schema
+    return {field for field, info in indexes.items() if info.params is not None and info.params.on_disk}
+
+
 def test_a_shard_made_before_the_memory_placements_takes_them_at_its_next_optimization(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The graph, the lexical index and the title vectors mapped from disk, the dense vectors cached: set on a
-    new shard, and on an earlier one by the child that optimizes it (beside the live shard)."""
+    """The graph, the lexical index, the title vectors and the path and entities indexes mapped from disk, the
+    dense vectors cached: set on a new shard, and on an earlier one by the child that optimizes it (beside the
+    live shard)."""
     earlier = EdgeConfig(
         vectors={
             DENSE: EdgeVectorParams(size=DIM, distance=Distance.Cosine),
@@ -119,18 +127,25 @@ def test_a_shard_made_before_the_memory_placements_takes_them_at_its_next_optimi
         sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
     )
     monkeypatch.setattr(folder, "shard_config", lambda dim: earlier)
+    monkeypatch.setattr(folder, "MAPPED_FIELDS", ())  # every payload index held in memory, as before
     store = EdgeStore(tmp_path / "store")
     try:
         store.ensure_collection(DIM, MODEL)
         store.upsert(corpus())
         monkeypatch.undo()
         assert _placements(store) == {"title": None, "lexical": None, "graph": None, "dense": None}
+        assert not _mapped_indexes(store)
         assert store.optimize_beside()
         assert _placements(store) == {"title": "cold", "lexical": "cold", "graph": "cold", "dense": None}
+        assert _mapped_indexes(store) == {"path", "entities"}
+        assert [hit.id for hit in store.search_dense(axis(0), StoreFilter(paths=[PLAN]), 5)] == [
+            point_id(PLAN, 0),
+            point_id(PLAN, 1),
+        ]
         assert store.search_dense(axis(3), None, 1)[0].id == point_id(INSIGHT, 0)
         fresh = EdgeStore(tmp_path / "fresh")
         fresh.ensure_collection(DIM, MODEL)
-        assert _placements(fresh) == _placements(store)
+        assert _placements(fresh) == _placements(store) and _mapped_indexes(fresh) == _mapped_indexes(store)
         fresh.close()
     finally:
         store.close()

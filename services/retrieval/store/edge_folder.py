@@ -22,6 +22,7 @@ from qdrant_edge import (
     EdgeSparseVectorParams,
     EdgeVectorParams,
     HnswIndexConfig,
+    KeywordIndexParams,
     Memory,
     Modifier,
     PayloadSchemaType,
@@ -104,27 +105,47 @@ def shard_config(dim: int) -> EdgeConfig:
 
 def create_shard(shard_dir: Path, dim: int) -> EdgeShard:
     shard = EdgeShard.create(str(shard_dir), shard_config(dim))
-    for fields, schema in _INDEXES:
-        for field in fields:
-            shard.update(UpdateOperation.create_field_index(field, schema))
+    for field, schema in _field_indexes():
+        shard.update(UpdateOperation.create_field_index(field, schema))
     shard.flush()
     return shard
 
 
 def optimize_shard(shard_dir: str, dim: str) -> None:
     """What the optimizing child process runs (``edge_optimize``): the shard loaded with this version's
-    ``shard_config`` (a shard made before it is rebuilt to it; ``dim`` "0": unrecorded, kept as it is)."""
+    ``shard_config`` and payload indexes (a shard made before them is rebuilt to them; ``dim`` "0":
+    unrecorded, kept as it is)."""
     shard = EdgeShard.load(shard_dir, shard_config(int(dim)) if int(dim) else None)
+    if int(dim):
+        map_indexes(shard)
     shard.optimize()
     shard.flush()
     shard.close()
 
 
-_INDEXES = (
-    (KEYWORD_FIELDS, PayloadSchemaType.Keyword),
-    (FLOAT_FIELDS, PayloadSchemaType.Float),
-    (INTEGER_FIELDS, PayloadSchemaType.Integer),
-)
+# The two biggest payload indexes, which only a few filtered searches read, are mapped from disk instead of
+# loaded at each start: at 50,000 notes (entities 104 MB and path 25 MB on disk) the shard's load 3.0 → 1.8 s
+# and its memory −370 MB; a search filtered by an entity p95 15 → 21 ms, by a path unchanged (0.1 ms).
+MAPPED_FIELDS = ("path", "entities")
+
+
+def _field_indexes() -> list[tuple[str, Any]]:
+    schemas = [
+        *((field, PayloadSchemaType.Keyword) for field in KEYWORD_FIELDS),
+        *((field, PayloadSchemaType.Float) for field in FLOAT_FIELDS),
+        *((field, PayloadSchemaType.Integer) for field in INTEGER_FIELDS),
+    ]
+    mapped = KeywordIndexParams(on_disk=True)
+    return [(field, mapped if field in MAPPED_FIELDS else schema) for field, schema in schemas]
+
+
+def map_indexes(shard: EdgeShard) -> None:
+    """Rebuild the indexes of ``MAPPED_FIELDS`` mapped from disk where a shard made before holds them in memory."""
+    indexes = shard.info().payload_schema
+    for field in MAPPED_FIELDS:
+        info = indexes.get(field)
+        if info is not None and not (info.params is not None and info.params.on_disk):
+            shard.update(UpdateOperation.create_field_index(field, KeywordIndexParams(on_disk=True)))
 
 
 def finish_switch(path: Path) -> None:
