@@ -48,6 +48,7 @@ def main() -> None:
     handlers = IndexerHandlers(pipeline, engine, queues, configured, rebuild, claims)
     queues.index.signal(SIGNAL_ERROR)(handlers.mark_final_failure)
     queues.serve(handlers, "index")
+    pipeline.store.keep_candidate_fields(CANDIDATE_FIELDS)  # read after the start, or before a first write
 
     consumers = [
         start_consumer(queues.search, settings.search_workers),
@@ -79,7 +80,7 @@ def _after_start(settings: Settings, pipeline: IndexPipeline, queues: Queues) ->
         log.info("%d notes to sync since the last indexer", len(missed))
     # Candidates' fields from memory once read (searches meanwhile read them from the store, as before).
     with contextlib.suppress(StoreClosedError):  # the indexer stopped before the read was done
-        pipeline.store.keep_candidate_fields(CANDIDATE_FIELDS)
+        pipeline.store.read_candidate_fields()
         gc.freeze()  # the map lives as long as the process: out of the collector's sight, like the model
 
 

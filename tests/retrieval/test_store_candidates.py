@@ -21,7 +21,8 @@ def store(tmp_path: Path) -> Iterator[EdgeStore]:
     store = EdgeStore(tmp_path / "store")
     store.ensure_collection(DIM, MODEL)
     store.upsert(corpus())
-    store.keep_candidate_fields(FIELDS)  # read from the shard, as the indexer does at start
+    store.keep_candidate_fields(FIELDS)
+    store.read_candidate_fields()  # from the shard, as the indexer does after its start
     yield store
     store.close()
 
@@ -120,6 +121,7 @@ def reopened(path: Path, monkeypatch: pytest.MonkeyPatch, *, scrolls: bool) -> E
         monkeypatch.setattr(edge, "read_map", lambda *_: pytest.fail("the map was read from the shard"))
     store = EdgeStore(path)
     store.keep_candidate_fields(FIELDS)
+    store.read_candidate_fields()
     monkeypatch.undo()
     return store
 
@@ -141,6 +143,22 @@ def test_a_clean_close_saves_the_map_and_the_next_start_reads_it(
         assert lean_hits(again) == truth and "title" not in lean_hits(again)[bare.id]
         again.upsert([make_point("After.md", 0, axis(6), {1: 1.0})])  # the file no longer describes the shard
         assert not (again.path / edge.CANDIDATES_FILE).exists()
+    finally:
+        again.close()
+
+
+def test_a_write_before_the_read_reads_the_saved_map_first(store: EdgeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The indexer serves before its start-up reads the map: a note saved meanwhile must not spend the file
+    first (at 50,000 notes the map then came from a 17 s scroll, searches timing out behind it)."""
+    store.close()
+    monkeypatch.setattr(edge, "read_map", lambda *_: pytest.fail("the map was read from the shard"))
+    again = EdgeStore(store.path)
+    try:
+        again.keep_candidate_fields(FIELDS)
+        again.upsert([make_point("Saved.md", 0, axis(6), {1: 1.0})])
+        again.read_candidate_fields()  # already read: nothing to do
+        assert not (again.path / edge.CANDIDATES_FILE).exists()
+        assert lean_hits(again) == shard_truth(again) and len(again._candidates or []) == len(corpus()) + 1
     finally:
         again.close()
 

@@ -209,6 +209,9 @@ class VectorStore(ABC):
         """Keep ``fields`` of every point in memory for searches that ask for no more (the Edge store: its
         payload reads are a search's largest cost after the query embedding; a server's are not)."""
 
+    def read_candidate_fields(self) -> None:  # noqa: B027 (where a backend keeps them)
+        """Read the fields ``keep_candidate_fields`` named now, if no write has already made them read."""
+
     def open_next(self) -> VectorStore:
         """An empty or half-built store beside this one, for a rebuild (``services/indexing/rebuild.py``)."""
         raise NotImplementedError
