@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+import redis
 from huey import PriorityRedisHuey, crontab
 from huey.signals import SIGNAL_COMPLETE, SIGNAL_ERROR
 
@@ -256,7 +257,9 @@ def record_task_outcomes(huey: PriorityRedisHuey, queue: str) -> None:
 def make_huey(name: str, url: str) -> PriorityRedisHuey:
     return PriorityRedisHuey(
         f"obsirag-{name}",
-        url=url,
+        # redis-py 8 reads with a 5 s timeout by default: a result waited for longer (a search given
+        # ``search_timeout``, a connector's sync) failed at 5 s as if the indexer had not answered (#34).
+        connection_pool=redis.ConnectionPool.from_url(url, socket_timeout=None),
         utc=True,
         # Push-based result waits (6 ms vs 55 ms polling), and get() must not raise while retries remain.
         notify_result=True,
