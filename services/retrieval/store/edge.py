@@ -81,7 +81,7 @@ log = logging.getLogger(__name__)
 
 EDGE_SYNTAX = FilterSyntax(filter=Filter, field=FieldCondition, match_any=MatchAny, range=RangeFloat)
 WRITE_BATCH = 512
-CANDIDATES_FILE = "candidates.json"  # the candidates' map saved at a clean close (``candidates``)
+CANDIDATES_FILE = "candidates.marshal"  # the candidates' map saved at a clean close (``candidates``)
 
 
 class EdgeStore(OptimizeBeside, VectorStore):
