@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from services.catalog._base import Table
-from services.catalog.models import LearnedNote, LearnOutcome, SynapsePair
+from services.catalog.models import LearnedNote, LearnOutcome, NoteStatus, SynapsePair
 
 
 class LearnerTable(Table):
@@ -49,6 +49,15 @@ class LearnerTable(Table):
         """Those of ``paths`` the learner never looked at, in the given order."""
         seen = {row[0] for row in self._conn().execute("SELECT path FROM learned_notes")}
         return [path for path in paths if path not in seen]
+
+    def progress_counts(self) -> tuple[int, dict[str, int]]:
+        """The indexed notes the learner never looked at, and its notes by outcome: two aggregate queries (the
+        dashboard's learner panel read every note's row for them, 150 ms at 50,000 notes)."""
+        conn = self._conn()
+        unlearned = "SELECT COUNT(*) FROM notes WHERE status = ? AND path NOT IN (SELECT path FROM learned_notes)"
+        remaining = int(conn.execute(unlearned, (NoteStatus.INDEXED.value,)).fetchone()[0])
+        rows = conn.execute("SELECT outcome, COUNT(*) FROM learned_notes GROUP BY outcome")
+        return remaining, {str(outcome): int(count) for outcome, count in rows}
 
     # --- note pairs ----------------------------------------------------------------------
 

@@ -4,7 +4,6 @@ should be done at its pace (the dashboard's learner panel)."""
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -12,7 +11,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from services.catalog import Catalog
-from services.catalog.models import NoteStatus
 from services.config import Settings
 from services.learner.schedule import learner_off_reason
 from services.llm.capability import WriterWait
@@ -33,9 +31,7 @@ class LearnerProgress(BaseModel):
 
 def learner_progress(settings: Settings, catalog: Catalog, details: Mapping[str, Any]) -> LearnerProgress:
     """The learner's progress from the catalog; ``details``: its heartbeat's (``enabled``, ``next_run``…)."""
-    indexed = [path for path, state in catalog.notes.note_states().items() if state[3] == NoteStatus.INDEXED]
-    remaining = len(catalog.learner.never_learned(indexed))
-    outcomes = Counter(note.outcome.value for note in catalog.learner.learned_notes())
+    remaining, outcomes = catalog.learner.progress_counts()
     return LearnerProgress(
         enabled=bool(details.get("enabled")),
         off_reason=learner_off_reason(settings),
