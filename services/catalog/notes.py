@@ -49,9 +49,14 @@ class NotesTable(Table):
         row = self._conn().execute("SELECT * FROM notes WHERE path = ?", (path,)).fetchone()
         return _note_record(row) if row else None
 
-    def note_states(self) -> dict[str, tuple[str, float, int, NoteStatus]]:
-        """path → (content_hash, mtime, size, status) for every row: what a reconcile compares."""
-        rows = self._conn().execute("SELECT path, content_hash, mtime, size, status FROM notes")
+    def note_states(self, under: str = "") -> dict[str, tuple[str, float, int, NoteStatus]]:
+        """path → (content_hash, mtime, size, status) for every row (``under``: of the notes in that folder, at
+        any depth): what a reconcile compares."""
+        sql = "SELECT path, content_hash, mtime, size, status FROM notes"
+        if under:  # the primary key's range: "/" sorts just before "0", so [folder/, folder0) is the folder
+            rows = self._conn().execute(f"{sql} WHERE path >= ? AND path < ?", (f"{under}/", f"{under}0"))
+        else:
+            rows = self._conn().execute(sql)
         return {path: (digest, mtime, size, _STATUSES[status]) for path, digest, mtime, size, status in rows}
 
     def indexed_note_mtimes(self) -> list[tuple[str, float]]:

@@ -19,19 +19,27 @@ class PathOutsideVault(ValueError):
 
 
 def walk_vault(
-    vault: Path, exclude: list[str], outside_links: bool = False, suffix: str | tuple[str, ...] = ""
+    vault: Path,
+    exclude: list[str],
+    outside_links: bool = False,
+    suffix: str | tuple[str, ...] = "",
+    under: str = "",
 ) -> Iterator[str]:
     """Vault-relative POSIX paths of every file the exclusion globs keep (notes and attachments), sorted.
 
     Dot-folders and dot-files are skipped, symlinked folders are not entered (they lead out of the vault or
     duplicate notes), symlinked files count only if they stay inside, or with ``outside_links`` (the
     reconcile, which records them as skipped, with the reason, never reading them); only names ending with
-    ``suffix`` (any case) when given. This is the one walk: the index and the web renderer's link
-    resolution both list the vault through it."""
+    ``suffix`` (any case) when given; only those in the folder ``under`` (vault-relative) when given, as the
+    whole walk would list them. This is the one walk: the index and the web renderer's link resolution both
+    list the vault through it."""
     root = vault.resolve()
     spec = _exclusion_spec(tuple(exclude))
+    start = root / under if under else root
+    if under and not _walked_folder(root, start, under, spec):
+        return
     found: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(start):
         folder = Path(dirpath).relative_to(root).as_posix().removeprefix(".").lstrip("/")
         dirnames[:] = [d for d in dirnames if _keeps_folder(posixpath.join(folder, d), spec)]
         names = (n for n in filenames if not n.startswith(".") and n.lower().endswith(suffix))
@@ -41,11 +49,15 @@ def walk_vault(
 
 
 def iter_vault_paths(
-    vault: Path, exclude: list[str], outside_links: bool = False, attachments: list[str] | tuple[str, ...] = ()
+    vault: Path,
+    exclude: list[str],
+    outside_links: bool = False,
+    attachments: list[str] | tuple[str, ...] = (),
+    under: str = "",
 ) -> Iterator[str]:
     """The notes (``.md`` files) among ``walk_vault``'s paths, and the documents whose extensions
-    ``attachments`` names (``OBSIRAG_ATTACHMENTS``: indexed beside the notes)."""
-    return walk_vault(vault, exclude, outside_links, suffix=_suffixes(attachments))
+    ``attachments`` names (``OBSIRAG_ATTACHMENTS``: indexed beside the notes); ``under``: in that folder only."""
+    return walk_vault(vault, exclude, outside_links, suffix=_suffixes(attachments), under=under)
 
 
 def is_indexable(rel_path: str, exclude: list[str], attachments: list[str] | tuple[str, ...] = ()) -> bool:
@@ -69,6 +81,14 @@ def may_read(rel_path: str, exclude: list[str]) -> bool:
 
 def _suffixes(attachments: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return (NOTE_SUFFIX, *(f".{ext.lower().lstrip('.')}" for ext in attachments))
+
+
+def _walked_folder(root: Path, start: Path, under: str, spec: pathspec.PathSpec) -> bool:
+    """Whether the whole walk enters ``under``: a real folder (no symlink on the way), no folder above it or
+    itself a dot-folder or excluded."""
+    parts = under.strip("/").split("/")
+    folders = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    return start.is_dir() and start.resolve() == start and all(_keeps_folder(f, spec) for f in folders)
 
 
 def _keeps_folder(folder: str, spec: pathspec.PathSpec) -> bool:
