@@ -55,8 +55,9 @@ class Debouncer(FileSystemEventHandler):
                 folder = Path(str(raw)).relative_to(self.settings.vault).as_posix()
             except ValueError:  # moved out of the vault (its other name is inside) or in from outside
                 continue
-            if folder == ".":
+            if folder == ".":  # the vault itself
                 self.rescan.set()
+                continue
             with self.lock:
                 self.folders.add(folder)
 
@@ -64,7 +65,7 @@ class Debouncer(FileSystemEventHandler):
         """The folders to reconcile, the outermost only (a folder's reconcile covers those inside it)."""
         with self.lock:
             folders, self.folders = sorted(self.folders), set()
-        return [f for f in folders if f != "." and not any(f.startswith(f"{o}/") for o in folders)]
+        return [f for f in folders if not any(f.startswith(f"{o}/") for o in folders)]
 
     def _relative(self, raw: str | bytes) -> str | None:
         if not raw:

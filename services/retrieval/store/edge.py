@@ -164,19 +164,17 @@ class EdgeStore(OptimizeBeside, VectorStore):
             self._read_candidates(shard)
 
     def _read_candidates(self, shard: EdgeShard | None) -> None:
-        """Under the write mutex: the map from the file the last clean close saved (2 s at 302,607 points), else
-        from every point of the shard (20 s; searches meanwhile read the shard, writes wait)."""
-        if self._kept_fields is None or self._candidates is not None:
+        """Under the write mutex: the map from the file the last clean close saved (0.6 s at 302,607 points), else
+        from every point of the shard (20 s; searches meanwhile read the shard, writes wait). No shard yet: at
+        the first write, once there is one."""
+        if self._kept_fields is None or self._candidates is not None or shard is None:
             return
         began = time.monotonic()
-        saved = load_map(self._map_file, self._kept_fields, _points_count(shard)) if shard is not None else None
-        if saved is not None:
-            self._candidates = saved
-        else:
-            self._candidates = read_map(shard, self._kept_fields) if shard is not None else None
+        saved = load_map(self._map_file, self._kept_fields, _points_count(shard))
+        self._candidates = saved if saved is not None else read_map(shard, self._kept_fields)
         source = "the file saved at the last close" if saved is not None else "the shard"
-        count = len(self._candidates) if self._candidates is not None else 0
-        log.info("candidates' fields of %d points read from %s in %.1f s", count, source, time.monotonic() - began)
+        seconds = time.monotonic() - began
+        log.info("candidates' fields of %d points read from %s in %.1f s", len(self._candidates), source, seconds)
 
     def swap_in(self, other: EdgeStore) -> None:  # type: ignore[override]
         """Replace this store's shard and model by ``other``'s (a store in ``self.path / NEXT_DIR``), which
