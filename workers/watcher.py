@@ -49,11 +49,8 @@ class Debouncer(FileSystemEventHandler):
         """Only the folder's notes can have changed: reconciling the whole vault for it cost 2 s of a core at
         50,000 notes, searches waiting beside it (#34)."""
         for raw in (event.src_path, getattr(event, "dest_path", "")):
-            if not raw:
-                continue
-            try:
-                folder = Path(str(raw)).relative_to(self.settings.vault).as_posix()
-            except ValueError:  # moved out of the vault (its other name is inside) or in from outside
+            folder = self._inside(raw)
+            if folder is None:  # moved out of the vault (its other name is inside) or in from outside
                 continue
             if folder == ".":  # the vault itself
                 self.rescan.set()
@@ -68,13 +65,19 @@ class Debouncer(FileSystemEventHandler):
         return [f for f in folders if not any(f.startswith(f"{o}/") for o in folders)]
 
     def _relative(self, raw: str | bytes) -> str | None:
+        rel = self._inside(raw)
+        if rel is None or not vault.is_indexable(rel, self.settings.exclude, self.settings.attachments):
+            return None
+        return rel
+
+    def _inside(self, raw: str | bytes) -> str | None:
+        """An event's path relative to the vault (None: empty, or outside it)."""
         if not raw:
             return None
         try:
-            rel = Path(str(raw)).relative_to(self.settings.vault).as_posix()
+            return Path(str(raw)).relative_to(self.settings.vault).as_posix()
         except ValueError:
             return None
-        return rel if vault.is_indexable(rel, self.settings.exclude, self.settings.attachments) else None
 
     def due(self) -> list[str]:
         """Paths quiet for long enough, removed from the pending set."""
