@@ -191,7 +191,9 @@ def test_a_rebuild_s_switch_spends_the_saved_map(store: EdgeStore, monkeypatch: 
     assert not (live.path / edge.CANDIDATES_FILE).exists()
     live.close()
     again = reopened(store.path, monkeypatch, scrolls=False)  # the rebuilt shard's map, saved at this close
+    saved = (store.path / edge.CANDIDATES_FILE).stat().st_ino
     try:
         assert {p["path"] for p in lean_hits(again).values()} == {"Rebuilt.md"}
     finally:
         again.close()
+    assert (store.path / edge.CANDIDATES_FILE).stat().st_ino == saved  # the same file: not written again

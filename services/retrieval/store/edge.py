@@ -171,6 +171,8 @@ class EdgeStore(OptimizeBeside, VectorStore):
             return
         began = time.monotonic()
         saved = load_map(self._map_file, self._kept_fields, _points_count(shard))
+        if saved is None:  # a file refused (torn, another Python's) goes: the close saves this map instead
+            self._map_file_spent()
         self._candidates = saved if saved is not None else read_map(shard, self._kept_fields)
         source = "the file saved at the last close" if saved is not None else "the shard"
         seconds = time.monotonic() - began
@@ -204,7 +206,7 @@ class EdgeStore(OptimizeBeside, VectorStore):
         with self._guard.exclusive():
             if self._shard is not None:
                 self._shard.flush()
-                if self._candidates is not None:  # the next start reads it in ~1 s instead of scrolling
+                if self._candidates is not None and self._map_file_gone:  # the next start reads it, not the shard
                     save_map(self._candidates, self._map_file, _points_count(self._shard))
                 self._shard.close()
                 self._shard = None
@@ -222,7 +224,8 @@ class EdgeStore(OptimizeBeside, VectorStore):
         super()._shard_replaced()
 
     def _map_file_spent(self) -> None:
-        """The saved map describes the shard as it was opened: gone before the first change to it."""
+        """The saved map describes the shard as it was opened: gone before the first change to it. A close saves
+        the map only once it is gone (a map read from the file and never changed is on disk already)."""
         if not self._map_file_gone:
             self._map_file.unlink(missing_ok=True)
             self._map_file_gone = True
