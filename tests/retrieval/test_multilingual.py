@@ -102,6 +102,8 @@ def test_chunks_are_counted_in_its_own_tokens(e5: E5Embedder, minilm, vault) -> 
     counter, engine = e5.token_counter, e5.engine
     notes = [path.read_text(encoding="utf-8") for path in sorted(vault.rglob("*.md"))]
     texts = [*notes, "Deux  espaces\n\net une ligne\tvide", "ﬁnances ① — 東京 🤖", "L'été à Montréal, ça caille !"]
+    # The engine's habits beside SentencePiece's: "<s>" written in a text, a text ending in white space.
+    texts += ["Barrer avec <s>ceci</s>.", "Fin de ligne  \n", "\u200b", "Procédure\u00a0?"]
     assert [counter.count("passage: " + text) for text in texts] == [engine.token_count(text) - 2 for text in texts]
     assert e5.max_tokens == 512 - 2 - counter.count("passage:")
     # French is cut into fewer of its tokens than of MiniLM's (the chunk budget holds more text).
@@ -109,6 +111,11 @@ def test_chunks_are_counted_in_its_own_tokens(e5: E5Embedder, minilm, vault) -> 
     # A token's span starts at its word, not at the space the SentencePiece piece carries.
     text = "Le levain,  nourri. La veille"
     assert [text[a:b] for a, b in counter.offsets(text)][:4] == ["Le", "leva", "in", ","]
+    # Spans are in characters, an accent written as a combining mark inside its letter's token.
+    text = "L'e\u0301te\u0301 à Montréal  "
+    spans = counter.offsets(text)
+    assert len(spans) == counter.count(text) and spans[-1] == (len(text), len(text))
+    assert "".join(text[a:b] for a, b in spans).replace(" ", "") == text.replace(" ", "")
 
 
 def test_a_batch_in_any_order_gives_each_text_s_own_vector(e5: E5Embedder, vault) -> None:

