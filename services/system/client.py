@@ -21,7 +21,7 @@ from services.catalog.models import NoteStatus
 from services.catalog.problems import Lang, NoteProblem, note_problems
 from services.config import Settings
 from services.connectors.views import ConnectorView, connector_views
-from services.indexing.rebuild import RebuildProgress, read_progress
+from services.indexing.rebuild_record import RebuildProgress, read_progress
 from services.language.durations import short_duration
 from services.llm.models import WorkerState
 from services.retrieval.search import SearchRequest, SearchResponse

@@ -11,7 +11,7 @@ import pytest
 from services.catalog import Catalog
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.indexing.pipeline import IndexPipeline
-from services.indexing.rebuild import read_progress
+from services.indexing.rebuild_record import read_progress
 from services.indexing.reconcile import changed_paths
 from services.retrieval.embedding import load_embedder
 from services.retrieval.store import EdgeStore

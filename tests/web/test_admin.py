@@ -125,7 +125,7 @@ def test_the_dashboard_says_the_learner_waits_for_a_model_that_writes(site: WebS
 
 
 def test_a_rebuild_under_way_is_said_in_one_line(client: TestClient, web_settings: Settings) -> None:
-    from services.indexing.rebuild import PROGRESS_FILE
+    from services.indexing.rebuild_record import PROGRESS_FILE
     from services.retrieval.store.edge_folder import NEXT_DIR
 
     progress = web_settings.store_path / NEXT_DIR / PROGRESS_FILE
