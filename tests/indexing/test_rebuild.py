@@ -163,17 +163,19 @@ def test_a_rebuild_recorded_by_an_earlier_version_resumes_from_its_record(small:
     assert "hashes" not in json.loads(progress.read_text(encoding="utf-8"))
 
 
-def test_listing_the_vault_for_a_rebuild_lets_a_saved_note_cut_in(
+def test_a_rebuild_starts_without_listing_the_vault_and_its_listing_lets_a_saved_note_cut_in(
     small: Settings, embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Listing 50,000 notes took 0.8 s, which a note saved just after a reindex was asked waited behind (#34).
     monkeypatch.setattr("services.indexing.rebuild.PAUSE_EVERY", 2)
     pipeline, _engine, configured, _rebuild = open_index(small)
     pauses: list[frozenset[str]] = []
-    pipeline.between_batches = pauses.append
     try:
+        pipeline.sync_paths(changed_paths(small, pipeline.catalog))
+        pipeline.between_batches = pauses.append
         rebuild = Rebuild.start(small, pipeline, configured)
-        assert pauses == [frozenset(), frozenset()] and rebuild.state.total == len(NOTES)
+        assert pauses == [] and rebuild.state.total == len(NOTES)  # the first pass: the notes the index knows
+        assert len(rebuild._not_done()) == len(NOTES) and pauses == [frozenset(), frozenset()]  # a pass that lists
         rebuild.store.close()
     finally:
         pipeline.store.close()
