@@ -19,6 +19,7 @@ from typing import Self
 
 from services.catalog._schema import MIGRATIONS, SCHEMA_VERSION_KEY
 from services.language.fold import fold as fold_text
+from services.vault.links import link_name
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ class Database:
         conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL; the catalog is rebuildable anyway
         conn.execute("PRAGMA journal_size_limit = 67108864")  # a WAL shrinks back once checkpointed
         conn.create_function("fold", 1, fold, deterministic=True)
+        conn.create_function("link_name", 1, link_name, deterministic=True)  # an index's expression (_V14)
         return conn
 
     def _close_dead_threads_connections(self) -> None:

@@ -48,9 +48,10 @@ class LinksTable(Table):
         vault's non-note files: an embed of a file not listed here is dangling.
         """
         with self._write() as conn:
-            resolver = _resolver(conn, attachments)
             whole = changed is None or conn.execute("SELECT 1 FROM links WHERE target_name IS NULL LIMIT 1").fetchone()
             rows = _all_links(conn) if whole else _affected_links(conn, sorted(set(changed or ())))
+            names = None if whole else {link_name(target) for _, _, target, _, _ in rows}
+            resolver = _resolver(conn, attachments, names)
             changes: list[tuple[str | None, str, int]] = []
             resolved = 0
             for rowid, source, target, old, name in rows:
@@ -125,15 +126,35 @@ def _chunks(values: list[str]) -> list[list[str]]:
     return [values[i : i + _IN_CHUNK] for i in range(0, len(values), _IN_CHUNK)]
 
 
-def _resolver(conn: sqlite3.Connection, attachments: Iterable[str]) -> LinkResolver:
+def _resolver(conn: sqlite3.Connection, attachments: Iterable[str], names: set[str] | None = None) -> LinkResolver:
+    """Over every note, or only those a link to one of ``names`` can reach (the file so named, a note with
+    such an alias): what a batch's links need, where reading every note took 0.4 s a save at 54,897 notes."""
+    if names is None:
+        rows: Iterable[tuple[str, str]] = conn.execute("SELECT path, aliases FROM notes")
+    else:
+        attachments = [path for path in attachments if link_name(path) in names]
+        rows = _notes_named(conn, names)
     paths: list[str] = []
     documents: list[str] = []  # indexed attachments (PDFs, Office files, images): ``[[doc.pdf]]`` finds them
     aliases: dict[str, list[str]] = {}
-    for path, raw in conn.execute("SELECT path, aliases FROM notes"):
+    for path, raw in rows:
         (paths if path.lower().endswith(".md") else documents).append(path)
         if raw != "[]":
             aliases[path] = json.loads(raw)
     return LinkResolver(paths, aliases, [*attachments, *documents])
+
+
+def _notes_named(conn: sqlite3.Connection, names: set[str]) -> list[tuple[str, str]]:
+    """(path, aliases) of the notes named one of ``names`` (by the index on their ``link_name``), or with an alias
+    so named."""
+    found: dict[str, str] = {}
+    for chunk in _chunks(sorted(names)):
+        marks = ",".join("?" * len(chunk))
+        found.update(conn.execute(f"SELECT path, aliases FROM notes WHERE link_name(path) IN ({marks})", chunk))
+    for path, raw in conn.execute("SELECT path, aliases FROM notes WHERE aliases != '[]'"):
+        if path not in found and any(link_name(alias) in names for alias in json.loads(raw)):
+            found[path] = raw
+    return list(found.items())
 
 
 def _resolved_link(row: sqlite3.Row) -> ResolvedLink:
