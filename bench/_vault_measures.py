@@ -151,3 +151,19 @@ def resident_memory(client: Any) -> dict[str, float]:
             except psutil.Error:
                 continue
     return memory
+
+
+def anonymous_memory(client: Any) -> dict[str, float]:
+    """Each process's own memory (``RssAnon``): resident memory less the file pages it maps (the store's files,
+    libraries), which grow with what the searches touched and which the system takes back when it needs them."""
+    memory = {}
+    for state in client.status().processes:
+        if state.alive and state.pid:
+            try:
+                status = Path(f"/proc/{state.pid}/status").read_text(encoding="utf-8")
+            except OSError:
+                continue
+            kb = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("RssAnon:")), None)
+            if kb is not None:
+                memory[state.name] = round(kb * 1024 / 1e6, 1)
+    return memory

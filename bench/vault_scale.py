@@ -33,6 +33,7 @@ from typing import Any
 from _common import ROOT, hermetic_environment, machine, print_table, write_results
 from _system import start_system, stop_system
 from _vault_measures import (
+    anonymous_memory,
     folder_rename,
     learner_selection,
     page_latency,
@@ -227,7 +228,7 @@ def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[s
     saved_idle = save_to_searchable(client, settings, args.saves, "idle")
     searches = search_latency(client, settings, args.searches)
     pages = page_latency(client, settings)
-    memory = resident_memory(client)
+    memory, anonymous = resident_memory(client), anonymous_memory(client)
     selection = learner_selection(settings)
     renamed = folder_rename(client, settings, args.rename_notes)
     began = time.monotonic()
@@ -242,6 +243,7 @@ def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[s
         "search": searches,
         "pages": pages,
         "rss_mb": memory,
+        "anon_mb": anonymous,
         "learner_selection": selection,
         "folder_rename": renamed,
     }
@@ -340,6 +342,7 @@ def report(result: dict[str, Any]) -> None:
         *((f"page {name}, first after start (ms)", figures["first"]) for name, figures in result["pages"].items()),
         ("learner's choice of notes for a cycle (ms)", result["learner_selection"]["ms"]),
         *((f"RSS {name} (MB)", mb) for name, mb in result["rss_mb"].items()),
+        *((f"of which its own (RssAnon) {name} (MB)", mb) for name, mb in result.get("anon_mb", {}).items()),
         ("disk (MB per 10k notes)", result["disk_mb_per_10k_notes"]),
         ("folder rename: notes", result["folder_rename"]["notes"]),
         ("folder rename: indexed under the new name (s)", result["folder_rename"]["seconds"]),

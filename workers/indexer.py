@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
+import sys
 import threading
 
 from huey.signals import SIGNAL_ERROR
@@ -24,11 +25,17 @@ from services.system.store_upkeep import StoreUpkeep
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 
 log = logging.getLogger(__name__)
+# How long a thread keeps the GIL while another waits for it (Python's default 5 ms). A search's query embedding
+# gives the GIL back at each of its ~400 torch operations and waited up to this long for it each time while the
+# indexing thread ran Python (parsing, links, a rebuild, the start-up reconcile): 13 ms alone, 2.8 s beside it;
+# at 0.1 ms, 130 ms, and the indexing thread no slower (#34, docs/performance.md).
+GIL_SWITCH_SECONDS = 0.0001
 
 
 def main() -> None:
     settings = load_settings()
     setup_logging(settings, "indexer")
+    sys.setswitchinterval(GIL_SWITCH_SECONDS)
     watch_parent()  # gone with the supervisor, even one killed -9
     stop = stop_on_signals()
     queues = Queues(settings)
