@@ -135,14 +135,11 @@ class Rebuild:
             return resumed
         now = time.time()
         state = RebuildState(model=embedder.name, started_at=now, resumed_at=now)
-        log.info("DBG start begins")
         rebuild = cls(settings, live, embedder, state, engine, fresh=True)
-        log.info("DBG init done")
         # The first pass takes the notes the live index knows (the vault's walk cost 0.8 s of the processor at
         # 50,000 notes, which a note saved just then waited behind); the next pass lists the vault for the rest.
         paths = list(live.catalog.note_states())
         rebuild.state.total = len(paths)
-        log.info("DBG listed")
         rebuild._todo = rebuild._not_done(paths)
         rebuild._save()
         log.info("rebuilding the index with %s beside the live one (%d notes)", embedder.name, state.total)

