@@ -119,9 +119,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def chunk_texts(settings: Any, embedder: Any, paths: list[str]) -> list[str]:
     """The texts the pipeline will embed, computed like it does (untimed), in path order: every chunk's
-    ``embedding_text`` and every note's title (the store's title vector), each distinct text once."""
+    ``embedding_text`` with the note's context line, and every note's summary (the store's title vector), each
+    distinct text once."""
     from services import vault
-    from services.indexing.chunking import chunk_note, embedding_text
+    from services.indexing.chunking import chunk_note, embedding_text, fitted_context
+    from services.indexing.context import note_summary
 
     counter = embedder.token_counter
     max_tokens = min(settings.chunk_tokens, embedder.max_tokens)
@@ -129,7 +131,8 @@ def chunk_texts(settings: Any, embedder: Any, paths: list[str]) -> list[str]:
     for path in paths:
         note = vault.read_note(settings.vault, path, settings.max_file_bytes)
         chunks = chunk_note(note, counter, max_tokens, settings.chunk_overlap_tokens)
-        texts += [embedding_text(note.title, chunk) for chunk in chunks] + [note.title]
+        context = fitted_context(note, counter, max_tokens)
+        texts += [embedding_text(note.title, chunk, context) for chunk in chunks] + [note_summary(note)]
     return list(dict.fromkeys(texts))  # a text met twice is embedded once (the cache has it)
 
 
