@@ -14,9 +14,9 @@ from index_throughput import chunk_texts
 def raw_encode(settings: Any, notes: int = 200) -> dict[str, float]:
     """Texts/s of one ``encode`` over the first ``notes`` notes of the vault (by path) and as many documents as
     the vault holds for that many notes, read from the extraction cache the first index filled."""
-    from services.retrieval.embedding import load_embedder
+    from services.indexing.rebuild import indexing_embedder
 
-    embedder = load_embedder(settings.embedding_model, settings.embedding_batch_size, settings.torch_threads)
+    embedder = indexing_embedder(settings)  # the threads the system's indexer encodes with
     vault = settings.vault
     note_paths = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))
     documents = _documents(settings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tempfile
 from collections.abc import Mapping
@@ -29,6 +30,9 @@ DEFAULT_TRUSTED_DOMAINS = (
     "python.org",
 )
 _MAX_SOCKET_PATH = 100
+# More threads than this give a small model's batches little (e5-small, 200-token chunks) and take cores
+# from the other workers.
+MAX_INDEX_THREADS = 4
 Language = Literal["fr", "en"]
 DEFAULT_ATTACHMENTS = ("pdf", "docx", "pptx", "odt", "odp", "epub", "png", "jpg", "jpeg", "webp", "tif", "tiff")
 DEFAULT_ATTACHMENT_MB = {"pdf": 200.0, "office": 50.0, "epub": 50.0, "image": 30.0}
@@ -98,7 +102,15 @@ class Settings(BaseSettings):
         "that a rename, a reindex or a restart embeds no text twice: every text a note uses stays; of the "
         "others, those unused for a day go, and the least recently used above this number.",
     )
-    torch_threads: int = Field(1, description="torch CPU threads per process (1 is fastest on a shared 2-core box).")
+    torch_threads: int = Field(
+        1, description="torch CPU threads for a search's query and the reranker (1 is fastest on a shared 2-core box)."
+    )
+    index_threads: int = Field(
+        0,
+        ge=0,
+        description="Threads embedding notes and documents (indexing), each taking the next batch (e5; a "
+        "sentence-transformers model: its torch threads); 0: one per core but one, up to 4.",
+    )
     chunk_tokens: int = Field(
         200, description="Target chunk size in the embedding model's tokens (capped at its max sequence length)."
     )
@@ -386,6 +398,16 @@ class Settings(BaseSettings):
     @classmethod
     def _absolute(cls, value: Path | None) -> Path | None:
         return value.expanduser().resolve() if value is not None else None
+
+    @property
+    def passage_threads(self) -> int:
+        """The indexing encode's threads: ``index_threads``, or one per core this process may use but one (left
+        to the workers that run beside a first index: documents' extraction, NER, the web), up to
+        ``MAX_INDEX_THREADS`` (docs/performance.md, « A vault at scale »)."""
+        if self.index_threads:
+            return self.index_threads
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return max(1, min(cores - 1, MAX_INDEX_THREADS))
 
     @property
     def embedding_served(self) -> tuple[str, str | None] | None:

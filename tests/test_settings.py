@@ -82,3 +82,11 @@ def test_a_setting_without_a_description_cannot_be_documented() -> None:
 
     with pytest.raises(ValueError, match="without a description"):
         _cell(Field(3))  # type: ignore[arg-type]
+
+
+def test_the_indexing_encode_takes_one_thread_per_core_but_one_up_to_four_unless_told(tmp_path: Path) -> None:
+    import os
+
+    cores = len(os.sched_getaffinity(0))
+    assert Settings(vault=tmp_path, data_dir=tmp_path).passage_threads == max(1, min(cores - 1, 4))
+    assert Settings(vault=tmp_path, data_dir=tmp_path, index_threads=3).passage_threads == 3

@@ -117,7 +117,12 @@ def run_benches(settings: Settings) -> list[Rates]:
         backend.unload()
     cache, served = settings.model_cache, settings.embedding_served
     embedder = load_embedder(
-        settings.embedding_model, settings.embedding_batch_size, settings.torch_threads, cache, served
+        settings.embedding_model,
+        settings.embedding_batch_size,
+        settings.torch_threads,
+        cache,
+        served,
+        settings.passage_threads,
     )
     measured.append(bench_embedding(embedder))
     if reranker := open_reranker(settings.rerank_model, settings.model_cache, settings.torch_threads):

@@ -250,17 +250,10 @@ def open_pipeline(
 
     ``reset``: empty the store first (before the pipeline checks the recorded model, which a reindex
     means to replace); ``on_indexed``: see ``IndexPipeline``."""
-    from services.retrieval.embedding import load_embedder
     from services.retrieval.store import open_store
 
     store = store or open_store(settings)
-    embedder = embedder or load_embedder(
-        settings.embedding_model,
-        settings.embedding_batch_size,
-        settings.torch_threads,
-        settings.model_cache,
-        settings.embedding_served,
-    )
+    embedder = embedder or indexing_embedder(settings)
     if reset:
         store.reset()
     catalog = Catalog(settings.catalog_path)
@@ -279,21 +272,17 @@ def open_index(
     An index built with another model keeps answering with that model while a rebuild with the configured
     one runs beside it; a rebuild left by a killed indexer goes on. ``on_indexed``, ``extract_later``: see
     ``IndexPipeline``."""
-    from services.retrieval.embedding import load_embedder
     from services.retrieval.store import open_store
 
     store = open_store(settings)
-    batch, threads = settings.embedding_batch_size, settings.torch_threads
-    configured = load_embedder(
-        settings.embedding_model, batch, threads, settings.model_cache, settings.embedding_served
-    )
+    configured = indexing_embedder(settings)
     recorded = store.recorded_model()
     stale = recorded is not None and recorded[:2] != (configured.name, configured.dim)
     if stale:
         log.warning(
             "the index was built with %s: it answers until its rebuild with %s is done", recorded.name, configured.name
         )
-    live = load_embedder(recorded.name, batch, threads, settings.model_cache) if stale else configured
+    live = indexing_embedder(settings, recorded.name) if stale else configured
     pipeline = open_pipeline(settings, store, live, on_indexed=on_indexed, extract_later=extract_later)
     memory = FactVectors(pipeline.catalog, pipeline.cache)
     engine = SearchEngine(store, pipeline.embedder, memory, rerankers=ChosenReranker(settings))
@@ -307,10 +296,23 @@ def open_index(
 def chosen_embedder(settings: Settings, current: Embedder) -> Embedder:
     """The embedding model chosen now (``obsirag model use``, read anew), ``current`` when it has not changed:
     a reindex asked while the system runs rebuilds with the new choice, beside the live index."""
-    from services.retrieval.embedding import load_embedder
-
     fresh = rechosen(settings)
     if fresh.embedding_model == current.name:
         return current
-    batch, threads = fresh.embedding_batch_size, fresh.torch_threads
-    return load_embedder(fresh.embedding_model, batch, threads, fresh.model_cache, fresh.embedding_served)
+    return indexing_embedder(fresh)
+
+
+def indexing_embedder(settings: Settings, model: str | None = None) -> Embedder:
+    """``model`` (default: the configured one, through its server when one embeds with it) as an indexer runs
+    it: a query on ``torch_threads``, the texts of notes on ``passage_threads``."""
+    from services.retrieval.embedding import load_embedder
+
+    served = settings.embedding_served if model is None else None
+    return load_embedder(
+        model or settings.embedding_model,
+        settings.embedding_batch_size,
+        settings.torch_threads,
+        settings.model_cache,
+        served,
+        settings.passage_threads,
+    )

@@ -32,6 +32,7 @@ class OpenAIEmbedder:
         self.name = name
         self.batch_size = batch_size
         self.batch_tokens: int | None = None  # a server batches as it likes: one request per batch_size texts
+        self.passage_threads = 1  # one request at a time
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.base_url = base_url.rstrip("/")
         self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=120.0, trust_env=False)

@@ -128,3 +128,32 @@ def test_a_batch_in_any_order_gives_each_text_s_own_vector(e5: E5Embedder, vault
     alone = np.vstack([e5.encode([text]) for text in texts])
     assert (batch * alone).sum(axis=1).min() >= 0.9999
     assert batch.shape == (len(texts), 384)
+
+
+def test_an_indexing_encode_shares_its_batches_among_threads_of_one_torch_thread(e5: E5Embedder) -> None:
+    """With ``passage_threads`` 2 the batches of an encode go to two threads, each on one torch thread (an
+    operation of two torch threads waits for both: slower beside a busy core), and the vectors are the same;
+    a query, on its own thread, keeps ``torch_threads``."""
+    import threading
+
+    import torch
+
+    texts = [f"Réunion {n} : le budget de {n} 000 € voté en mars, " * 30 for n in range(8)]  # a few batches
+    alone, query = e5.encode(texts), e5.encode_query("combien de farine ?")
+    seen: list[tuple[int, int]] = []
+    encode_ids = e5._encoder.encode_ids
+
+    def recorded(ids):
+        seen.append((threading.get_ident(), torch.get_num_threads()))
+        return encode_ids(ids)
+
+    e5._encoder.encode_ids, e5.passage_threads = recorded, 2
+    try:
+        vectors, batches = e5.encode(texts), list(seen)
+        with ThreadPoolExecutor(1) as searching:
+            vector = searching.submit(e5.encode_query, "combien de farine ?").result()
+    finally:
+        e5.passage_threads = 1
+        del e5._encoder.encode_ids
+    assert len(batches) > 2 and len({thread for thread, _ in batches}) == 2 and {n for _, n in seen} == {1}
+    assert np.allclose(vectors, alone, atol=1e-5) and np.allclose(vector, query, atol=1e-5)
