@@ -26,6 +26,11 @@ from services.retrieval.fusion import DENSE_WEIGHT, TITLE_WEIGHT
 
 E5_POSITIONS = 512  # multilingual-e5-small's position table
 
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+    from services.retrieval.e5.tokenizer import XLMRTokenCounter
+
 
 def use_threads(count: int) -> None:
     """This thread's torch CPU threads from now on (torch keeps the count per calling thread: OpenMP's and
@@ -34,12 +39,6 @@ def use_threads(count: int) -> None:
 
     if torch.get_num_threads() != count:
         torch.set_num_threads(count)
-
-
-if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
-
-    from services.retrieval.e5.tokenizer import XLMRTokenCounter
 
 
 @dataclass(frozen=True)
