@@ -14,12 +14,13 @@ from index_throughput import chunk_texts
 def raw_encode(settings: Any, notes: int = 200) -> dict[str, float]:
     """Texts/s of one ``encode`` over the first ``notes`` notes of the vault (by path) and as many documents as
     the vault holds for that many notes, read from the extraction cache the first index filled."""
+    from services import vault
     from services.indexing.rebuild import indexing_embedder
 
     embedder = indexing_embedder(settings)  # the threads the system's indexer encodes with
-    vault = settings.vault
-    note_paths = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))
-    documents = _documents(settings)
+    paths = list(vault.iter_vault_paths(settings.vault, settings.exclude, attachments=settings.attachments))
+    note_paths = [path for path in paths if path.lower().endswith(".md")]  # the files the system indexes
+    documents = [path for path in paths if not path.lower().endswith(".md")]
     share = round(len(documents) * min(notes, len(note_paths)) / max(1, len(note_paths)))
     texts = chunk_texts(settings, embedder, note_paths[:notes])
     texts += document_texts(settings, embedder, documents[:share])
@@ -28,14 +29,6 @@ def raw_encode(settings: Any, notes: int = 200) -> dict[str, float]:
     embedder.encode(texts)
     seconds = time.perf_counter() - began
     return {"texts": len(texts), "documents": share, "texts_per_s": round(len(texts) / seconds, 2)}
-
-
-def _documents(settings: Any) -> list[str]:
-    from services.indexing.attachments import kind_of
-
-    vault = settings.vault
-    paths = (p.relative_to(vault).as_posix() for p in vault.rglob("*") if p.is_file() and p.suffix != ".md")
-    return sorted(path for path in paths if kind_of(path, settings))
 
 
 def document_texts(settings: Any, embedder: Any, paths: list[str]) -> list[str]:
