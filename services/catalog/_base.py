@@ -71,7 +71,7 @@ class Database:
         conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL; the catalog is rebuildable anyway
         conn.execute("PRAGMA journal_size_limit = 67108864")  # a WAL shrinks back once checkpointed
         conn.create_function("fold", 1, fold, deterministic=True)
-        conn.create_function("link_name", 1, link_name, deterministic=True)  # an index's expression (_V14)
+        conn.create_function("link_name", 1, link_name, deterministic=True)  # _V14's index, _V15's triggers
         return conn
 
     def _close_dead_threads_connections(self) -> None:

@@ -252,7 +252,27 @@ _V13 = (
 # a save's link resolution reads those, not every note (0.4 s a save at 54,897 notes, #34).
 _V14 = ("CREATE INDEX notes_link_name ON notes(link_name(path))",)
 
+# The notes' aliases by their ``link_name``, kept by triggers whichever way a note row changes (upsert, move,
+# delete): a batch's link resolution finds the notes an alias names by this index, where it read every note with
+# aliases at each save (#34).
+_V15 = (
+    "CREATE TABLE note_aliases (name TEXT NOT NULL, path TEXT NOT NULL)",
+    "CREATE INDEX note_aliases_name ON note_aliases(name)",
+    "CREATE INDEX note_aliases_path ON note_aliases(path)",
+    """CREATE TRIGGER notes_aliases_insert AFTER INSERT ON notes WHEN new.aliases != '[]' BEGIN
+        INSERT INTO note_aliases SELECT link_name(value), new.path FROM json_each(new.aliases);
+    END""",
+    """CREATE TRIGGER notes_aliases_update AFTER UPDATE OF path, aliases ON notes BEGIN
+        DELETE FROM note_aliases WHERE path = old.path;
+        INSERT INTO note_aliases SELECT link_name(value), new.path FROM json_each(new.aliases);
+    END""",
+    """CREATE TRIGGER notes_aliases_delete AFTER DELETE ON notes WHEN old.aliases != '[]' BEGIN
+        DELETE FROM note_aliases WHERE path = old.path;
+    END""",
+    "INSERT INTO note_aliases SELECT link_name(value), notes.path FROM notes, json_each(notes.aliases)",
+)
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     *(_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13),
-    _V14,
+    *(_V14, _V15),
 )

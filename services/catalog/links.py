@@ -145,16 +145,20 @@ def _resolver(conn: sqlite3.Connection, attachments: Iterable[str], names: set[s
 
 
 def _notes_named(conn: sqlite3.Connection, names: set[str]) -> list[tuple[str, str]]:
-    """(path, aliases) of the notes named one of ``names`` (by the index on their ``link_name``), or with an alias
-    so named."""
+    """(path, aliases) of the notes named one of ``names`` or with an alias so named (both by an index: the
+    notes' ``link_name`` and the ``note_aliases`` table)."""
     found: dict[str, str] = {}
     for chunk in _chunks(sorted(names)):
         marks = ",".join("?" * len(chunk))
         found.update(conn.execute(f"SELECT path, aliases FROM notes WHERE link_name(path) IN ({marks})", chunk))
-    for path, raw in conn.execute("SELECT path, aliases FROM notes WHERE aliases != '[]'"):
-        if path not in found and any(link_name(alias) in names for alias in json.loads(raw)):
-            found[path] = raw
+        found.update(conn.execute(_ALIASED.format(marks=marks), chunk))
     return list(found.items())
+
+
+_ALIASED = (
+    "SELECT notes.path, notes.aliases FROM note_aliases JOIN notes ON notes.path = note_aliases.path "
+    "WHERE note_aliases.name IN ({marks})"
+)
 
 
 def _resolved_link(row: sqlite3.Row) -> ResolvedLink:

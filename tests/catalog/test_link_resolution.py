@@ -4,6 +4,7 @@ result is the one a whole resolution gives."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from services.catalog import Catalog
 from services.catalog.models import NoteRecord, NoteStatus
+from services.vault.links import link_name
 from services.vault.syntax import WikiLink
 
 NOTES = 200
@@ -124,3 +126,49 @@ def test_a_batch_reads_only_the_notes_its_links_can_reach(
     mine = [row[2] for row in targets(catalog) if row[0] == "Nouveau/Lien.md"]
     assert mine == ["Nouveau/Note 3.md", "Dossier 4/Note 4.md", "Nouveau/Plan.pdf", "Nouveau/Lien.md", None]
     assert targets(catalog) == whole(catalog)
+
+
+def aliases_index(catalog: Catalog) -> list[tuple[str, str]]:
+    return sorted(tuple(row) for row in catalog._conn().execute("SELECT name, path FROM note_aliases"))
+
+
+def aliases_of_notes(catalog: Catalog) -> list[tuple[str, str]]:
+    """What the index must hold: every alias of every note, by its link name."""
+    rows = catalog._conn().execute("SELECT path, aliases FROM notes")
+    return sorted((link_name(alias), path) for path, raw in rows for alias in json.loads(raw))
+
+
+def test_the_aliases_index_follows_every_change_of_a_note(vault_catalog: Catalog) -> None:
+    # A save looks aliases up by this index (#34), where it read every note with aliases: it must never go stale.
+    catalog = vault_catalog
+    assert ("alias 20", "Dossier 0/Note 20.md") in aliases_index(catalog)
+    assert aliases_index(catalog) == aliases_of_notes(catalog) and len(aliases_index(catalog)) == NOTES // 20
+    catalog.upsert_note(NoteRecord(path="Dossier 0/Note 20.md", status=NoteStatus.INDEXED, title="Note 20"))
+    catalog.upsert_note(
+        NoteRecord(path="Dossier 1/Note 1.md", status=NoteStatus.INDEXED, title="Note 1", aliases=["Un", "Premier"])
+    )
+    catalog.move_note("Dossier 1/Note 1.md", "Ailleurs/Note 1.md")
+    catalog.move_note("Dossier 0/Note 40.md", "Dossier 0/Note 60.md")  # onto a note with an alias: replaced
+    catalog.delete_note("Dossier 0/Note 80.md")
+    catalog.mark_status("Dossier 0/Note 100.md", NoteStatus.ERROR, "illisible")  # its aliases stay
+    index = aliases_index(catalog)
+    assert index == aliases_of_notes(catalog)
+    assert ("un", "Ailleurs/Note 1.md") in index and ("alias 40", "Dossier 0/Note 60.md") in index
+    assert not {"alias 20", "alias 60", "alias 80"} & {name for name, _ in index}
+    assert ("alias 100", "Dossier 0/Note 100.md") in index
+
+
+def test_a_catalog_from_before_the_aliases_index_gets_it_filled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from services.catalog import _base
+    from services.catalog._schema import MIGRATIONS
+
+    path = tmp_path / "catalog.sqlite3"
+    monkeypatch.setattr(_base, "MIGRATIONS", MIGRATIONS[:14])  # the schema before the index
+    with Catalog(path) as catalog:
+        catalog.upsert_note(NoteRecord(path="a.md", status=NoteStatus.INDEXED, title="a", aliases=["Alpha", "A"]))
+        catalog.upsert_note(NoteRecord(path="b.md", status=NoteStatus.INDEXED, title="b"))
+    monkeypatch.setattr(_base, "MIGRATIONS", MIGRATIONS)
+    with Catalog(path) as catalog:
+        assert aliases_index(catalog) == [("a", "a.md"), ("alpha", "a.md")] == aliases_of_notes(catalog)
