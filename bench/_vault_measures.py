@@ -76,11 +76,12 @@ def _folder_to_rename(vault: Path, near: int) -> tuple[Path, int]:
     return folder, counts[folder]
 
 
-def wait(predicate: Callable[[], bool], timeout: float) -> None:
+def wait(predicate: Callable[[], bool], timeout: float, why: Callable[[], str] | None = None) -> None:
+    """Until ``predicate``; past ``timeout`` seconds a RuntimeError, saying ``why()`` where given."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise RuntimeError("timed out")
+            raise RuntimeError(f"timed out: {why()}" if why else "timed out")
         time.sleep(0.05)  # polling the search: a user would ask again
 
 

@@ -119,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             say(f"first index of {result['notes']} notes…")
             result["first_index"] = first_index(client, process, args.timeout_hours * 3600, before)
-            say(f"notes written in {result['first_index']['notes_seconds']} s; the store's last graph build…")
+            say(f"first index: {result['first_index']}; the store's last graph build…")
             result["settle_seconds"] = settle(settings, args.settle)
             say(f"settled in {result['settle_seconds']} s; saves, searches, pages…")
         result |= live_figures(client, settings, args)
@@ -254,16 +254,17 @@ def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[s
 
 def reindex_pace(client: Any, began: float, patience: float) -> dict[str, Any]:
     """Waits up to ``patience`` seconds (from ``began``, when it was asked) for the reindex to end; its pace
-    either way."""
-    progress = client.status().rebuild  # None: it ended during the saves
-    while progress is not None and time.monotonic() - began < patience:
-        time.sleep(SAMPLE_SECONDS)
-        latest = client.status().rebuild
-        if latest is None:
+    either way. Its task may still be queued when first looked at: it has ended when no rebuild shows and the
+    index queue is empty (a restart must find nothing left to do)."""
+    progress = None
+    while time.monotonic() - began < patience:
+        status = client.status()
+        progress = status.rebuild or progress
+        if _index_idle(status):
             break
-        progress = latest
+        time.sleep(SAMPLE_SECONDS)
     seconds = time.monotonic() - began
-    finished = client.status().rebuild is None
+    finished = _index_idle(client.status())
     done = (progress.total if finished else progress.done) if progress else None
     return {
         "finished": finished,
@@ -272,6 +273,10 @@ def reindex_pace(client: Any, began: float, patience: float) -> dict[str, Any]:
         "notes_total": progress.total if progress else None,
         "notes_per_s": round(done / seconds, 2) if done else None,
     }
+
+
+def _index_idle(status: Any) -> bool:
+    return status.rebuild is None and status.queues.get("index", {}).get("pending", 1) == 0
 
 
 def restart(settings: Any, client: Any, log: Path) -> dict[str, Any]:
@@ -284,7 +289,7 @@ def restart(settings: Any, client: Any, log: Path) -> dict[str, Any]:
     began = time.monotonic()
     process = start_system(settings, WORKERS, log)
     try:
-        wait(lambda: _all_ready(client), 600)
+        wait(lambda: _all_ready(client), 600, lambda: _not_ready(client))
         ready = time.monotonic() - began
     finally:
         stop_system(process)
@@ -305,6 +310,15 @@ def _all_ready(client: Any) -> bool:
     last = (watcher.details.get("last_reconcile") or {}) if watcher else {}
     reconciled = bool(last) and status.queues.get("index", {}).get("pending", 1) == 0
     return reconciled and all(status.process(name) for name in WORKERS)
+
+
+def _not_ready(client: Any) -> str:
+    """What ``_all_ready`` still waits for, said when it times out."""
+    status = client.status()
+    watcher = status.process("watcher")
+    last = (watcher.details.get("last_reconcile") or {}) if watcher else {}
+    missing = [name for name in WORKERS if not status.process(name)]
+    return f"reconciled: {bool(last)}, index queue: {status.queues.get('index')}, not beating: {missing}"
 
 
 def _du(folder: Path) -> int:
