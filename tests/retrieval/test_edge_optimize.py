@@ -104,6 +104,7 @@ def _placements(store: EdgeStore) -> dict[str, object]:
         "lexical": config["sparse_vectors"][SPARSE].get("memory"),
         "graph": config.get("hnsw_config", {}).get("memory"),
         "dense": config["vectors"][DENSE].get("memory"),
+        "int8": (config["vectors"][DENSE].get("quantization_config") or {}).get("scalar", {}).get("memory"),
     }
 
 
@@ -116,9 +117,9 @@ def _mapped_indexes(store: EdgeStore) -> set[str]:
 def test_a_shard_made_before_the_memory_placements_takes_them_at_its_next_optimization(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The graph, the lexical index, the title vectors and the path and entities indexes mapped from disk, the
-    dense vectors cached: set on a new shard, and on an earlier one by the child that optimizes it (beside the
-    live shard)."""
+    """The graph, the lexical index, the title vectors, the dense vectors' float originals (their int8 copies
+    cached) and the path and entities indexes mapped from disk: set on a new shard, and on an earlier one by the
+    child that optimizes it (beside the live shard)."""
     earlier = EdgeConfig(
         vectors={
             DENSE: EdgeVectorParams(size=DIM, distance=Distance.Cosine),
@@ -133,10 +134,11 @@ def test_a_shard_made_before_the_memory_placements_takes_them_at_its_next_optimi
         store.ensure_collection(DIM, MODEL)
         store.upsert(corpus())
         monkeypatch.undo()
-        assert _placements(store) == {"title": None, "lexical": None, "graph": None, "dense": None}
+        assert _placements(store) == {"title": None, "lexical": None, "graph": None, "dense": None, "int8": None}
         assert not _mapped_indexes(store)
         assert store.optimize_beside()
-        assert _placements(store) == {"title": "cold", "lexical": "cold", "graph": "cold", "dense": None}
+        built = {"title": "cold", "lexical": "cold", "graph": "cold", "dense": "cold", "int8": "cached"}
+        assert _placements(store) == built
         assert _mapped_indexes(store) == {"path", "entities"}
         assert [hit.id for hit in store.search_dense(axis(0), StoreFilter(paths=[PLAN]), 5)] == [
             point_id(PLAN, 0),

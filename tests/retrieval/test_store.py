@@ -279,6 +279,39 @@ def test_optimize_keeps_results(filled: VectorStore) -> None:
     assert filled.count() == 5
 
 
+def test_a_store_built_before_gets_int8_dense_vectors_and_still_answers_exact_cosines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The dense vectors are searched as int8 copies, the float originals on disk rescoring the candidates (#34):
+    # a store made before gets them at its next graph build, and the scores the « pas sûr » reads stay cosines.
+    import numpy as np
+
+    from services.retrieval.store import edge_folder
+
+    dim, count = 384, 7_000  # past Edge's indexing threshold (10 MB of vectors): below, nothing is built
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(0, 1, (count, dim)) + 2.0 * rng.normal(0, 1, dim)  # a common direction, as e5's have
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    real = edge_folder.shard_config
+    monkeypatch.setattr(edge_folder, "shard_config", lambda size, quantized=True: real(size, quantized=False))
+    store = EdgeStore(tmp_path / "store")
+    store.ensure_collection(dim, MODEL)
+    store.upsert([make_point(f"n{i}.md", 0, row.tolist(), {1: 1.0}) for i, row in enumerate(vectors)])
+    monkeypatch.setattr(edge_folder, "shard_config", real)
+    try:
+        assert not list((tmp_path / "store").rglob("quantized.data"))
+        assert store.optimize_beside()  # the child process builds the graph with this version's shard_config
+        assert list((tmp_path / "store" / "shard").rglob("quantized.data"))
+        for n, row in enumerate(vectors[:5] + rng.normal(0, 0.02, (5, dim))):
+            query = row / np.linalg.norm(row)
+            hits = store.search_dense(query.tolist(), None, 10)
+            found = [int(hit.payload["path"][1:-3]) for hit in hits]
+            assert found[0] == n and len(found) == 10  # the neighbour of the stored vector it was drawn near
+            assert [hit.score for hit in hits] == pytest.approx((vectors[found] @ query).tolist(), abs=1e-5)
+    finally:
+        store.close()
+
+
 # --- model record and lifecycle --------------------------------------------------------------
 
 

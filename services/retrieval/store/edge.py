@@ -62,6 +62,7 @@ from services.retrieval.store.base import (
 )
 from services.retrieval.store.candidates import CandidateFields, load_map, read_map, save_map
 from services.retrieval.store.edge_folder import (
+    DENSE_SEARCH,
     MODEL_FILE,
     NEXT_DIR,
     SHARD_DIR,
@@ -307,7 +308,7 @@ class EdgeStore(OptimizeBeside, VectorStore):
         if candidates is not None and candidates.covers(fields):
             return self._query_lean(query, flt, limit, candidates, list(fields or ()))
         payload = list(fields) if fields is not None else True
-        request = QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=payload)
+        request = QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=payload, params=DENSE_SEARCH)
         with self._reading() as shard:
             points = shard.query(request) if shard is not None else []
         return [record_to_hit(point) for point in points]
@@ -316,7 +317,7 @@ class EdgeStore(OptimizeBeside, VectorStore):
         self, query: Query, flt: StoreFilter | None, limit: int, candidates: CandidateFields, fields: list[str]
     ) -> list[StoreHit]:
         """Ids and scores from the shard, the fields from memory; a point written since is read from the shard."""
-        request = QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=False)
+        request = QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=False, params=DENSE_SEARCH)
         with self._reading() as shard:
             if shard is None:
                 return []

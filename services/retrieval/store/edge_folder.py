@@ -26,6 +26,10 @@ from qdrant_edge import (
     Memory,
     Modifier,
     PayloadSchemaType,
+    QuantizationSearchParams,
+    ScalarQuantizationConfig,
+    ScalarType,
+    SearchParams,
     UpdateOperation,
 )
 
@@ -84,16 +88,26 @@ GRAPH = HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000, memo
 # everything into two segments again, rebuilding every graph (optimizing 15,000 more points took as long as
 # the whole store), which a first index optimized as it goes (store_upkeep) cannot afford.
 MAX_SEGMENT_KB = 200_000
+# The 0.99 quantile clips the rare extreme components so the int8 steps stay fine for the rest.
+INT8 = ScalarQuantizationConfig(ScalarType.Int8, quantile=0.99, memory=Memory.Cached)
+# Edge returns the int8 scores unless told to rescore: the answer's calibration (« pas sûr ») reads true cosines.
+# Twice the candidates are kept from the int8 pass, then rescored on the originals (bench/store_memory.py).
+DENSE_SEARCH = SearchParams(quantization=QuantizationSearchParams(rescore=True, oversampling=2.0))
 
 
-def shard_config(dim: int) -> EdgeConfig:
-    """The shard's vectors and where a built segment keeps each part (#34). The dense vectors stay cached (a
-    cold map made the first searches' dense p95 ten times slower); the graph, the lexical index and the title
-    vectors (read by id, never searched: no graph either) are mapped from disk and paged in as used. At 5,000
-    notes: the shard's anonymous memory 88 → 58 MB, search latencies unchanged (docs/performance.md)."""
+def shard_config(dim: int, quantized: bool = True) -> EdgeConfig:
+    """The shard's vectors and where a built segment keeps each part (#34). The graph, the lexical index and the
+    title vectors (read by id, never searched: no graph either) are mapped from disk and paged in as used. The
+    dense vectors are searched as int8 copies kept cached (a quarter of the float32 size), the originals mapped
+    from disk and read only to rescore the few candidates kept (``quantized`` False: the float32 vectors cached
+    as before, which ``bench/store_memory.py`` compares). At 5,000 notes, the graph and lexical index mapped: the
+    shard's anonymous memory 88 → 58 MB, search latencies unchanged (docs/performance.md)."""
+    dense = EdgeVectorParams(size=dim, distance=Distance.Cosine)
+    if quantized:
+        dense = EdgeVectorParams(size=dim, distance=Distance.Cosine, memory=Memory.Cold, quantization_config=INT8)
     return EdgeConfig(
         vectors={
-            DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine),
+            DENSE: dense,
             TITLE: EdgeVectorParams(size=dim, distance=Distance.Cosine, hnsw_config=NO_GRAPH, memory=Memory.Cold),
         },
         sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf, memory=Memory.Cold)},

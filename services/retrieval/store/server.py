@@ -44,6 +44,11 @@ DIM_KEY = "embedding_dim"
 LAYOUT_KEY = "index_layout"
 WRITE_BATCH = 256
 NEXT_SUFFIXES = ("__a", "__b")
+# As the Edge store's (edge_folder.INT8): the server searches int8 copies held in RAM, the float32 originals on
+# disk rescore the candidates kept; the title vectors, only read by id, stay on disk.
+_INT8 = models.ScalarQuantization(
+    scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, quantile=0.99, always_ram=True)
+)
 
 T = TypeVar("T")
 
@@ -194,8 +199,10 @@ class ClientStore(VectorStore):
             self.client.create_collection(
                 self.collection,
                 vectors_config={
-                    DENSE: models.VectorParams(size=model.dim, distance=models.Distance.COSINE),
-                    TITLE: models.VectorParams(size=model.dim, distance=models.Distance.COSINE),
+                    DENSE: models.VectorParams(
+                        size=model.dim, distance=models.Distance.COSINE, on_disk=True, quantization_config=_INT8
+                    ),
+                    TITLE: models.VectorParams(size=model.dim, distance=models.Distance.COSINE, on_disk=True),
                 },
                 sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
                 metadata={MODEL_KEY: model.name, DIM_KEY: model.dim, LAYOUT_KEY: model.layout},
