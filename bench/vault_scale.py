@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     process = start_system(settings, WORKERS, log)
     try:
         if args.again:
-            wait(lambda: _all_ready(client), 600)
+            wait(lambda: _all_ready(client), 600, lambda: _waiting_for(client))
         else:
             say(f"first index of {result['notes']} notes…")
             result["first_index"] = first_index(client, process, args.timeout_hours * 3600, before)
@@ -276,7 +276,11 @@ def reindex_pace(client: Any, began: float, patience: float) -> dict[str, Any]:
 
 
 def _index_idle(status: Any) -> bool:
-    return status.rebuild is None and status.queues.get("index", {}).get("pending", 1) == 0
+    return status.rebuild is None and _queue_empty(status)
+
+
+def _queue_empty(status: Any) -> bool:
+    return status.queues.get("index", {}).get("pending", 1) == 0
 
 
 def restart(settings: Any, client: Any, log: Path) -> dict[str, Any]:
@@ -289,7 +293,7 @@ def restart(settings: Any, client: Any, log: Path) -> dict[str, Any]:
     began = time.monotonic()
     process = start_system(settings, WORKERS, log)
     try:
-        wait(lambda: _all_ready(client), 600, lambda: _not_ready(client))
+        wait(lambda: _all_ready(client), 600, lambda: _waiting_for(client))
         ready = time.monotonic() - began
     finally:
         stop_system(process)
@@ -302,23 +306,20 @@ def restart(settings: Any, client: Any, log: Path) -> dict[str, Any]:
 
 
 def _all_ready(client: Any) -> bool:
+    return not _waiting_for(client)
+
+
+def _waiting_for(client: Any) -> str:
+    """What a start is still waiting for ("" once every worker beats, the reconcile ran and left no index work)."""
     try:
         status = client.status()
     except Exception:  # Redis not up yet
-        return False
+        return "the system's status (Redis not up)"
     watcher = status.process("watcher")
-    last = (watcher.details.get("last_reconcile") or {}) if watcher else {}
-    reconciled = bool(last) and status.queues.get("index", {}).get("pending", 1) == 0
-    return reconciled and all(status.process(name) for name in WORKERS)
-
-
-def _not_ready(client: Any) -> str:
-    """What ``_all_ready`` still waits for, said when it times out."""
-    status = client.status()
-    watcher = status.process("watcher")
-    last = (watcher.details.get("last_reconcile") or {}) if watcher else {}
-    missing = [name for name in WORKERS if not status.process(name)]
-    return f"reconciled: {bool(last)}, index queue: {status.queues.get('index')}, not beating: {missing}"
+    waits = [] if watcher and watcher.details.get("last_reconcile") else ["the watcher's reconcile"]
+    waits += [] if _queue_empty(status) else [f"the index queue ({status.queues.get('index')})"]
+    waits += [f"{name} beating" for name in WORKERS if not status.process(name)]
+    return ", ".join(waits)
 
 
 def _du(folder: Path) -> int:
