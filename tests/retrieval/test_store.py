@@ -302,7 +302,7 @@ def test_a_store_built_before_gets_int8_dense_vectors_and_still_answers_exact_co
         assert not list((tmp_path / "store").rglob("quantized.data"))
         assert store.optimize_beside()  # the child process builds the graph with this version's shard_config
         assert list((tmp_path / "store" / "shard").rglob("quantized.data"))
-        for n, row in enumerate(vectors[:5] + rng.normal(0, 0.02, (5, dim))):
+        for n, row in enumerate(vectors[:5] + rng.normal(0, 0.002, (5, dim))):  # unmistakably nearest
             query = row / np.linalg.norm(row)
             hits = store.search_dense(query.tolist(), None, 10)
             found = [int(hit.payload["path"][1:-3]) for hit in hits]
