@@ -85,6 +85,7 @@ def _pull(model: str, cache: Path, progress: PullProgress, publisher: _Publisher
     folder = model_folder(cache, model)
     progress.files, progress.total_bytes = len(files), sum(entry.size for entry in files)
     progress.done_bytes, progress.state = sum(_on_disk(folder, entry) for entry in files), "downloading"
+    publisher(progress, force=True)  # the size is known: say so before the first piece arrives
     meter = RateMeter()
     with httpx.Client(follow_redirects=True, timeout=httpx.Timeout(30.0), headers=build_hf_headers()) as client:
         for entry in files:
