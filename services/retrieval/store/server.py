@@ -49,6 +49,9 @@ NEXT_SUFFIXES = ("__a", "__b")
 _INT8 = models.ScalarQuantization(
     scalar=models.ScalarQuantizationConfig(type=models.ScalarType.INT8, quantile=0.99, always_ram=True)
 )
+# As edge_folder.DENSE_SEARCH, said rather than left to the server's default: twice the candidates from the
+# int8 copies, rescored on the originals, so a hit's score is the exact cosine the ranking's thresholds expect.
+_DENSE_SEARCH = models.SearchParams(quantization=models.QuantizationSearchParams(rescore=True, oversampling=2.0))
 
 T = TypeVar("T")
 
@@ -233,6 +236,7 @@ class ClientStore(VectorStore):
                 query=query,
                 using=using,
                 query_filter=_filter(flt),
+                search_params=_DENSE_SEARCH if using == DENSE else None,
                 limit=limit,
                 with_payload=list(fields) if fields is not None else True,
             ).points
