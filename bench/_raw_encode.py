@@ -36,7 +36,7 @@ def document_texts(settings: Any, embedder: Any, paths: list[str]) -> list[str]:
     ``embedding_text`` and the document's summary; a document never extracted, or unusable, gives none."""
     from services.attachments.cache import ExtractionCache
     from services.indexing import attachments
-    from services.indexing.chunking import chunk_pages, embedding_text, fitted_context
+    from services.indexing.chunking import chunk_pages, embedding_texts, fitted_context
     from services.indexing.context import note_summary
 
     counter = embedder.token_counter
@@ -52,5 +52,5 @@ def document_texts(settings: Any, embedder: Any, paths: list[str]) -> list[str]:
         context = fitted_context(note, counter, max_tokens)
         pages = attachments.page_texts(extraction)
         chunks = chunk_pages(note.title, pages, counter, max_tokens, settings.chunk_overlap_tokens, context)
-        texts += [embedding_text(note.title, chunk, context) for chunk in chunks] + [note_summary(note)]
+        texts += [*embedding_texts(note, chunks, counter, max_tokens), note_summary(note)]
     return list(dict.fromkeys(texts))

@@ -122,7 +122,7 @@ def chunk_texts(settings: Any, embedder: Any, paths: list[str]) -> list[str]:
     ``embedding_text`` with the note's context line, and every note's summary (the store's title vector), each
     distinct text once."""
     from services import vault
-    from services.indexing.chunking import chunk_note, embedding_text, fitted_context
+    from services.indexing.chunking import chunk_note, embedding_texts
     from services.indexing.context import note_summary
 
     counter = embedder.token_counter
@@ -131,8 +131,7 @@ def chunk_texts(settings: Any, embedder: Any, paths: list[str]) -> list[str]:
     for path in paths:
         note = vault.read_note(settings.vault, path, settings.max_file_bytes)
         chunks = chunk_note(note, counter, max_tokens, settings.chunk_overlap_tokens)
-        context = fitted_context(note, counter, max_tokens)
-        texts += [embedding_text(note.title, chunk, context) for chunk in chunks] + [note_summary(note)]
+        texts += [*embedding_texts(note, chunks, counter, max_tokens), note_summary(note)]
     return list(dict.fromkeys(texts))  # a text met twice is embedded once (the cache has it)
 
 

@@ -185,6 +185,13 @@ def fitted_context(note: ParsedNote, counter: TokenCounter, max_tokens: int) -> 
     return context
 
 
+def embedding_texts(note: ParsedNote, chunks: list[Chunk], counter: TokenCounter, max_tokens: int) -> list[str]:
+    """What the index embeds for ``chunks`` of ``note`` (a note's or a document's): each chunk's
+    ``embedding_text`` with the note's ``fitted_context`` line."""
+    context = fitted_context(note, counter, max_tokens)
+    return [embedding_text(note.title, chunk, context) for chunk in chunks]
+
+
 def chunk_note(note: ParsedNote, counter: TokenCounter, max_tokens: int, overlap: int) -> list[Chunk]:
     """Chunks of ``note.body`` in document order, indices 0..n-1.
 

@@ -21,7 +21,7 @@ from services.catalog.problems import OUTSIDE_VAULT
 from services.config import Settings
 from services.indexing import attachments
 from services.indexing.batching import embed_texts
-from services.indexing.chunking import Chunk, chunk_note, chunk_pages, embedding_text, fitted_context
+from services.indexing.chunking import Chunk, chunk_note, chunk_pages, embedding_texts, fitted_context
 from services.indexing.context import note_summary
 from services.indexing.conversations import evidence_body
 from services.indexing.entities import payload_names
@@ -235,8 +235,7 @@ class IndexPipeline:
         return chunk_note(note, self.counter, self.max_tokens, self.settings.chunk_overlap_tokens)
 
     def _texts(self, note: ParsedNote, chunks: list[Chunk]) -> list[str]:
-        context = fitted_context(note, self.counter, self.max_tokens)
-        return [embedding_text(note.title, c, context) for c in chunks]
+        return embedding_texts(note, chunks, self.counter, self.max_tokens)
 
     def _embed_and_store(self, prepared: list[_Prepared], report: IndexReport, raise_errors: bool) -> None:
         texts = [text for item in prepared for text in item.texts]
