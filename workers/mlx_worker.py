@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
+from functools import partial
 
 import redis
 
@@ -16,11 +18,14 @@ from services.llm.serving import WARM_UP_DISCOUNT, GenerationService, Limits
 from services.llm.switching import ModelFollower
 from services.system.generation_client import WORKER_NAME
 from services.system.handlers.generator import GenerationHandlers
+from services.system.instance import read_instance
 from services.system.model_bench import measured_rates
+from services.system.processes import wait_until_beating
 from services.system.queues import Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 
 log = logging.getLogger(__name__)
+WARM_UP_WAIT_SECONDS = 30.0  # an indexer that takes longer (a first start's model load) is not waited for
 
 
 def build_service(
@@ -65,7 +70,8 @@ def serve(settings: Settings, stop: threading.Event, queues: Queues, service: Ge
     consumer = start_consumer(queues.hueys["generate"], 1)  # one thread: generations never overlap
     log.info("mlx worker ready: %s backend, model %s", service.backend.name, service.backend.model)
     if settings.llm_warm_up or service.capability.can_write is None:
-        threading.Thread(target=_warm_up, args=(service, settings.llm_warm_up), name="warm-up", daemon=True).start()
+        warm_up = partial(_warm_up, service, settings.llm_warm_up, _after_the_indexer(settings, service.redis, stop))
+        threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
 
     def tick() -> None:
         follower.follow(wait=False)
@@ -77,9 +83,23 @@ def serve(settings: Settings, stop: threading.Event, queues: Queues, service: Ge
         service.backend.unload()
 
 
-def _warm_up(service: GenerationService, load: bool) -> None:
-    """Load the model (``load``), then settle whether it writes the chat's answers."""
+def _after_the_indexer(settings: Settings, client: redis.Redis, stop: threading.Event) -> Callable[[], object]:
+    """What the warm-up waits for first: the indexer's start, when this system's supervisor started one.
+
+    At a start every process loads at once and the processor is the limit (~20 processor-seconds on 2 cores);
+    the warm-up's ~5 (the model, a timed prompt) now come after the indexer's start: it beat ~1.8 s sooner,
+    the whole restart ~1.5 s sooner (1,000 notes, 2-core AMD EPYC). A question asked meanwhile loads the
+    model itself, as without a warm-up."""
+    instance = read_instance(settings.data_dir)
+    if instance is None or not any(child.name == "indexer" for child in instance.children):
+        return lambda: None  # a worker alone, or the indexer on another host
+    return partial(wait_until_beating, client, "indexer", stop, WARM_UP_WAIT_SECONDS)
+
+
+def _warm_up(service: GenerationService, load: bool, wait: Callable[[], object]) -> None:
+    """Once ``wait`` returns, load the model (``load``), then settle whether it writes the chat's answers."""
     try:
+        wait()
         if load:
             service.warm_up()
         service.check_capability()
