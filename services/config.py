@@ -201,8 +201,8 @@ class Settings(BaseSettings):
     )
     llm_warm_up: bool = Field(
         True,
-        description="Load the model when the mlx worker starts and time one short prompt, so the first question "
-        "waits for neither (else the model loads on the first request).",
+        description="Load the model when the mlx worker starts (once the system's indexer is up) and time one short "
+        "prompt, so the first question waits for neither (else the model loads on the first request).",
     )
     llm_blas: Literal["auto", "mkl", "openblas", "reference"] = Field(
         "auto",
