@@ -16,11 +16,11 @@ from services.llm.capability import stated_capability
 from services.llm.configured_backend import decoding, open_backend
 from services.llm.serving import WARM_UP_DISCOUNT, GenerationService, Limits
 from services.llm.switching import ModelFollower
+from services.system.client import SystemClient
 from services.system.generation_client import WORKER_NAME
 from services.system.handlers.generator import GenerationHandlers
 from services.system.instance import read_instance
 from services.system.model_bench import measured_rates
-from services.system.processes import wait_until_beating
 from services.system.queues import Queues
 from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
 
@@ -70,7 +70,7 @@ def serve(settings: Settings, stop: threading.Event, queues: Queues, service: Ge
     consumer = start_consumer(queues.hueys["generate"], 1)  # one thread: generations never overlap
     log.info("mlx worker ready: %s backend, model %s", service.backend.name, service.backend.model)
     if settings.llm_warm_up or service.capability.can_write is None:
-        warm_up = partial(_warm_up, service, settings.llm_warm_up, _after_the_indexer(settings, service.redis, stop))
+        warm_up = partial(_warm_up, service, settings.llm_warm_up, _after_the_indexer(settings))
         threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
 
     def tick() -> None:
@@ -83,7 +83,7 @@ def serve(settings: Settings, stop: threading.Event, queues: Queues, service: Ge
         service.backend.unload()
 
 
-def _after_the_indexer(settings: Settings, client: redis.Redis, stop: threading.Event) -> Callable[[], object]:
+def _after_the_indexer(settings: Settings) -> Callable[[], object]:
     """What the warm-up waits for first: the indexer's start, when this system's supervisor started one.
 
     At a start every process loads at once and the processor is the limit (~20 processor-seconds on 2 cores);
@@ -93,7 +93,7 @@ def _after_the_indexer(settings: Settings, client: redis.Redis, stop: threading.
     instance = read_instance(settings.data_dir)
     if instance is None or not any(child.name == "indexer" for child in instance.children):
         return lambda: None  # a worker alone, or the indexer on another host
-    return partial(wait_until_beating, client, "indexer", stop, WARM_UP_WAIT_SECONDS)
+    return partial(SystemClient(settings).wait_running, WARM_UP_WAIT_SECONDS)  # also ends if the supervisor goes
 
 
 def _warm_up(service: GenerationService, load: bool, wait: Callable[[], object]) -> None:

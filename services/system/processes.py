@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from typing import Any
 
@@ -12,7 +11,6 @@ import redis
 from pydantic import BaseModel
 
 HEARTBEAT_KEY = "obsirag:process:{name}"
-BEAT_POLL_SECONDS = 0.25
 # The supervisor's children in start order (``python -m workers.<name>``); they stop in reverse order so
 # that producers go quiet before consumers.
 WORKERS = ("indexer", "watcher", "mlx_worker", "ner", "learner", "extractor", "web")
@@ -60,16 +58,6 @@ def read_process(client: redis.Redis, name: str) -> ProcessState | None:
         return None
     state = json.loads(raw)
     return ProcessState(name=name, alive=True, **state)
-
-
-def wait_until_beating(client: redis.Redis, name: str, stop: threading.Event, timeout: float) -> bool:
-    """Until ``name`` beats (True), or ``stop`` is set or ``timeout`` seconds pass (False)."""
-    deadline = time.monotonic() + timeout
-    while read_process(client, name) is None:
-        left = deadline - time.monotonic()
-        if left <= 0 or stop.wait(min(BEAT_POLL_SECONDS, left)):
-            return False
-    return True
 
 
 def read_processes(client: redis.Redis, expected: list[str]) -> list[ProcessState]:

@@ -13,31 +13,19 @@ from services.config import BUNDLED_LLM_MODEL, Settings
 from services.llm.mlx_backend import MLXBackend
 from services.system.generation_client import WORKER_NAME
 from services.system.instance import Instance, RecordedProcess, write_instance
-from services.system.processes import clear_heartbeat, publish_heartbeat, read_process, wait_until_beating
+from services.system.processes import clear_heartbeat, publish_heartbeat, read_process
 from tests.support.generation import redis_client, running_worker, worker_settings
 from tests.support.system import wait_until
 from workers.mlx_worker import _after_the_indexer
+from workers.supervisor import acquire_lock
 
 
 def started_by_a_supervisor(settings: Settings, children: list[str]) -> None:
     """``instance.json`` as a supervisor writes it, its children all this process (alive)."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
     me = RecordedProcess.of("supervisor", os.getpid())
     assert me is not None
     kids = [me.model_copy(update={"name": name}) for name in children]
     write_instance(Instance(vault=settings.vault, data_dir=settings.data_dir, supervisor=me, children=kids))
-
-
-def test_a_wait_for_a_heartbeat_ends_when_it_beats_or_when_stopped(redis_url: str, tmp_path: Path) -> None:
-    client = redis_client(worker_settings(redis_url, tmp_path))
-    clear_heartbeat(client, "indexer")
-    stop = threading.Event()
-    threading.Timer(0.3, publish_heartbeat, args=(client, "indexer", time.time(), 1.0)).start()
-    assert wait_until_beating(client, "indexer", stop, timeout=30) and read_process(client, "indexer")
-    clear_heartbeat(client, "indexer")
-    stop.set()
-    assert not wait_until_beating(client, "indexer", stop, timeout=30)  # stopped: no 30 s wait
-    assert not wait_until_beating(client, "indexer", threading.Event(), timeout=0.2)
 
 
 def test_the_warm_up_waits_for_an_indexer_its_supervisor_started_and_for_no_other(
@@ -46,9 +34,10 @@ def test_the_warm_up_waits_for_an_indexer_its_supervisor_started_and_for_no_othe
     settings = worker_settings(redis_url, tmp_path, llm_warm_up=True, llm_can_write="no")
     client = redis_client(settings)
     clear_heartbeat(client, "indexer")
-    assert _after_the_indexer(settings, client, threading.Event())() is None  # no supervisor: no wait
+    lock = acquire_lock(settings)  # the data dir held as `obsirag up` holds it
+    assert _after_the_indexer(settings)() is None  # no instance.json: a worker alone, no wait
     started_by_a_supervisor(settings, ["mlx_worker", "web"])
-    assert _after_the_indexer(settings, client, threading.Event())() is None  # no indexer in this system
+    assert _after_the_indexer(settings)() is None  # no indexer in this system
 
     started_by_a_supervisor(settings, ["indexer", "mlx_worker"])
     backend = MLXBackend(BUNDLED_LLM_MODEL, model_cache)
@@ -60,3 +49,4 @@ def test_the_warm_up_waits_for_an_indexer_its_supervisor_started_and_for_no_othe
         warm_up.join(120)
         assert backend.loaded and service.prompt_rate is not None  # loaded, and a prompt read and timed
     clear_heartbeat(client, "indexer")
+    lock.release()
