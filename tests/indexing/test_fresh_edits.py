@@ -1,5 +1,6 @@
 """A small note saved while the indexer embeds a big one is indexed between the big one's encode batches,
-not after it (issue #41.4); documents, big notes, the paths under way and the reconcile's batches wait."""
+not after it (issue #41.4), and between a batch's big notes when their texts come from the cache (#34);
+documents, big notes, the paths under way and the reconcile's batches wait."""
 
 from __future__ import annotations
 
@@ -97,6 +98,21 @@ def test_a_big_sync_pauses_while_it_embeds_and_while_it_stores(
     assert handlers.pipeline.store.count() == chunks + small.chunk_count
     # Saved in the same second (one watcher batch), the small note is stored before the big one's embedding.
     assert small.indexed_at < handlers.pipeline.catalog.get_note("Gros.md").indexed_at
+
+
+def test_a_sync_from_the_embedding_cache_pauses_before_each_big_note(handlers: IndexerHandlers) -> None:
+    """A reindex finds every text in the cache: no encode batch to pause between, yet a big note still costs
+    ~0.5 s to store (#34): a save cuts in after the batch's small notes, before each big one."""
+    pipeline = handlers.pipeline
+    pipeline.sync_paths(["Gros.md", "Petite.md"])
+    for path in ("Gros.md", "Petite.md"):
+        pipeline.catalog.delete_note(path)  # known to the embedding cache, not to the index: a reindex's case
+    pauses: list[frozenset[str]] = []
+    pipeline.between_batches = pauses.append
+    report = pipeline.sync_paths(["Gros.md", "Petite.md"])
+    assert report.chunks_embedded == 0 and report.chunks_cached > pipeline_module.BIG_CHUNKS
+    assert pauses == [frozenset({"Gros.md", "Petite.md"})]
+    assert pipeline.catalog.get_note("Petite.md").indexed_at < pipeline.catalog.get_note("Gros.md").indexed_at
 
 
 def test_cutting_a_long_documents_pages_pauses_every_hundred_pages(embedder) -> None:
