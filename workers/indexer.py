@@ -42,8 +42,7 @@ def main() -> None:
     pipeline, engine, configured, rebuild = open_index(
         settings, on_indexed=queues.enqueue_entities, extract_later=queues.enqueue_extraction
     )
-    if engine.memory is not None:
-        engine.memory.warm(engine.embedder)  # the first chat question pays no fact's embedding
+    engine.warm()  # the first chat question pays no fact's embedding, the first English one no axis
     # The model and libraries are loaded for good: out of the collector's sight, they no longer make
     # every full collection walk their objects (searches: -2 to -5 ms at p95, bench/search_latency.py).
     gc.collect()

@@ -285,7 +285,7 @@ def open_index(
     live = indexing_embedder(settings, recorded.name) if stale else configured
     pipeline = open_pipeline(settings, store, live, on_indexed=on_indexed, extract_later=extract_later)
     memory = FactVectors(pipeline.catalog, pipeline.cache)
-    engine = SearchEngine(store, pipeline.embedder, memory, rerankers=ChosenReranker(settings))
+    engine = SearchEngine(store, pipeline.embedder, memory, rerankers=ChosenReranker(settings), cache=pipeline.cache)
     if stale:
         rebuild: Rebuild | None = Rebuild.start(settings, pipeline, configured, engine)
     else:

@@ -12,24 +12,39 @@ out of an English question's vector.
 
 from __future__ import annotations
 
+import importlib.util
+import runpy
 import threading
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 
 from services.retrieval import lexical
 from services.retrieval.embedding import Embedder
+from services.retrieval.embedding_cache import EmbeddingCache, encode_cached
 
 
 # Analysed like the notes (Snowball French), so "keeping" meets "keep"; stems a French note could share
 # ("part", "call", "name"…) only leave an English question's lexical query, never a French one's.
 @cache
 def english_common() -> frozenset[str]:
-    """spaCy's English stop words, analysed as the lexical list analyses words. Imported on first use: spaCy
-    brings thinc and torch, which the web and the learner processes never need (they import the search)."""
+    """spaCy's English stop words, analysed as the lexical list analyses words."""
+    return frozenset(lexical.analyze(" ".join(sorted(_spacy_english_stop_words()))))
+
+
+def _spacy_english_stop_words() -> set[str]:
+    """Read from spaCy's data module alone: importing spaCy (thinc, its registries) cost the first English
+    search 0.6 s of the processor, and the web and the learner processes, which import the search, never need
+    it. Another layout of the package: the module imported as usual."""
+    spec = importlib.util.find_spec("spacy")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        data = Path(folder) / "lang" / "en" / "stop_words.py"
+        if data.is_file():
+            return set(runpy.run_path(str(data))["STOP_WORDS"])
     from spacy.lang.en.stop_words import STOP_WORDS
 
-    return frozenset(lexical.analyze(" ".join(sorted(STOP_WORDS))))
+    return set(STOP_WORDS)
 
 
 PAIRS = (
@@ -51,17 +66,19 @@ PAIRS = (
     ("What should I pack for the hiking trip?", "Que dois-je emporter pour la randonnée ?"),
 )
 
+AXIS_USES = "obsirag:english-axis"  # the embedding cache's "note" for the pairs' vectors
 _AXES: dict[str, np.ndarray] = {}
 _LOCK = threading.Lock()
 
 
-def english_axis(embedder: Embedder) -> np.ndarray:
-    """The unit vector from the French questions' mean to the English ones' (computed once per model)."""
+def english_axis(embedder: Embedder, cache: EmbeddingCache | None = None) -> np.ndarray:
+    """The unit vector from the French questions' mean to the English ones' (computed once per model: the
+    questions' vectors kept in ``cache``, 32 queries cost the first English search ~0.8 s of the processor)."""
     with _LOCK:
         if embedder.name not in _AXES:
-            english = np.asarray([embedder.encode_query(en) for en, _ in PAIRS], dtype=np.float32)
-            french = np.asarray([embedder.encode_query(fr) for _, fr in PAIRS], dtype=np.float32)
-            axis = english.mean(axis=0) - french.mean(axis=0)
+            texts = [en for en, _ in PAIRS] + [fr for _, fr in PAIRS]
+            vectors = encode_cached(embedder, texts, cache, queries=True, uses=AXIS_USES)
+            axis = vectors[: len(PAIRS)].mean(axis=0) - vectors[len(PAIRS) :].mean(axis=0)
             _AXES[embedder.name] = axis / max(float(np.linalg.norm(axis)), 1e-12)
         return _AXES[embedder.name]
 

@@ -174,17 +174,29 @@ class EmbeddingCache:
         self._db.close()
 
 
-def encode_cached(embedder: Embedder, texts: list[str], cache: EmbeddingCache | None) -> np.ndarray:
+QUERY_KEY = "\x00query\x00"  # the prefix of a query's key: no passage (a note's text) starts with it
+
+
+def encode_cached(
+    embedder: Embedder, texts: list[str], cache: EmbeddingCache | None, queries: bool = False, uses: str = ""
+) -> np.ndarray:
     """``texts``' vectors, those the cache holds for ``embedder``'s model read back, the others embedded and
-    kept (a cache of another model is not used): a restart embeds no sentence twice."""
+    kept (a cache of another model is not used): a restart embeds no sentence twice.
+
+    ``queries``: embedded as queries (``encode_query``) and kept under keys no passage has; ``uses``: the
+    cache's "note" that keeps them through its pruning (fixed reference texts, recorded once)."""
     usable = cache if cache is not None and cache.model == embedder.name else None
-    known = usable.lookup(texts) if usable else {}
+    keys = [QUERY_KEY + text for text in texts] if queries else texts
+    known = usable.lookup(keys) if usable else {}
     vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     for i, vector in known.items():
         vectors[i] = vector
     todo = [i for i in range(len(texts)) if i not in known]
     if todo:
-        vectors[todo] = embedder.encode([texts[i] for i in todo])
+        chosen = [texts[i] for i in todo]
+        vectors[todo] = [embedder.encode_query(text) for text in chosen] if queries else embedder.encode(chosen)
         if usable:
-            usable.store([texts[i] for i in todo], vectors[todo])
+            usable.store([keys[i] for i in todo], vectors[todo])
+            if uses:
+                usable.record_uses(uses, keys)
     return vectors

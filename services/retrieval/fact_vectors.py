@@ -6,7 +6,8 @@ and in the embedding cache across restarts (recorded as used by ``USES_PATH`` so
 
 Raw cosines say little for multilingual-e5-small (it rates any French question ~0.8 against any fact,
 related or not); both sides are first centred on the mean of a few reference texts (``REFERENCE_*``,
-embedded once per process), which removes the direction every text shares (docs/architecture.md, memory).
+embedded once per model and kept in the embedding cache: ~0.8 s of the processor at each indexer start
+before, #34), which removes the direction every text shares (docs/architecture.md, memory).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from services.retrieval.embedding import Embedder, calibration
 from services.retrieval.embedding_cache import EmbeddingCache, encode_cached
 
 USES_PATH = "obsirag:memory"  # the embedding cache's "note" for the facts' sentences
+REFERENCE_USES = ("obsirag:memory-reference-queries", "obsirag:memory-reference-passages")
 MATCHES = 8  # facts returned per query, best first (the chat's budget keeps fewer)
 # Everyday questions and facts, French first, about nothing in particular: their mean vectors are the
 # direction every text shares. None of them is in bench or test pairs.
@@ -124,9 +126,9 @@ class FactVectors:
 
     def _reference(self, embedder: Embedder) -> tuple[np.ndarray, np.ndarray]:
         with self._lock:
-            if embedder.name not in self._means:  # ~30 short texts, once per process and model
-                queries = np.asarray([embedder.encode_query(q) for q in REFERENCE_QUERIES], dtype=np.float32)
-                passages = embedder.encode(list(REFERENCE_PASSAGES))
+            if embedder.name not in self._means:  # ~30 short texts, once per model: kept in the embedding cache
+                queries = encode_cached(embedder, list(REFERENCE_QUERIES), self.cache, True, REFERENCE_USES[0])
+                passages = encode_cached(embedder, list(REFERENCE_PASSAGES), self.cache, uses=REFERENCE_USES[1])
                 self._means[embedder.name] = (queries.mean(axis=0), passages.mean(axis=0))
             return self._means[embedder.name]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from services.catalog import Catalog
 from services.config import Language, Settings
 from services.retrieval.embedding import load_embedder
+from services.retrieval.embedding_cache import EmbeddingCache
 from services.retrieval.learned import LearnedMarks
 from services.retrieval.reranker import ChosenReranker
 from services.retrieval.search import SearchEngine, SearchRequest, SearchResponse
@@ -35,8 +36,15 @@ def search_anywhere(settings: Settings, request: SearchRequest, lang: Language =
         served = settings.embedding_served if model == settings.embedding_model else None
         embedder = load_embedder(model, threads=settings.torch_threads, cache=settings.model_cache, served=served)
         store.ensure_collection(embedder.dim, embedder.name)
-        engine = SearchEngine(store, embedder, marks=LearnedMarks(catalog.marks), rerankers=ChosenReranker(settings))
-        return engine.search(request)
+        # The cache keeps the fixed reference questions' vectors: an English search embeds no axis again.
+        cache = EmbeddingCache(
+            settings.embedding_cache_path, embedder.name, embedder.dim, settings.embedding_cache_entries
+        )
+        marks, rerankers = LearnedMarks(catalog.marks), ChosenReranker(settings)
+        try:
+            return SearchEngine(store, embedder, marks=marks, rerankers=rerankers, cache=cache).search(request)
+        finally:
+            cache.close()
     finally:
         store.close()
         catalog.close()
