@@ -25,7 +25,7 @@ from services.llm.client import Generator, StreamGenerator
 from services.llm.degeneration import PHRASE_WORDS, is_degenerate, words_of
 from services.llm.models import GenerationRequest
 from services.retrieval import lexical
-from services.retrieval.search import query_terms
+from services.retrieval.query_terms import query_terms
 from services.system.generation_client import GenerationClient
 from services.system.queues import Queues
 

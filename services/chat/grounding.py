@@ -20,7 +20,8 @@ from services.chat.grounding_check import CheckOutcome
 from services.chat.outcome import Outcome, decide, logistic
 from services.retrieval import lexical
 from services.retrieval.embedding import DEFAULT_CALIBRATION, Calibration
-from services.retrieval.search import SearchResult, query_terms
+from services.retrieval.query_terms import query_terms
+from services.retrieval.search import SearchResult
 
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-ZÀ-Ý][\w’'-]{2,})")
 _PART_SPLIT = re.compile(r"\s*[,;]?\s+(?:et|ainsi que|and|as well as)\s+|\s*;\s*", re.IGNORECASE)

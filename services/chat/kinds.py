@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from services.retrieval import lexical
-from services.retrieval.search import query_terms
+from services.retrieval.query_terms import query_terms
 
 _TROUBLE_ASKED = re.compile(
     r"\b(pourquoi|probl[eè]mes?|soucis?|rat[ée]e?s?|devenu(e|s|es)?|why|problems?|issues?|wrong|became|turned)\b",

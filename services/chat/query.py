@@ -12,7 +12,8 @@ from pydantic import BaseModel, Field
 from services.language.dates import parse_date_range, strip_date_expression
 from services.language.detect import detect_language
 from services.retrieval import lexical
-from services.retrieval.search import SearchRequest, query_terms
+from services.retrieval.query_terms import query_terms
+from services.retrieval.search import SearchRequest
 from services.vault.models import NoteType
 
 

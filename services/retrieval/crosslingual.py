@@ -4,7 +4,7 @@ Two pulls, both measured on the sample vault (bench/cross_lingual.py, docs/perfo
 The lexical one: an English question's common words ("keeping", "what", "much") are rare in a French vault, so
 BM25 rates them high and they match the English notes. They are left out of its lexical query (spaCy's English
 stop words, what the entity extractor already reads), and when the lexical list's best hit is itself English,
-the list weighs what that hit holds of the question (``search.coverage``); a French best hit, met by names and
+the list weighs what that hit holds of the question (``query_terms.coverage``); a French best hit, met by names and
 technical words, keeps its weight (weighing it too cost the help vault's English questions recall@5 0.763 →
 0.712). The dense one: the direction in a multilingual model's space that says "English, not French", taken
 out of an English question's vector.

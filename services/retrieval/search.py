@@ -20,6 +20,7 @@ from services.retrieval.fusion import FusedHit, NoteHit, boost_title_matches, fu
 from services.retrieval.learned import POOL, LearnedMarks, rerank
 from services.retrieval.matching import snippet, title_matcher, title_similarities
 from services.retrieval.models import SparseVector, StoreFilter, StoreHit
+from services.retrieval.query_terms import META_TERMS, coverage, query_terms
 from services.retrieval.reranker import RerankerSource, cross_encode
 from services.retrieval.rwlock import ReadWriteLock
 from services.retrieval.store import VectorStore
@@ -30,21 +31,6 @@ CANDIDATES = 100  # chunks fetched from each list before fusion (CNIL: 50 → 10
 CANDIDATE_FIELDS = ("path", "title", "aliases", "chunk_index")
 # The store searches without the GIL: the lexical list is searched beside the dense one, not after it.
 _LISTS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="search-lists")
-# Question words that say how to ask, not what about: they never count as a match (grounding reads them too).
-QUESTION_TERMS = frozenset(
-    lexical.analyze(
-        "quel quelle quels quelles comment pourquoi combien quand où qui quoi est-ce note notes coffre "
-        "parle parles écrit dis explique détails what which how why when where who tell note notes vault "
-        "wrote write explain details doit dois peut peux faut faire fait temps long much many can should does"
-    )
-)
-
-
-# Words that name the vault itself ("my notes", "the vault"), not what a question is about: the lexical list
-# leaves them out (the dense side reads them). In a question they match every note titled "… notes" and, the
-# lexical list's best hit counting 1.0 whatever it matched, outweigh the meaning of an English question over
-# French notes (docs/performance.md, "Paraphrased questions").
-META_TERMS = frozenset(lexical.analyze("note notes coffre coffres vault vaults"))
 
 
 class SearchRequest(BaseModel):
@@ -284,20 +270,6 @@ class SearchEngine:
         whole = {hit.id: hit.payload for hit in self.store.retrieve([item.hit.id for item in lean])}
         for item in lean:  # a chunk deleted since the search keeps its lean payload (no text)
             item.hit.payload = whole.get(item.hit.id, item.hit.payload)
-
-
-def coverage(query: str, found: str, ignore: frozenset[str] = frozenset()) -> float:
-    """Share of the query's terms (less ``ignore``) in ``found``, the lexical list's best hit: min-max
-    normalisation makes any best hit 1.0, even one that matched a stray word (an English question over the
-    vault's English notes), so the lexical list weighs what its best hit really matched (docs/performance.md,
-    "Cross-lingual")."""
-    terms = set(query_terms(query)) - ignore
-    return len(terms & set(lexical.analyze(found))) / len(terms) if terms else 0.0
-
-
-def query_terms(text: str) -> list[str]:
-    """The analysed terms of a query that say what it is about (question words dropped), in order."""
-    return [t for t in dict.fromkeys(lexical.analyze(text)) if t not in QUESTION_TERMS]
 
 
 def _query_and_range(request: SearchRequest) -> tuple[str, datetime | None, datetime | None]:

@@ -10,6 +10,7 @@ import pytest
 from services.retrieval import fusion, search
 from services.retrieval.lexical import encode_query, term_id
 from services.retrieval.models import SparseVector, StoreFilter, StoreHit
+from services.retrieval.query_terms import query_terms
 from services.retrieval.search import SearchEngine, SearchRequest
 
 NOW = datetime(2026, 11, 29, 12, 0).astimezone()
@@ -154,7 +155,7 @@ def test_a_lexical_best_hit_matching_a_stray_word_weighs_what_it_matched() -> No
     engine = SearchEngine(StubStore(dense, sparse), StubEmbedder())
     english = SearchRequest(query="how many neighbours tend the shared garden plot", now=NOW)
     assert engine.search(english).results[0].path == "X.md"
-    assert search.query_terms(english.query) == ["neighbour", "tend", "shar", "garden", "plot"]
+    assert query_terms(english.query) == ["neighbour", "tend", "shar", "garden", "plot"]
     # ...when its best hit is English: a French note it meets by a name or a technical word keeps the weight.
     sparse = [hit("y1", 7.0, "Y.md", "Drive", "Le shared drive de l'équipe, dans la note du mois."), sparse[1]]
     engine = SearchEngine(StubStore(dense, sparse), StubEmbedder())
