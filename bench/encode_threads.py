@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     hermetic_environment()
     from services.config import Settings
-    from services.retrieval.embedding import E5Embedder
+    from services.retrieval.e5.embedder import E5Embedder
 
     settings = Settings(vault=args.vault, data_dir=Path("/tmp/obsirag-bench-threads"))
     embedder = E5Embedder(settings.embedding_model)
@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def measure(embedder: Any, texts: list[str], way: str, busy: bool, queries: int) -> dict[str, Any]:
     """Encode ``texts`` in a loop on one thread while this one times ``queries`` queries."""
-    from services.retrieval.embedding import use_threads
+    from services.retrieval.torch_threads import use_threads
 
     embedder.passage_threads = 2 if way == WAYS[2] else 1
     stop, encoded = threading.Event(), []
@@ -100,7 +100,7 @@ def measure(embedder: Any, texts: list[str], way: str, busy: bool, queries: int)
 def _on_two_torch_threads(embedder: Any, texts: list[str]) -> None:
     """``E5Embedder.encode``'s batches, one after the other on this thread with two torch threads."""
     from services.retrieval.batches import length_batches
-    from services.retrieval.embedding import use_threads
+    from services.retrieval.torch_threads import use_threads
 
     use_threads(2)
     ids = embedder._encoder.token_ids(texts, "passage: ")

