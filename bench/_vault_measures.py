@@ -120,6 +120,30 @@ def page_latency(client: Any, settings: Any, repeats: int = 20) -> dict[str, dic
     return figures
 
 
+def graph_after_saves(client: Any, settings: Any, count: int = 5) -> dict[str, float]:
+    """The graph page viewed once a saved note is in the catalog and the graph is older than its ``min_age``:
+    what a user meets who edits, then opens the graph (its catalog changed since it was built)."""
+    import httpx
+
+    from services.catalog.graph import MIN_AGE_SECONDS
+
+    times = []
+    with httpx.Client(base_url=client.status().web_url, timeout=60) as web:
+        web.get("/graph").raise_for_status()  # the first graph
+        for i in range(count):
+            word = f"zorglubgraph{i}x{random.randrange(10**6)}"
+            path = settings.vault / "Bench" / f"{word}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"# Note {word}\n\nLe mot {word} renvoie à [[{word}-ailleurs]].\n", encoding="utf-8")
+            wait(lambda word=word: _found(client, word), 60)
+            time.sleep(MIN_AGE_SECONDS + 0.5)  # a bench's pause: the view then looks at the catalog again
+            began = time.perf_counter()
+            web.get("/graph").raise_for_status()
+            times.append((time.perf_counter() - began) * 1000)
+    shutil.rmtree(settings.vault / "Bench", ignore_errors=True)
+    return percentiles(times)
+
+
 def learner_selection(settings: Any) -> dict[str, float]:
     """The learner's choice of notes for a cycle (changed ones, never-seen ones, a synapse sample), timed on the
     catalog: it must not grow worse than linearly with the vault."""

@@ -10,8 +10,9 @@ an empty data folder, then a restart, on an idle machine.
 3. **A note saved** is searchable after (watcher → queue → index → search): p50/p95 of ``--saves`` saves, idle,
    then while a bulk reindex runs.
 4. **Search** through the queue (p95 of ``--searches``), the **pages** (note viewer, graph, conversations,
-   dashboard; loopback, so the client's time is the server's plus ~1 ms), each process's **resident memory**,
-   the **disk** used (per 10,000 notes).
+   dashboard; loopback, so the client's time is the server's plus ~1 ms), the graph page after a save (the
+   catalog changed since its graph was built), each process's **resident memory**, the **disk** used (per
+   10,000 notes).
 5. **A folder renamed** (the biggest one) while the system runs: seconds until its notes are indexed under the new
    path, and the chunks embedded meanwhile (target 0: a move re-embeds nothing).
 
@@ -36,6 +37,7 @@ from _raw_encode import raw_encode
 from _system import start_system, stop_system
 from _vault_measures import (
     folder_rename,
+    graph_after_saves,
     learner_selection,
     page_latency,
     process_memory,
@@ -231,6 +233,7 @@ def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[s
     saved_idle = save_to_searchable(client, settings, args.saves, "idle")
     searches = search_latency(client, settings, args.searches)
     pages = page_latency(client, settings)
+    graph_saved = graph_after_saves(client, settings)
     memory, anonymous = process_memory(client)
     selection = learner_selection(settings)
     renamed = folder_rename(client, settings, args.rename_notes)
@@ -245,6 +248,7 @@ def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[s
         "reindex": reindex,
         "search": searches,
         "pages": pages,
+        "graph_after_save": graph_saved,
         "rss_mb": memory,
         "anon_mb": anonymous,
         "learner_selection": selection,
@@ -342,6 +346,7 @@ def report(result: dict[str, Any]) -> None:
         ("search p95 (ms, target < 50)", result["search"]["p95"]),
         *((f"page {name} p95 (ms, target < 300)", figures["p95"]) for name, figures in result["pages"].items()),
         *((f"page {name}, first after start (ms)", figures["first"]) for name, figures in result["pages"].items()),
+        ("page graph after a save p95 (ms, target < 300)", result["graph_after_save"]["p95"]),
         ("learner's choice of notes for a cycle (ms)", result["learner_selection"]["ms"]),
         *((f"RSS {name} (MB)", mb) for name, mb in result["rss_mb"].items()),
         *((f"of which its own (RssAnon) {name} (MB)", mb) for name, mb in result.get("anon_mb", {}).items()),

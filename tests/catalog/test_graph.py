@@ -101,9 +101,15 @@ def test_cache_rebuilds_and_exports_only_when_the_catalog_changes(catalog: Catal
     catalog.resolve_links()
     assert cache.get() is first  # a burst of changes (a vault being indexed) does not rebuild at once
     now[0] = 11.0
+    assert cache.get() is first  # served while the next one is built beside it: a view never waits for a build
+    cache.join()
     second = cache.get()
     assert second is not first and second.graph.has_edge("B/New.md", "Hub.md")
     assert len(json.loads(export.read_text(encoding="utf-8"))["nodes"]) == 6
+    now[0] = 22.0
+    assert cache.get() is second  # the catalog unchanged: nothing built
+    cache.join()
+    assert cache.get() is second
 
 
 def test_the_hubs_are_labelled_first_on_the_sample_vault(settings: Settings) -> None:
