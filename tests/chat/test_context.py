@@ -56,7 +56,10 @@ def test_packing_with_a_token_count_never_exceeds_the_budget_and_cuts_a_main_chu
 
 
 def test_without_a_worker_the_limits_are_this_process_s_settings(tmp_path: Path) -> None:
-    settings = Settings(vault=tmp_path, data_dir=tmp_path / "data", llm_context_tokens=1000, llm_max_tokens=100)
+    # Its own data root: no chat model converted there (a developer's ./data/models may hold one).
+    settings = Settings(
+        vault=tmp_path, data_root=tmp_path, data_dir=tmp_path / "data", llm_context_tokens=1000, llm_max_tokens=100
+    )
     limits = prompt_limits(settings)
     assert (limits.prompt_tokens, limits.answer_tokens, limits.window_tokens) == (900, 100, 900)
     assert limits.count("é" * 23) == safe_tokens("é" * 23) > estimate_tokens("é" * 23)  # no tokenizer here

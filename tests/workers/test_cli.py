@@ -173,7 +173,8 @@ def test_two_vaults_through_the_default_data_root_never_mix(
     theirs = load_settings(vault=other)
     with Catalog(theirs.catalog_path) as catalog:
         assert catalog.list_threads() == [] and catalog.get_note("Voyage.md") is None
-    assert {p.name for p in (tmp_path / "data").iterdir()} == {mine.data_dir.name, theirs.data_dir.name}
+    # One folder per vault, beside the models every vault shares (the e5 tokenizer's, written once).
+    assert {p.name for p in (tmp_path / "data").iterdir()} == {mine.data_dir.name, theirs.data_dir.name, "models"}
     assert mine.data_dir.name.startswith("vault-") and theirs.data_dir.name.startswith("vault-")
 
     refused = CliRunner().invoke(main, ["status", *second, "--data", str(mine.data_dir)])
