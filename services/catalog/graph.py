@@ -308,8 +308,10 @@ class GraphCache:
     def _build_beside(self) -> None:
         try:
             self._build()
-        except Exception:  # the graph served stays; the next view after ``min_age`` tries again
+        except Exception:  # the graph served stays; the first view after ``min_age`` tries again
             log.exception("building the knowledge graph failed")
+            with self._lock:
+                self._built_at = self.clock()
         finally:
             with self._lock:
                 self._builder = None

@@ -112,6 +112,36 @@ def test_cache_rebuilds_and_exports_only_when_the_catalog_changes(catalog: Catal
     assert cache.get() is second
 
 
+def test_a_build_beside_that_fails_leaves_the_graph_served_and_is_tried_again(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [0.0]
+    cache = GraphCache(catalog, tmp_path / "graph.json", min_age=10.0, clock=lambda: now[0])
+    first = cache.get()
+    add(catalog, "B/New.md", "Hub")
+    catalog.resolve_links()
+    real = KnowledgeGraph.from_catalog
+
+    tries = []
+
+    def broken(cls: type[KnowledgeGraph], catalog: Catalog) -> KnowledgeGraph:
+        tries.append(1)
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(KnowledgeGraph, "from_catalog", classmethod(broken))
+    now[0] = 11.0
+    assert cache.get() is first
+    cache.join()
+    assert cache.get() is first  # failed: the graph it had is still served...
+    cache.join()
+    assert len(tries) == 1  # ...and not built again at each view
+    monkeypatch.setattr(KnowledgeGraph, "from_catalog", real)
+    now[0] = 22.0
+    cache.get()
+    cache.join()
+    assert cache.get().graph.has_node("B/New.md")  # a later view tried again
+
+
 def test_the_hubs_are_labelled_first_on_the_sample_vault(settings: Settings) -> None:
     """The best-connected notes are the ones named on the drawing, « Projet Atlas » first (#26, point 6)."""
     catalog = fill_catalog(settings)
