@@ -71,9 +71,7 @@ class IndexPipeline:
         self.store = store
         self.catalog = catalog
         self.embedder = embedder
-        self.cache = cache or EmbeddingCache(
-            settings.embedding_cache_path, embedder.name, embedder.dim, settings.embedding_cache_entries
-        )
+        self.cache = cache or EmbeddingCache.of(settings, embedder)
         self.counter = embedder.token_counter
         self.max_tokens = min(settings.chunk_tokens, embedder.max_tokens)
         self.run_id: int | None = None

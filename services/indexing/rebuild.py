@@ -39,7 +39,6 @@ from services.indexing.rebuild_record import (
     read_state,
 )
 from services.retrieval.embedding import Embedder
-from services.retrieval.embedding_cache import EmbeddingCache
 from services.retrieval.fact_vectors import FactVectors
 from services.retrieval.reranker import ChosenReranker
 from services.retrieval.search import SearchEngine
@@ -55,10 +54,7 @@ class _NextPipeline(IndexPipeline):
     """The pipeline writing the next store: every note is read and stored, the catalog is left alone."""
 
     def __init__(self, settings: Settings, store: VectorStore, catalog: Catalog, embedder: Embedder) -> None:
-        cache = EmbeddingCache(
-            settings.embedding_cache_path, embedder.name, embedder.dim, settings.embedding_cache_entries
-        )
-        super().__init__(settings, store, catalog, embedder, cache)
+        super().__init__(settings, store, catalog, embedder)  # its own embedding cache, for the next model
         self.hashes: dict[str, str] = {}
 
     def _prepare(self, path: str, report: IndexReport) -> _Prepared | None:

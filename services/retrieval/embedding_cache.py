@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:  # the embedding module's types only: it needs nothing of this one
+if TYPE_CHECKING:  # the embedding module's and the settings' types only: it needs nothing of them
+    from services.config import Settings
     from services.retrieval.embedding import Embedder
 
 PRUNE_GRACE_SECONDS = 24 * 3600.0
@@ -87,6 +88,11 @@ class EmbeddingCache:
         self._db.executescript(_SCHEMA)
         self._lock = threading.Lock()
         self._next_prune = 0.0
+
+    @classmethod
+    def of(cls, settings: Settings, embedder: Embedder) -> EmbeddingCache:
+        """The data dir's cache, read and written for ``embedder``'s model."""
+        return cls(settings.embedding_cache_path, embedder.name, embedder.dim, settings.embedding_cache_entries)
 
     def lookup(self, texts: Sequence[str], now: float | None = None) -> dict[int, np.ndarray]:
         """Vectors known for ``texts``, by index in ``texts``; marks them used."""

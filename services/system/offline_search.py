@@ -37,9 +37,7 @@ def search_anywhere(settings: Settings, request: SearchRequest, lang: Language =
         embedder = load_embedder(model, threads=settings.torch_threads, cache=settings.model_cache, served=served)
         store.ensure_collection(embedder.dim, embedder.name)
         # The cache keeps the fixed reference questions' vectors: an English search embeds no axis again.
-        cache = EmbeddingCache(
-            settings.embedding_cache_path, embedder.name, embedder.dim, settings.embedding_cache_entries
-        )
+        cache = EmbeddingCache.of(settings, embedder)
         marks, rerankers = LearnedMarks(catalog.marks), ChosenReranker(settings)
         try:
             return SearchEngine(store, embedder, marks=marks, rerankers=rerankers, cache=cache).search(request)
