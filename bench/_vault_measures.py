@@ -49,14 +49,19 @@ def save_to_searchable(client: Any, settings: Any, count: int, label: str) -> di
     times = []
     for i in range(count):
         word = f"zorglub{label}{i}x{random.randrange(10**6)}"
-        path = settings.vault / "Bench" / f"{word}.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
         began = time.monotonic()
-        path.write_text(f"# Note {word}\n\nLe mot {word} apparaît ici.\n", encoding="utf-8")
-        wait(lambda word=word: _found(client, word), 60)
+        _save_and_find(client, settings, word, f"# Note {word}\n\nLe mot {word} apparaît ici.\n")
         times.append((time.monotonic() - began) * 1000)
     shutil.rmtree(settings.vault / "Bench", ignore_errors=True)
     return percentiles(times)
+
+
+def _save_and_find(client: Any, settings: Any, word: str, text: str) -> None:
+    """``text`` saved as ``Bench/<word>.md`` in the vault; returns once a search for ``word`` finds it."""
+    path = settings.vault / "Bench" / f"{word}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    wait(lambda: _found(client, word), 60)
 
 
 def _found(client: Any, word: str) -> bool:
@@ -132,10 +137,7 @@ def graph_after_saves(client: Any, settings: Any, count: int = 5) -> dict[str, f
         web.get("/graph").raise_for_status()  # the first graph
         for i in range(count):
             word = f"zorglubgraph{i}x{random.randrange(10**6)}"
-            path = settings.vault / "Bench" / f"{word}.md"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"# Note {word}\n\nLe mot {word} renvoie à [[{word}-ailleurs]].\n", encoding="utf-8")
-            wait(lambda word=word: _found(client, word), 60)
+            _save_and_find(client, settings, word, f"# Note {word}\n\nLe mot {word} renvoie à [[{word}-ailleurs]].\n")
             time.sleep(MIN_AGE_SECONDS + 0.5)  # a bench's pause: the view then looks at the catalog again
             began = time.perf_counter()
             web.get("/graph").raise_for_status()
