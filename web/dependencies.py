@@ -13,7 +13,7 @@ system does (search, status, reindexing, task history and retries, the model).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from typing import Any, TypeAlias
@@ -47,6 +47,10 @@ class WebServices:
     catalog: Catalog
     client: SystemClient
     clock: Clock = local_now  # read at each request: a test may set its own at any time
+    graph: GraphCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.graph = GraphCache(self.catalog, self.settings.data_dir / "graph" / "knowledge_graph.json")
 
     @classmethod
     def build(cls, settings: Settings) -> WebServices:
@@ -61,7 +65,6 @@ def dependencies(services: WebServices) -> dict[str, Provide]:
     """The app's dependencies, by the names the handlers' parameters use."""
     settings, catalog = services.settings, services.catalog
     chat = ChatWiring(settings, catalog, services.client)  # its web search and runs are built on first use
-    graph = GraphCache(catalog, settings.data_dir / "graph" / "knowledge_graph.json")
     return {
         "settings": _given(settings),
         "client": _given(services.client),
@@ -72,7 +75,7 @@ def dependencies(services: WebServices) -> dict[str, Provide]:
         "runs": _given(catalog.runs),
         "conversations": _given(catalog.conversations),
         "memory": _given(catalog.memory),
-        "graph": _given(graph),
+        "graph": _given(services.graph),
         "note_titles": _given(NoteTitlesCache(catalog.notes)),
         "renderer": Provide(note_renderer, sync_to_thread=False),
         "web_search": Provide(lambda: chat.web_search, sync_to_thread=False),

@@ -15,11 +15,15 @@ import uvicorn
 from services.config import Settings, load_settings
 from services.lifeline import watch_parent
 from web.app import create_app
+from web.dependencies import WebServices
 from web.security import UnsafeBind, check_bind
 from workers.process import run_until_stopped, setup_logging
 
 log = logging.getLogger(__name__)
 GRACEFUL_SECONDS = 3  # open SSE streams are cut after this long on shutdown
+# The knowledge graph is built this long after the start, before anyone opens its page: past the start's
+# rush, when every process loads at once (a start is bound by the processor, #34).
+GRAPH_WARM_SECONDS = 20.0
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -50,7 +54,8 @@ def serve(settings: Settings) -> None:
         check_bind(settings)
     except UnsafeBind as exc:
         raise SystemExit(str(exc)) from None
-    app = create_app(settings)
+    services = WebServices.build(settings)
+    app = create_app(settings, services)
     sock = bind(settings.host, settings.port)
     url = url_of(sock)
     log.info("web UI on %s", url)
@@ -59,6 +64,9 @@ def serve(settings: Settings) -> None:
         target=run_until_stopped, args=(settings, "web", stop), kwargs={"details": lambda: {"url": url}}, daemon=True
     )
     beat.start()
+    warm = threading.Timer(GRAPH_WARM_SECONDS, services.graph.warm)
+    warm.daemon = True
+    warm.start()
     config = uvicorn.Config(
         app,
         log_level=settings.log_level.lower(),
@@ -69,6 +77,7 @@ def serve(settings: Settings) -> None:
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:
+        warm.cancel()
         stop.set()
         beat.join(timeout=5)
 

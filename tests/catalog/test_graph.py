@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import math
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -140,6 +141,36 @@ def test_a_build_beside_that_fails_leaves_the_graph_served_and_is_tried_again(
     cache.get()
     cache.join()
     assert cache.get().graph.has_node("B/New.md")  # a later view tried again
+
+
+def test_warm_builds_the_first_graph_beside_and_a_view_meanwhile_waits_for_that_build(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    export = tmp_path / "graph" / "knowledge_graph.json"
+    cache = GraphCache(catalog, export)
+    real, started, release, builds = KnowledgeGraph.from_catalog, threading.Event(), threading.Event(), []
+
+    def slow(cls: type[KnowledgeGraph], catalog: Catalog) -> KnowledgeGraph:
+        builds.append(1)
+        started.set()
+        release.wait(10)
+        return real(catalog)
+
+    monkeypatch.setattr(KnowledgeGraph, "from_catalog", classmethod(slow))
+    cache.warm()
+    assert started.wait(10)
+    cache.warm()  # one build at a time
+    views: list[KnowledgeGraph] = []
+    viewer = threading.Thread(target=lambda: views.append(cache.get()))
+    viewer.start()
+    release.set()
+    viewer.join(10)
+    cache.join()
+    assert len(builds) == 1 and export.exists()  # the view took the warm build's graph, not a second build
+    assert views == [cache.get()] and len(views[0].graph) == 5
+    cache.warm()  # a graph is there: nothing to do
+    cache.join()
+    assert len(builds) == 1
 
 
 def test_the_hubs_are_labelled_first_on_the_sample_vault(settings: Settings) -> None:
