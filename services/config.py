@@ -111,6 +111,14 @@ class Settings(BaseSettings):
         description="Threads embedding notes and documents (indexing), each taking the next batch (e5; a "
         "sentence-transformers model: its torch threads); 0: one per core but one, up to 4.",
     )
+    background_nice: int = Field(
+        10,
+        ge=0,
+        le=19,
+        description="How much lower the background workers' processor priority is (named entities, the "
+        "documents' extraction and its OCR, the learner): the indexer, the watcher, the web and the model keep "
+        "the processor first (a start, a first index). 0: the same priority as the others.",
+    )
     chunk_tokens: int = Field(
         200, description="Target chunk size in the embedding model's tokens (capped at its max sequence length)."
     )

@@ -52,6 +52,9 @@ def settings(vault: Path, tmp_path: Path) -> Settings:
         # from the indexing the end-to-end tests wait for. Tests of the learner or the warm-up opt in.
         learn_enabled=False,
         llm_warm_up=False,
+        # Background workers at the others' priority: beside the suite's own busy processes, a lowered NER
+        # or OCR would wait for cores the tests hold. The end-to-end test of a restart runs at the default.
+        background_nice=0,
     )
 
 

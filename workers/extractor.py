@@ -12,7 +12,7 @@ from services.lifeline import watch_parent
 from services.system.connectors import ConnectorHandlers
 from services.system.handlers.extractor import ExtractorHandlers
 from services.system.queues import Queues
-from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
+from workers.process import run_in_background, run_until_stopped, setup_logging, start_consumer, stop_on_signals
 
 log = logging.getLogger(__name__)
 
@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 def main() -> None:
     settings = load_settings()
     setup_logging(settings, "extractor")
+    run_in_background(settings)  # enrichment waits: the index, the pages and the model come first
     watch_parent()  # gone with the supervisor, even one killed -9
     stop = stop_on_signals()
     queues = Queues(settings)

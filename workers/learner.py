@@ -26,7 +26,7 @@ from services.system import SystemClient, build_chat_engine
 from services.system.handlers.learner import LearnerHandlers
 from services.system.queues import Queues
 from workers.cli_text import LANG, tr
-from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
+from workers.process import run_in_background, run_until_stopped, setup_logging, start_consumer, stop_on_signals
 
 log = logging.getLogger(__name__)
 NOT_RUNNING = tr(
@@ -123,6 +123,7 @@ def learner_details(learner: Learner) -> dict[str, Any]:
 def main() -> None:
     settings = load_settings()
     setup_logging(settings, "learner")
+    run_in_background(settings)  # enrichment waits: the index, the pages and the model come first
     watch_parent()  # gone with the supervisor, even one killed -9
     stop = stop_on_signals()
     queues = Queues(settings)

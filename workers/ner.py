@@ -11,7 +11,7 @@ from services.indexing.entities import EntityExtractor
 from services.lifeline import watch_parent
 from services.system.handlers.ner import NerHandlers
 from services.system.queues import Queues
-from workers.process import run_until_stopped, setup_logging, start_consumer, stop_on_signals
+from workers.process import run_in_background, run_until_stopped, setup_logging, start_consumer, stop_on_signals
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,7 @@ def load_extractor(model: str) -> EntityExtractor:
 def main() -> None:
     settings = load_settings()
     setup_logging(settings, "ner")
+    run_in_background(settings)  # enrichment waits: the index, the pages and the model come first
     watch_parent()  # gone with the supervisor, even one killed -9
     stop = stop_on_signals()
     queues = Queues(settings)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
 import subprocess
 import threading
@@ -19,6 +20,18 @@ from services.config import Settings
 from services.system.processes import clear_heartbeat, publish_heartbeat
 
 log = logging.getLogger(__name__)
+
+
+def run_in_background(settings: Settings) -> None:
+    """Lower this process's processor priority by ``background_nice`` (its children inherit it): a background
+    worker (NER, the documents' extraction, the learner) then never takes a core from the indexer, the web or
+    the model while they have work, at a start (NER's spaCy import alone is ~5 processor-seconds) or during a
+    first index, and gets the processor whenever they leave it idle."""
+    if settings.background_nice:
+        try:
+            os.nice(settings.background_nice)
+        except OSError as exc:  # a platform or a sandbox that refuses: run at the usual priority
+            log.warning("could not lower this process's priority: %s", exc)
 
 
 class ThreadedConsumer(Consumer):

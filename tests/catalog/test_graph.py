@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import threading
 import math
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path

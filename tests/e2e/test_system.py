@@ -17,7 +17,7 @@ from services.indexing.pipeline import IndexPipeline
 from services.indexing.reconcile import changed_paths
 from services.retrieval.embedding import load_embedder
 from services.retrieval.store import EdgeStore
-from services.system.processes import PROCESSES
+from services.system.processes import PROCESSES, WORKERS
 from services.vault import iter_vault_paths
 from tests.conftest import tree_hashes
 from tests.support import documents as docs
@@ -37,8 +37,12 @@ def long_scan(path: Path, pages: int = 6) -> Path:
     return docs.scanned_pdf(path, [*texts, "Le héron cendré guette les grenouilles au bord de l'étang."], crop=True)
 
 
-def test_a_restart_embeds_nothing_and_live_changes_reach_search(launch: Callable[[], System], vault: Path) -> None:
-    """One indexed system serves both checks: indexing the sample vault is most of each one's time."""
+def test_a_restart_embeds_nothing_and_live_changes_reach_search(
+    launch: Callable[[], System], vault: Path, settings: Settings
+) -> None:
+    """One indexed system serves both checks: indexing the sample vault is most of each one's time. It runs
+    with a user's background priority (the suite's other systems do not: ``tests/conftest.py``)."""
+    settings.background_nice = Settings.model_fields["background_nice"].default
     before = tree_hashes(vault)
     system = launch()
     total = note_count(vault)
@@ -61,9 +65,20 @@ def test_a_restart_embeds_nothing_and_live_changes_reach_search(launch: Callable
     status = system.cli_json("status")
     assert status["running"] and all(p["alive"] for p in status["processes"])
     assert status["notes"]["indexed"] == total and status["extractions"] == []
+    assert_background_runs_below_the_rest(system)
 
     assert_live_changes_reach_search(system, vault)
     system.stop()
+
+
+def assert_background_runs_below_the_rest(system: System) -> None:
+    """Named entities, the documents' extraction and the learner run at a lower processor priority than the
+    indexer, the watcher, the model and the web (``background_nice``): they never slow a start or a save."""
+    base = os.getpriority(os.PRIO_PROCESS, 0)  # the supervisor's, started from here
+    lowered = {name: os.getpriority(os.PRIO_PROCESS, system.process_state(name).pid) - base for name in WORKERS}
+    below = min(19, base + system.settings.background_nice) - base
+    assert below > 0
+    assert lowered == {name: below if name in ("ner", "extractor", "learner") else 0 for name in WORKERS}
 
 
 def assert_live_changes_reach_search(system: System, vault: Path) -> None:
