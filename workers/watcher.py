@@ -8,7 +8,18 @@ import time
 from pathlib import Path
 
 import redis
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirDeletedEvent,
+    DirMovedEvent,
+    EventsLostEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 
 from services import vault
@@ -20,6 +31,20 @@ from services.system.queues import EVENT_PRIORITY, RECONCILE_PRIORITY, Queues
 from workers.process import LINK, run_until_stopped, setup_logging, stop_on_signals
 
 log = logging.getLogger(__name__)
+# The events the watcher acts on, asked of the kernel. Unfiltered, inotify also reports each open and close of
+# a file in the vault (every note the indexer or the user's other tools read, twice): at 50,000 notes a
+# folder's move overflowed its queue (16,384 events) 29 times in a minute, each time events lost and every
+# watch of the vault's 20,000 folders added again (#34).
+EVENTS = (
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileClosedEvent,
+    FileMovedEvent,
+    FileDeletedEvent,
+    DirMovedEvent,
+    DirDeletedEvent,
+    EventsLostEvent,
+)
 
 
 class Debouncer(FileSystemEventHandler):
@@ -33,7 +58,9 @@ class Debouncer(FileSystemEventHandler):
         self.folders: set[str] = set()  # folders that moved (both names) or vanished: their reconcile is due
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in ("opened", "closed_no_write"):
+        if isinstance(event, EventsLostEvent):  # the kernel's queue overflowed: the reconcile finds what they said
+            log.warning("file events lost (the system's queue overflowed): reconciling the vault")
+            self.rescan.set()
             return
         if event.is_directory:
             if event.event_type in ("moved", "deleted"):
@@ -164,8 +191,7 @@ def main() -> None:
     watch_parent()  # gone with the supervisor, even one killed -9
     stop = stop_on_signals()
     watcher = Watcher(settings, Queues(settings), Catalog(settings.catalog_path))
-    observer = Observer()
-    observer.schedule(watcher.debouncer, str(settings.vault), recursive=True)
+    observer = observe(settings, watcher.debouncer)
     observer.start()
     flusher = threading.Thread(target=_flush_loop, args=(watcher, stop), name="flush", daemon=True)
     flusher.start()
@@ -174,6 +200,13 @@ def main() -> None:
     finally:
         observer.stop()
         observer.join()
+
+
+def observe(settings: Settings, handler: FileSystemEventHandler) -> Observer:
+    """An observer (not started) of the vault's tree that hands ``handler`` the ``EVENTS`` only."""
+    observer = Observer()
+    observer.schedule(handler, str(settings.vault), recursive=True, event_filter=list(EVENTS))
+    return observer
 
 
 def _flush_loop(watcher: Watcher, stop: threading.Event) -> None:
