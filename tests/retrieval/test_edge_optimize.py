@@ -57,14 +57,29 @@ def test_writes_made_while_the_copy_is_optimized_are_in_the_optimized_shard(
     assert not store.retrieve([point_id(JOURNAL, 0)])
     planned = store.retrieve([point_id(PLAN, 0), point_id(PLAN, 1)])
     assert len(planned) == 2 and all(hit.payload["entities"] == ["Alice"] for hit in planned)
-    assert store.points_to_optimize() == 0
+    assert store.points_to_optimize() == 3  # written during the build, replayed after it: not built yet
     assert not list(store.path.glob("shard.deleted-*"))  # the old shard deleted, once the lock was released
     store.upsert([make_point("Autre.md", 0, axis(6), {4: 1.0})])  # written after: the live shard takes it
-    assert store.points_to_optimize() == 1 and store.search_dense(axis(6), None, 1)[0].payload["path"] == "Autre.md"
+    assert store.points_to_optimize() == 4 and store.search_dense(axis(6), None, 1)[0].payload["path"] == "Autre.md"
     store.close()  # on disk as it was in memory
     again = EdgeStore(store.path)
     try:
         assert again.count() == 6 and again.search_dense(axis(3), None, 1)[0].id == point_id(INSIGHT, 0)
+    finally:
+        again.close()
+
+
+def test_points_written_again_count_towards_the_next_build_across_a_restart(store: EdgeStore) -> None:
+    """An edit or entities set later move a point out of its built segment without adding one: they count."""
+    assert store.optimize_beside() and store.points_to_optimize() == 0
+    store.set_note_payload(PLAN, {"entities": ["Alice"]})  # its two points
+    store.upsert([make_point(INSIGHT, 0, axis(3), {4: 1.0})])  # the same point written again
+    store.delete_note(JOURNAL)  # a deletion writes nothing
+    assert store.count() == 4 and store.points_to_optimize() == 3
+    store.close()
+    again = EdgeStore(store.path)
+    try:
+        assert again.points_to_optimize() == 3
     finally:
         again.close()
 
