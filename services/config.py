@@ -116,8 +116,8 @@ class Settings(BaseSettings):
         ge=0,
         le=19,
         description="How much lower the background workers' processor priority is (named entities, the "
-        "documents' extraction and its OCR, the learner): the indexer, the watcher, the web and the model keep "
-        "the processor first (a start, a first index). 0: the same priority as the others.",
+        "documents' extraction and its OCR, the learner): when cores are scarce they yield them to the indexer, "
+        "the watcher, the web and the model. 0: the same priority as the others.",
     )
     chunk_tokens: int = Field(
         200, description="Target chunk size in the embedding model's tokens (capped at its max sequence length)."

@@ -23,10 +23,11 @@ log = logging.getLogger(__name__)
 
 
 def run_in_background(settings: Settings) -> None:
-    """Lower this process's processor priority by ``background_nice`` (its children inherit it): a background
-    worker (NER, the documents' extraction, the learner) then never takes a core from the indexer, the web or
-    the model while they have work, at a start (NER's spaCy import alone is ~5 processor-seconds) or during a
-    first index, and gets the processor whenever they leave it idle."""
+    """Lower this process's processor priority by ``background_nice`` (its children inherit it): when cores
+    are scarce (a first index with OCR, the user's own programs), a background worker (NER, the documents'
+    extraction, the learner) yields them to the indexer, the web and the model, and it still gets every core
+    they leave idle. On two cores with NER alone beside the indexer it changed nothing measurable
+    (``bench/background_priority.py``)."""
     if settings.background_nice:
         try:
             os.nice(settings.background_nice)

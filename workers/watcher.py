@@ -32,9 +32,9 @@ from workers.process import LINK, run_until_stopped, setup_logging, stop_on_sign
 
 log = logging.getLogger(__name__)
 # The events the watcher acts on, asked of the kernel. Unfiltered, inotify also reports each open and close of
-# a file in the vault (every note the indexer or the user's other tools read, twice): at 50,000 notes a
-# folder's move overflowed its queue (16,384 events) 29 times in a minute, each time events lost and every
-# watch of the vault's 20,000 folders added again (#34).
+# a file or folder in the vault (each note any process reads, each folder listed): at 50,000 notes a folder's
+# move overflowed its queue (16,384 events) 29 times in a minute, events lost each time, and each time
+# watchdog listed the vault's 20,000 folders again to re-add its watches, which overflowed it again (#34).
 EVENTS = (
     FileCreatedEvent,
     FileModifiedEvent,

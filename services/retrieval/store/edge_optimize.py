@@ -56,7 +56,7 @@ class OptimizeBeside:
     # Points written since the last build (read from ``OPTIMIZED_FILE`` at the first use): a point written
     # again (an edit, entities set after the note was indexed) leaves its built segment for the plain one just
     # as a new point goes there, though the shard's count does not grow. At 50,000 notes NER's late entities
-    # had moved ~40 % of the points to the plain segment, never built: searched by a scan, held in memory.
+    # had moved an estimated 40-50 % of the points to the plain segment, never built: scanned, held in memory.
     _written: int | None = None
     _journal_written = 0
 
