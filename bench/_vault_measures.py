@@ -45,15 +45,20 @@ def folder_rename(client: Any, settings: Any, near: int = 0) -> dict[str, Any]:
 
 
 def save_to_searchable(client: Any, settings: Any, count: int, label: str) -> dict[str, float]:
+    times = save_times(client, settings, count, label)
+    shutil.rmtree(settings.vault / "Bench", ignore_errors=True)
+    return percentiles(times)
 
+
+def save_times(client: Any, settings: Any, count: int, label: str) -> list[float]:
+    """Save → searchable of ``count`` new notes under ``Bench/``, one after the other (ms)."""
     times = []
     for i in range(count):
         word = f"zorglub{label}{i}x{random.randrange(10**6)}"
         began = time.monotonic()
         _save_and_find(client, settings, word, f"# Note {word}\n\nLe mot {word} apparaît ici.\n")
         times.append((time.monotonic() - began) * 1000)
-    shutil.rmtree(settings.vault / "Bench", ignore_errors=True)
-    return percentiles(times)
+    return times
 
 
 def _save_and_find(client: Any, settings: Any, word: str, text: str) -> None:

@@ -76,6 +76,7 @@ def one_round(args: argparse.Namespace, nice: str | None) -> dict[str, list[floa
 
     import vault_scale as scale
     from _system import start_system, stop_system
+    from _vault_measures import save_times
 
     from services.config import load_settings
     from services.system import SystemClient
@@ -91,25 +92,12 @@ def one_round(args: argparse.Namespace, nice: str | None) -> dict[str, list[floa
     try:
         scale.wait(lambda: scale._all_ready(client), 600, lambda: scale._waiting_for(client))
         ready = (time.monotonic() - began) * 1000
-        saves = _saves(client, settings, 1 + args.saves)
+        saves = save_times(client, settings, 1 + args.saves, "nice")
         searches = _searches(client, settings, args.searches)
     finally:
         stop_system(process)
         shutil.rmtree(settings.vault / "Bench", ignore_errors=True)
     return {"ready": [ready], "first_save": saves[:1], "save": saves[1:], "search": searches}
-
-
-def _saves(client: Any, settings: Any, count: int) -> list[float]:
-    """Save → searchable of ``count`` new notes, one after the other (ms)."""
-    from _vault_measures import _save_and_find
-
-    times = []
-    for i in range(count):
-        word = f"zorglubnice{i}x{random.randrange(10**6)}"
-        began = time.monotonic()
-        _save_and_find(client, settings, word, f"# Note {word}\n\nLe mot {word} apparaît ici.\n")
-        times.append((time.monotonic() - began) * 1000)
-    return times
 
 
 def _searches(client: Any, settings: Any, count: int) -> list[float]:
