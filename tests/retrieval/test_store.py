@@ -302,12 +302,15 @@ def test_a_store_built_before_gets_int8_dense_vectors_and_still_answers_exact_co
         assert not list((tmp_path / "store").rglob("quantized.data"))
         assert store.optimize_beside()  # the child process builds the graph with this version's shard_config
         assert list((tmp_path / "store" / "shard").rglob("quantized.data"))
-        for n, row in enumerate(vectors[:5] + rng.normal(0, 0.002, (5, dim))):  # unmistakably nearest
+        firsts = []
+        for n, row in enumerate(vectors[:10] + rng.normal(0, 0.002, (10, dim))):  # unmistakably nearest
             query = row / np.linalg.norm(row)
             hits = store.search_dense(query.tolist(), None, 10)
             found = [int(hit.payload["path"][1:-3]) for hit in hits]
-            assert found[0] == n and len(found) == 10  # the neighbour of the stored vector it was drawn near
+            firsts.append(found[0] == n and len(found) == 10)  # the stored vector it was drawn near, first
             assert [hit.score for hit in hits] == pytest.approx((vectors[found] @ query).tolist(), abs=1e-5)
+        # A graph search may miss a neighbour now and then (1 of 5 in one CI run of many): recall, not a proof.
+        assert sum(firsts) >= 9, firsts
     finally:
         store.close()
 
