@@ -73,7 +73,7 @@ def test_a_restart_embeds_nothing_and_live_changes_reach_search(
 
 def assert_background_runs_below_the_rest(system: System) -> None:
     """Named entities, the documents' extraction and the learner run at a lower processor priority than the
-    indexer, the watcher, the model and the web (``background_nice``): they never slow a start or a save."""
+    indexer, the watcher, the model and the web (``background_nice``): they yield the cores when cores are scarce."""
     base = os.getpriority(os.PRIO_PROCESS, 0)  # the supervisor's, started from here
     lowered = {name: os.getpriority(os.PRIO_PROCESS, system.process_state(name).pid) - base for name in WORKERS}
     below = min(19, base + system.settings.background_nice) - base
