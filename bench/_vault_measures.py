@@ -135,7 +135,7 @@ def graph_after_saves(client: Any, settings: Any, count: int = 5) -> dict[str, f
     what a user meets who edits, then opens the graph (its catalog changed since it was built)."""
     import httpx
 
-    from services.catalog.graph import MIN_AGE_SECONDS
+    from services.catalog.graph_cache import MIN_AGE_SECONDS
 
     times = []
     with httpx.Client(base_url=client.status().web_url, timeout=60) as web:

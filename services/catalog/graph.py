@@ -14,9 +14,8 @@ import colorsys
 import json
 import logging
 import os
-import threading
-import time
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,6 @@ from services.vault.models import NoteType
 log = logging.getLogger(__name__)
 
 DEFAULT_LIMIT = 300
-MIN_AGE_SECONDS = 10.0  # a graph younger than this is served without looking at the catalog
 MAX_LIMIT = 2000
 TOP_CONNECTED = 5
 LABELS = 30  # the best-connected notes of a view get a label (the page drops those that cannot fit)
@@ -49,6 +47,7 @@ PALETTE = (
     "#7f7f7f",
 )
 ROOT_FOLDER = "(racine)"
+KINDS = ("link", "synapse")  # an edge's kind, stored as its position here
 LIGHTNESS = (0.38, 0.55, 0.70)  # generated colours: neighbouring hues never share a lightness
 
 
@@ -93,24 +92,48 @@ class GraphView(BaseModel):
 
 
 class KnowledgeGraph:
-    """An undirected networkx graph whose nodes carry the notes' metadata."""
+    """The graph as flat columns, one position per note, and its links as one adjacency array.
+
+    Built from a networkx graph whose nodes carry the notes' metadata. Plain lists and arrays rather than
+    networkx's dicts: a view walks them quickly, and the web gets them from the child process that builds
+    them (``graph_cache``) in a few tens of milliseconds (a dict per note took 0.8 s to unpickle at 50,000
+    notes, #34)."""
 
     def __init__(self, graph: nx.Graph) -> None:
-        self.graph = graph
-        folders = sorted({data["folder"] for _, data in graph.nodes(data=True)}, key=str.casefold)
-        self.colors = folder_colors(folders)
-        self.degrees = dict(graph.degree())
+        self.paths: list[str] = list(graph)
+        self.index = {path: i for i, path in enumerate(self.paths)}
+        shared: dict[str, str] = {}  # one string per folder, tag and type: pickled once, not once per note
+        data = [graph.nodes[path] for path in self.paths]
+        self.titles = [d["title"] for d in data]
+        self.folders = [shared.setdefault(d["folder"], d["folder"]) for d in data]
+        self.full_folders = [shared.setdefault(d["full_folder"], d["full_folder"]) for d in data]
+        self.note_tags = [tuple(shared.setdefault(t, t) for t in d["tags"]) for d in data]
+        self.types = [shared.setdefault(str(d["type"]), str(d["type"])) for d in data]
+        self.modified = array("d", (d["modified"] for d in data))
+        self._adjacency(graph)
+        self.colors = folder_colors(sorted(set(self.folders), key=str.casefold))
         # Without ObsiRAG's own files, a note's links to them do not count: a briefing citing it is no link.
-        self.own = {node for node in graph if is_generated(node)}
-        # Plain dicts and totals, once per build: networkx's views are too slow to walk on every page view.
-        self.data: dict[str, dict[str, Any]] = dict(graph.nodes(data=True))
-        self.links = {node: {other: edge["kind"] for other, edge in near.items()} for node, near in graph.adjacency()}
-        self.vault_degrees = {node: sum(other not in self.own for other in near) for node, near in self.links.items()}
-        self.tags = sorted({tag for data in self.data.values() for tag in data["tags"]}, key=str.casefold)
-        self.ranked = self._rank(self.degrees, self.data)
-        self.vault_ranked = self._rank(self.vault_degrees, {n: d for n, d in self.data.items() if n not in self.own})
+        self.own = frozenset(i for i, path in enumerate(self.paths) if is_generated(path))
+        self.degrees = array("l", (graph.degree[path] for path in self.paths))  # a self-link counts twice
+        self.vault_degrees = array("l", (sum(j not in self.own for j in self._near(i)) for i in range(len(self))))
+        self.tags = sorted({tag for tags in self.note_tags for tag in tags}, key=str.casefold)
+        self.ranked = self._rank(self.degrees, range(len(self)))
+        self.vault_ranked = self._rank(self.vault_degrees, (i for i in range(len(self)) if i not in self.own))
         # The totals the page shows, with ObsiRAG's own files (``True``) and without them (``False``).
-        self.totals = {True: _totals(self.links, set()), False: _totals(self.links, self.own)}
+        self.totals = {True: self._totals(frozenset()), False: self._totals(self.own)}
+
+    def _adjacency(self, graph: nx.Graph) -> None:
+        """Each note's neighbours as ``targets[offsets[i]:offsets[i + 1]]``, their edges' kinds beside."""
+        self.offsets, self.targets, self.kinds = array("l", [0]), array("l"), array("b")
+        self.via: dict[tuple[int, int], str] = {}  # a synapse edge's note, for the export
+        for i, path in enumerate(self.paths):
+            for other, edge in graph.adj[path].items():
+                j = self.index[other]
+                self.targets.append(j)
+                self.kinds.append(KINDS.index(edge["kind"]))
+                if "via" in edge:
+                    self.via[(i, j)] = edge["via"]
+            self.offsets.append(len(self.targets))
 
     @classmethod
     def from_catalog(cls, catalog: Catalog) -> KnowledgeGraph:
@@ -132,26 +155,44 @@ class KnowledgeGraph:
                 graph.add_edge(ends[0], ends[1], kind="synapse", via=path)
         return cls(graph)
 
-    @staticmethod
-    def _rank(degrees: dict[str, int], data: dict[str, dict[str, Any]]) -> list[str]:
-        return sorted(data, key=lambda n: (-degrees[n], data[n]["title"].casefold(), n))
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.index
+
+    def _near(self, i: int) -> array[int]:
+        return self.targets[self.offsets[i] : self.offsets[i + 1]]
+
+    def neighbours(self, path: str) -> dict[str, str]:
+        """The notes linked to ``path`` either way, with the kind of each link (``link`` or ``synapse``)."""
+        i = self.index[path]
+        kinds = self.kinds[self.offsets[i] : self.offsets[i + 1]]
+        return {self.paths[j]: KINDS[kind] for j, kind in zip(self._near(i), kinds, strict=True)}
+
+    def _rank(self, degrees: array[int], nodes: Iterable[int]) -> array[int]:
+        return array("l", sorted(nodes, key=lambda i: (-degrees[i], self.titles[i].casefold(), self.paths[i])))
+
+    def _totals(self, left_out: frozenset[int]) -> tuple[int, int, float]:
+        """Nodes, edges and density (as networkx counts them: a self-link is one edge) without ``left_out``."""
+        ends = loops = 0
+        for i in range(len(self)):
+            if i not in left_out:
+                near = self._near(i)
+                ends += sum(j not in left_out for j in near)
+                loops += i in near
+        nodes, edges = len(self) - len(left_out), (ends + loops) // 2
+        return nodes, edges, round(edges / (nodes * (nodes - 1) / 2), 5) if nodes > 1 else 0.0
 
     def view(self, flt: GraphFilter, now: datetime | None = None) -> GraphView:
-        passes = _matcher(flt, now)
+        passes = _matcher(self, flt, now)
         degrees = self.degrees if flt.own else self.vault_degrees
         total_nodes, total_edges, density = self.totals[flt.own]
-        ranked = [node for node in (self.ranked if flt.own else self.vault_ranked) if passes(node, self.data[node])]
+        ranked = [i for i in (self.ranked if flt.own else self.vault_ranked) if passes(i)]
         kept = ranked[: max(1, min(flt.limit, MAX_LIMIT))]
-        position = {node: i for i, node in enumerate(kept)}
-        edges = [
-            GraphEdge(source=a, target=b, kind=kind)
-            for a in kept
-            for b, kind in self.links[a].items()
-            if position.get(b, -1) > position[a]  # each edge once
-        ]
         return GraphView(
             nodes=[self._node(n, degrees, label=i < LABELS) for i, n in enumerate(kept)],  # ranked by degree
-            edges=edges,
+            edges=self._edges_among(kept),
             total_nodes=total_nodes,
             total_edges=total_edges,
             density=density,
@@ -162,38 +203,50 @@ class KnowledgeGraph:
             tags=self.tags,
         )
 
-    def _node(self, path: str, degrees: dict[str, int], label: bool = False) -> GraphNode:
-        data = self.data[path]
+    def _edges_among(self, kept: list[int]) -> list[GraphEdge]:
+        position = {node: i for i, node in enumerate(kept)}
+        return [
+            GraphEdge(source=self.paths[a], target=self.paths[b], kind=KINDS[self.kinds[k]])
+            for a in kept
+            for k in range(self.offsets[a], self.offsets[a + 1])
+            if position.get(b := self.targets[k], -1) > position[a]  # each edge once
+        ]
+
+    def _node(self, i: int, degrees: array[int], label: bool = False) -> GraphNode:
         return GraphNode(
-            id=path,
-            title=data["title"],
-            folder=data["folder"],
-            color=self.colors[data["folder"]],
-            degree=degrees[path],
-            tags=data["tags"],
-            type=data["type"],
+            id=self.paths[i],
+            title=self.titles[i],
+            folder=self.folders[i],
+            color=self.colors[self.folders[i]],
+            degree=degrees[i],
+            tags=list(self.note_tags[i]),
+            type=self.types[i],
             label=label,
         )
 
+    def _export_edges(self) -> list[dict[str, str]]:
+        edges = []
+        for i, source in enumerate(self.paths):
+            for k in range(self.offsets[i], self.offsets[i + 1]):
+                if (j := self.targets[k]) >= i:  # each edge once
+                    via = {"via": self.via[(i, j)]} if (i, j) in self.via else {}
+                    edges.append({"kind": KINDS[self.kinds[k]], **via, "source": source, "target": self.paths[j]})
+        return edges
+
     def export(self, target: Path) -> None:
-        """Write the whole graph as node-link JSON (atomically: readers never see half a file)."""
-        data = nx.node_link_data(self.graph, edges="edges")
-        data["graph"] = {"nodes": self.graph.number_of_nodes(), "edges": self.graph.number_of_edges()}
+        """Write the whole graph as networkx's node-link JSON (atomically: readers never see half a file)."""
+        nodes = [
+            {"id": path, "title": self.titles[i], "folder": self.folders[i], "full_folder": self.full_folders[i]}
+            | {"tags": list(self.note_tags[i]), "type": self.types[i], "modified": self.modified[i]}
+            for i, path in enumerate(self.paths)
+        ]
+        edges = self._export_edges()
+        data = {"directed": False, "multigraph": False, "graph": {"nodes": len(nodes), "edges": len(edges)}}
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_suffix(".tmp")
-        temporary.write_text(json.dumps(data, ensure_ascii=False, default=str), encoding="utf-8")
+        text = json.dumps(data | {"nodes": nodes, "edges": edges}, ensure_ascii=False, default=str)
+        temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, target)
-
-
-def _totals(links: dict[str, dict[str, str]], left_out: set[str]) -> tuple[int, int, float]:
-    """Nodes, edges and density (as networkx counts them: a self-link is one edge) without ``left_out``."""
-    ends = loops = 0
-    for node, near in links.items():
-        if node not in left_out:
-            ends += sum(other not in left_out for other in near)
-            loops += node in near
-    nodes, edges = len(links) - len(left_out), (ends + loops) // 2
-    return nodes, edges, round(edges / (nodes * (nodes - 1) / 2), 5) if nodes > 1 else 0.0
 
 
 def folder_colors(folders: list[str]) -> dict[str, str]:
@@ -229,109 +282,28 @@ def _node_data(
     }
 
 
-def _matcher(flt: GraphFilter, now: datetime | None) -> Callable[[str, dict[str, Any]], bool]:
-    """A test for one node, with the filter's values normalised once (a view tests every note)."""
+def _matcher(graph: KnowledgeGraph, flt: GraphFilter, now: datetime | None) -> Callable[[int], bool]:
+    """A test for one note, with the filter's values normalised once (a view tests every note)."""
     text = flt.text.strip().casefold()
     folder = flt.folder.strip("/")
     tag = flt.tag.strip().lstrip("#").lower()
     since = ((now or datetime.now().astimezone()) - timedelta(days=flt.days)).timestamp() if flt.days else None
 
-    def passes(path: str, data: dict[str, Any]) -> bool:
-        if text and text not in data["title"].casefold() and text not in path.casefold():
+    def passes(i: int) -> bool:
+        if text and text not in graph.titles[i].casefold() and text not in graph.paths[i].casefold():
             return False
-        if folder and not _in_folder(data, folder):
+        if folder and not _in_folder(graph.folders[i], graph.full_folders[i], folder):
             return False
-        if tag and not any(t == tag or t.startswith(tag + "/") for t in data["tags"]):
+        if tag and not any(t == tag or t.startswith(tag + "/") for t in graph.note_tags[i]):
             return False
-        if flt.note_type and data["type"] != flt.note_type:
+        if flt.note_type and graph.types[i] != flt.note_type:
             return False
-        return since is None or data["modified"] >= since
+        return since is None or graph.modified[i] >= since
 
     return passes
 
 
-def _in_folder(data: dict[str, Any], folder: str) -> bool:
+def _in_folder(top: str, full: str, folder: str) -> bool:
     if folder == ROOT_FOLDER:
-        return data["folder"] == ROOT_FOLDER
-    return data["full_folder"] == folder or data["full_folder"].startswith(folder + "/")
-
-
-class GraphCache:
-    """The current graph, rebuilt (and exported) when the catalog's fingerprint changes.
-
-    While a vault is being indexed the catalog changes every second: a graph younger than ``min_age`` seconds is
-    served as it is, so page views never queue behind back-to-back rebuilds. An older one whose catalog changed
-    is served while its successor is built beside it (a build took 1.6 s at 20,000 notes, #34): the next view
-    shows the new one. Only a view before the first graph waits for a build (``warm`` starts that one early).
-    """
-
-    def __init__(
-        self,
-        catalog: Catalog,
-        export_path: Path,
-        min_age: float = MIN_AGE_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.catalog = catalog
-        self.export_path = export_path
-        self.min_age = min_age
-        self.clock = clock
-        self._lock = threading.Lock()  # the fields below
-        self._building = threading.Lock()  # one build at a time
-        self._fingerprint: tuple[Any, ...] | None = None
-        self._graph: KnowledgeGraph | None = None
-        self._built_at = 0.0
-        self._builder: threading.Thread | None = None
-
-    def get(self) -> KnowledgeGraph:
-        with self._lock:
-            graph = self._graph
-            if graph is not None and (self.clock() - self._built_at < self.min_age or self._builder is not None):
-                return graph
-        if graph is None:
-            return self._build()  # the first view waits (for the build under way, if another view started it)
-        fingerprint = self.catalog.fingerprint()
-        with self._lock:
-            if fingerprint == self._fingerprint:
-                self._built_at = self.clock()
-            elif self._builder is None:
-                self._builder = threading.Thread(target=self._build_beside, name="graph-build", daemon=True)
-                self._builder.start()
-            return graph
-
-    def warm(self) -> None:
-        """Build the first graph beside, if none is built or building: the web calls it a little after its
-        start, so that the first view of the page does not wait for a build (1.6 s at 20,000 notes, #34)."""
-        with self._lock:
-            if self._graph is not None or self._builder is not None:
-                return
-            self._builder = threading.Thread(target=self._build_beside, name="graph-build", daemon=True)
-            self._builder.start()
-
-    def join(self) -> None:
-        """Until the build under way, if any, is done."""
-        builder = self._builder
-        if builder is not None:
-            builder.join()
-
-    def _build_beside(self) -> None:
-        try:
-            self._build()
-        except Exception:  # the graph served stays; the first view after ``min_age`` tries again
-            log.exception("building the knowledge graph failed")
-            with self._lock:
-                self._built_at = self.clock()
-        finally:
-            with self._lock:
-                self._builder = None
-
-    def _build(self) -> KnowledgeGraph:
-        with self._building:
-            fingerprint = self.catalog.fingerprint()  # read first: a change during the build is seen next time
-            graph = self._graph
-            if graph is None or fingerprint != self._fingerprint:
-                graph = KnowledgeGraph.from_catalog(self.catalog)
-                graph.export(self.export_path)
-            with self._lock:
-                self._graph, self._fingerprint, self._built_at = graph, fingerprint, self.clock()
-            return graph
+        return top == ROOT_FOLDER
+    return full == folder or full.startswith(folder + "/")

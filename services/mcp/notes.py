@@ -11,7 +11,7 @@ from typing import Literal
 from services import vault
 from services.attachments.cache import read_extraction
 from services.catalog import Catalog
-from services.catalog.graph import GraphCache
+from services.catalog.graph_cache import GraphCache, build_in_child
 from services.catalog.models import EntityKind, NoteRecord, NoteStatus
 from services.config import Settings
 from services.indexing.attachments import attachment_note
@@ -43,7 +43,8 @@ class NoteReader:
     def __init__(self, settings: Settings, catalog: Catalog) -> None:
         self.settings = settings
         self.catalog = catalog
-        self.graph = GraphCache(catalog, settings.data_dir / "graph" / "knowledge_graph.json")
+        export = settings.data_dir / "graph" / "knowledge_graph.json"
+        self.graph = GraphCache(catalog, export, build=build_in_child(catalog.path, export))
 
     def ref(self, path: str, record: NoteRecord | None = None) -> NoteRef:
         record = record or self.catalog.get_note(path)
@@ -196,14 +197,14 @@ class NoteReader:
         """Notes linked to ``name`` either way (wikilinks and synapses), then their own neighbours at depth 2."""
         path = self.resolve(name)
         graph = self.graph.get()
-        if path not in graph.links:
+        if path not in graph:
             raise NoteError(f"{path!r} is not in the knowledge graph (not indexed yet, or a generated synapse note)")
         found: dict[str, Neighbor] = {}
-        for other, kind in graph.links[path].items():
+        for other, kind in graph.neighbours(path).items():
             found[other] = Neighbor(**self.ref(other).model_dump(), depth=1, relation=kind)
         if depth >= 2:
             for near in list(found):
-                for other, kind in graph.links[near].items():
+                for other, kind in graph.neighbours(near).items():
                     if other != path and other not in found:
                         found[other] = Neighbor(**self.ref(other).model_dump(), depth=2, relation=kind, via=near)
         ordered = sorted(found.values(), key=lambda n: (n.depth, n.title.casefold(), n.path))

@@ -16,11 +16,11 @@ from services.catalog.graph import (
     LABELS,
     PALETTE,
     TOP_CONNECTED,
-    GraphCache,
     GraphFilter,
     KnowledgeGraph,
     folder_colors,
 )
+from services.catalog.graph_cache import GraphCache, build_in_child
 from services.catalog.models import NoteRecord
 from services.config import Settings
 from services.vault.models import NoteType
@@ -105,7 +105,7 @@ def test_cache_rebuilds_and_exports_only_when_the_catalog_changes(catalog: Catal
     assert cache.get() is first  # served while the next one is built beside it: a view never waits for a build
     cache.join()
     second = cache.get()
-    assert second is not first and second.graph.has_edge("B/New.md", "Hub.md")
+    assert second is not first and "Hub.md" in second.neighbours("B/New.md")
     assert len(json.loads(export.read_text(encoding="utf-8"))["nodes"]) == 6
     now[0] = 22.0
     assert cache.get() is second  # the catalog unchanged: nothing built
@@ -140,7 +140,7 @@ def test_a_build_beside_that_fails_leaves_the_graph_served_and_is_tried_again(
     now[0] = 22.0
     cache.get()
     cache.join()
-    assert cache.get().graph.has_node("B/New.md")  # a later view tried again
+    assert "B/New.md" in cache.get()  # a later view tried again
 
 
 def test_warm_builds_the_first_graph_beside_and_a_view_meanwhile_waits_for_that_build(
@@ -167,7 +167,7 @@ def test_warm_builds_the_first_graph_beside_and_a_view_meanwhile_waits_for_that_
     viewer.join(10)
     cache.join()
     assert len(builds) == 1 and export.exists()  # the view took the warm build's graph, not a second build
-    assert views == [cache.get()] and len(views[0].graph) == 5
+    assert views == [cache.get()] and len(views[0]) == 5
     cache.warm()  # a graph is there: nothing to do
     cache.join()
     assert len(builds) == 1
@@ -212,3 +212,32 @@ def test_the_totals_count_as_networkx_does_with_and_without_obsirags_own_files()
     for own, whole in ((True, graph), (False, vault)):
         nodes, edges = whole.number_of_nodes(), whole.number_of_edges()
         assert kg.totals[own] == (nodes, edges, round(nx.density(whole), 5))
+
+
+def test_the_graph_built_in_a_child_process_is_the_one_built_here(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The web and MCP build in a child: a build in their own process slowed every page served meanwhile (#34)."""
+    here = KnowledgeGraph.from_catalog(catalog)
+
+    def not_here(cls: type[KnowledgeGraph], catalog: Catalog) -> KnowledgeGraph:
+        raise AssertionError("built in the test's process")
+
+    monkeypatch.setattr(KnowledgeGraph, "from_catalog", classmethod(not_here))
+    export = tmp_path / "graph" / "knowledge_graph.json"
+    graph = GraphCache(catalog, export, build=build_in_child(catalog.path, export)).get()
+    assert graph.paths == here.paths and [graph.neighbours(p) for p in here.paths] == [
+        here.neighbours(p) for p in here.paths
+    ]
+    assert graph.view(GraphFilter(own=True)) == here.view(GraphFilter(own=True))
+    exported = json.loads(export.read_text(encoding="utf-8"))
+    assert len(exported["nodes"]) == 5 and {e.get("via") for e in exported["edges"]} == {
+        None,
+        "obsirag/synapses/One-Three.md",
+    }
+
+
+def test_a_child_build_that_fails_says_why(catalog: Catalog, tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    with pytest.raises(RuntimeError, match=r"building the graph failed: (?s:.*)a-file"):
+        build_in_child(catalog.path, tmp_path / "a-file" / "knowledge_graph.json")()

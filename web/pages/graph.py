@@ -7,7 +7,8 @@ from litestar.di import NamedDependency
 from litestar.params import FromQuery
 from litestar.response import Template
 
-from services.catalog.graph import DEFAULT_LIMIT, GraphCache, GraphFilter
+from services.catalog.graph import DEFAULT_LIMIT, GraphFilter
+from services.catalog.graph_cache import GraphCache
 from services.vault.models import NoteType
 from web.page_route import page
 
