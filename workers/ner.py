@@ -39,8 +39,8 @@ def main() -> None:
     consumers = [start_consumer(queues.hueys["enrich"], 1)]
     # Notes indexed while no NER worker ran (or by another model): their content hash tells.
     missing = catalog.notes_without_entities(extractor.name)
-    queues.enqueue_entities(missing)
-    log.info("ner ready (%s): %d notes to read", extractor.name, len(missing))
+    queued = queues.enqueue_entities(missing, unless_queued=True)
+    log.info("ner ready (%s): %d notes to read (%d queued now)", extractor.name, len(missing), queued)
     try:
         run_until_stopped(settings, "ner", stop, consumers, details=lambda: {"model": extractor.name})
     finally:

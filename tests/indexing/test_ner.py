@@ -118,6 +118,27 @@ def test_indexing_enqueues_ner_and_the_indexer_applies_the_payload(
         pipeline.on_indexed = None
 
 
+def test_ners_start_queues_only_the_notes_whose_task_is_not_waiting_already(settings: Settings, redis_url: str) -> None:
+    """A restart while NER lagged behind queued every waiting note again (29,621 tasks for 9,747 notes, #34)."""
+    from services.system.queues import Queues
+
+    queues = Queues(settings.model_copy(update={"redis_url": redis_url}))
+    for huey in queues.hueys.values():
+        huey.flush()
+    enrich = queues.hueys["enrich"]
+    try:
+        assert queues.enqueue_entities(["a.md", "b.md"]) == 2  # notes just indexed
+        queues.sync_note("c.md")  # another queue's task, same argument
+        assert queues.queued_args("enrich", "extract_entities") == {("a.md",), ("b.md",)}
+        assert queues.enqueue_entities(["a.md", "b.md", "c.md"], unless_queued=True) == 1  # NER's start
+        assert enrich.pending_count() == 3
+        assert queues.enqueue_entities(["a.md"]) == 1  # indexed again: its text changed, read again
+        assert enrich.pending_count() == 4
+    finally:
+        for huey in queues.hueys.values():
+            huey.flush()
+
+
 def test_things_named_like_people_are_not_people(extractor: EntityExtractor, settings: Settings) -> None:
     """« Difference Engine » and « Ada Lovelace Day » were tagged personne/… (#26, point 8); names stay people."""
     from services import vault
