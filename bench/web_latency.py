@@ -4,7 +4,7 @@ the time from submitting a question to its first token in the browser, minus the
 1. Server time: the real app (``web.app.create_app``) in this process, called through Litestar's test
    client (no network), on a vault of N notes (the sample vault plus varied copies of its notes, links
    included) whose catalog rows and links are written as the indexer writes them, with a private Redis
-   for the dashboard's queue and history reads. Cold graph build (networkx + export) timed apart; the
+   for the dashboard's queue and history reads. Cold graph build (in a child process, with its export) timed apart; the
    page figures are warm (graph cached until the catalog changes), over varied filters. The graph
    page is also served over HTTP (uvicorn) to Chromium: load → SVG drawn, force layout included.
 2. Browser: ``obsirag up`` on the sample vault with the default settings (bundled model, default
@@ -120,7 +120,7 @@ def server_times(size: int, requests: int, redis_url: str, draw: bool = False) -
         drawn = graph_in_browser(create_app(settings)) if draw else {}
     return {
         "notes": notes,
-        "graph_cold_ms": round(cold["/graph"], 1),  # networkx build + JSON export, once per catalog change
+        "graph_cold_ms": round(cold["/graph"], 1),  # a child process: the build + JSON export, once per catalog change
         "picker_cold_ms": round(cold["/notes"], 1),
         "dashboard_first_ms": round(cold["/admin"], 1),
         "graph": percentiles(graph),

@@ -87,7 +87,7 @@ def dependencies(services: WebServices) -> dict[str, Provide]:
 
 def note_renderer(settings: NamedDependency[Settings], links: NamedDependency[LinksTable]) -> MarkdownRenderer:
     """A renderer for one request (it memoises the links of the notes it renders)."""
-    resolve = CatalogLinks(links.outlinks, settings.vault, settings.exclude)
+    resolve = CatalogLinks(links.outlinks, settings.vault, settings.exclude, named=links.resolve_link)
     return MarkdownRenderer(WebUrls(), resolve, partial(read_body, settings))
 
 
