@@ -115,6 +115,8 @@ def page_latency(client: Any, settings: Any, repeats: int = 20) -> dict[str, dic
     url = client.status().web_url
     note = next(settings.vault.rglob("*.md")).relative_to(settings.vault).as_posix()
     pages = {"note": note_url(note), "graph": "/graph", "conversations": "/conversations", "dashboard": "/admin"}
+    if dangling := _note_with_a_dangling_link(settings):  # each such link walked the whole vault (#34)
+        pages["note_dangling_link"] = note_url(dangling)
     figures = {}
     with httpx.Client(base_url=url, timeout=60) as web:
         for name, path in pages.items():
@@ -128,6 +130,15 @@ def page_latency(client: Any, settings: Any, repeats: int = 20) -> dict[str, dic
                 times.append((time.perf_counter() - began) * 1000)
             figures[name] = percentiles(times) | {"first": round(first, 1)}
     return figures
+
+
+def _note_with_a_dangling_link(settings: Any) -> str | None:
+    import sqlite3
+
+    with sqlite3.connect(f"file:{settings.catalog_path}?mode=ro", uri=True) as conn:
+        row = conn.execute("SELECT source FROM links WHERE target_path IS NULL AND source LIKE '%.md' LIMIT 1")
+        found = row.fetchone()
+    return found[0] if found else None
 
 
 def graph_after_saves(client: Any, settings: Any, count: int = 5) -> dict[str, float]:
