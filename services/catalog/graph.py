@@ -1,11 +1,12 @@
-"""The knowledge graph: notes as nodes, wikilinks and synapses as edges (networkx), filtered views, export.
+"""The knowledge graph: notes as nodes, wikilinks and synapses as edges, filtered views, export.
 
-Built from the catalog (resolved links between notes; a synapse note ``obsirag/synapses/*.md`` is not a
-node but an edge between the two notes it links), cached until the catalog changes, and exported to
-``<data_dir>/graph/knowledge_graph.json`` on each rebuild. A view is a filtered subgraph cut to the
-``limit`` best-connected notes, so the page stays light whatever the vault's size. ObsiRAG's own files
-(under ``obsirag/``: briefings, insights, syntheses…) are left out of a view unless its filter asks for them:
-a briefing links to every note it cites and would rank among the best-connected notes of the user's own.
+Built from the catalog with networkx (resolved links between notes; a synapse note ``obsirag/synapses/*.md``
+is not a node but an edge between the two notes it links), kept as flat columns, cached until the catalog
+changes (``graph_cache``), and exported to ``<data_dir>/graph/knowledge_graph.json`` on each rebuild. A view
+is a filtered subgraph cut to the ``limit`` best-connected notes, so the page stays light whatever the vault's
+size. ObsiRAG's own files (under ``obsirag/``: briefings, insights, syntheses…) are left out of a view unless
+its filter asks for them: a briefing links to every note it cites and would rank among the best-connected
+notes of the user's own.
 """
 
 from __future__ import annotations
