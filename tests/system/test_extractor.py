@@ -117,14 +117,20 @@ def test_the_reader_and_its_ocr_die_with_a_killed_extractor(extractor: Extractor
     try:
         progress = lambda: read_progress(settings.extraction_cache_path)  # noqa: E731
         wait_until(progress, "the reading under way", timeout=60)
-        family = psutil.Process(process.pid).children(recursive=True)  # fork server, reader, Tesseract
-        assert len(family) >= 2
+        # Fork server, reader, Tesseract: the progress is recorded just before the reader is forked (once, in CI,
+        # only the fork server was there yet).
+        family = wait_until(lambda: _family(process.pid), "the fork server and its reader", timeout=30)
         process.kill()
         process.wait()
         # At once: before, the reader read on to the last page (and its Tesseract ran its page out).
         wait_until(lambda: not [p for p in family if alive(p)], "the reader and its OCR gone", timeout=1.5)
     finally:
         process.kill()
+
+
+def _family(pid: int) -> list[psutil.Process] | None:
+    found = psutil.Process(pid).children(recursive=True)
+    return found if len(found) >= 2 else None
 
 
 def alive(process: psutil.Process) -> bool:
