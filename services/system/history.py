@@ -156,6 +156,11 @@ def queue_state(name: str, huey: Huey, limit: int = 10) -> QueueState:
     )
 
 
+def task_name(message: Any) -> str:
+    """A queued message's task name, without the module Huey prefixes it with."""
+    return str(message.name).rsplit(".", 1)[-1]
+
+
 def _queued(huey: Huey, raw: bytes) -> QueuedTask:
     message = huey.serializer.deserialize(raw)
     eta = message.eta
@@ -163,7 +168,7 @@ def _queued(huey: Huey, raw: bytes) -> QueuedTask:
         eta = eta.replace(tzinfo=UTC)
     return QueuedTask(
         id=message.id,
-        name=str(message.name).rsplit(".", 1)[-1],
+        name=task_name(message),
         summary=describe_args(list(message.args or ())),
         priority=message.priority,
         eta=eta.timestamp() if eta is not None else None,

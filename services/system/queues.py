@@ -17,7 +17,7 @@ from huey.signals import SIGNAL_COMPLETE, SIGNAL_ERROR
 
 from services.config import Settings
 from services.llm.models import Priority
-from services.system.history import TaskHistory, outcome_recorder
+from services.system.history import TaskHistory, outcome_recorder, task_name
 
 
 class IndexerTasks(Protocol):
@@ -207,7 +207,7 @@ class Queues:
         """The arguments of the ``task`` tasks waiting in ``queue`` (not those scheduled for a retry)."""
         huey = self.hueys[queue]
         messages = (huey.serializer.deserialize(raw) for raw in huey.storage.enqueued_items())
-        return {tuple(m.args or ()) for m in messages if str(m.name).rsplit(".", 1)[-1] == task}
+        return {tuple(m.args or ()) for m in messages if task_name(m) == task}
 
     def enqueue_extraction(self, path: str) -> None:
         """Queue a document whose text is not in the extraction cache (the indexer's ``extract_later``)."""
