@@ -133,12 +133,14 @@ def page_latency(client: Any, settings: Any, repeats: int = 20) -> dict[str, dic
 
 
 def _note_with_a_dangling_link(settings: Any) -> str | None:
-    import sqlite3
+    from services.catalog import Catalog
 
-    with sqlite3.connect(f"file:{settings.catalog_path}?mode=ro", uri=True) as conn:
-        row = conn.execute("SELECT source FROM links WHERE target_path IS NULL AND source LIKE '%.md' LIMIT 1")
-        found = row.fetchone()
-    return found[0] if found else None
+    catalog = Catalog(settings.catalog_path)
+    try:
+        dangling = catalog.unresolved_links()
+    finally:
+        catalog.close()
+    return dangling[0].source if dangling else None
 
 
 def graph_after_saves(client: Any, settings: Any, count: int = 5) -> dict[str, float]:
