@@ -96,15 +96,20 @@ def wait(predicate: Callable[[], bool], timeout: float, why: Callable[[], str] |
 
 
 def search_latency(client: Any, settings: Any, count: int) -> dict[str, float]:
+    titles = [p.stem for p in list(settings.vault.rglob("*.md"))[: count * 3 : 3]]
+    return percentiles(search_times(client, titles[:count]))
+
+
+def search_times(client: Any, titles: list[str]) -> list[float]:
+    """A search through the queue for the first five words of each title (ms)."""
     from services.retrieval.search import SearchRequest
 
-    titles = [p.stem for p in list(settings.vault.rglob("*.md"))[: count * 3 : 3]]
     times = []
-    for title in titles[:count]:
+    for title in titles:
         began = time.perf_counter()
         client.search(SearchRequest(query=" ".join(title.split()[:5]), k=10))
         times.append((time.perf_counter() - began) * 1000)
-    return percentiles(times)
+    return times
 
 
 def page_latency(client: Any, settings: Any, repeats: int = 20) -> dict[str, dict[str, float]]:

@@ -22,7 +22,6 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from _common import ROOT, hermetic_environment, machine, percentiles, write_results
 
@@ -76,7 +75,7 @@ def one_round(args: argparse.Namespace, nice: str | None) -> dict[str, list[floa
 
     import vault_scale as scale
     from _system import start_system, stop_system
-    from _vault_measures import save_times
+    from _vault_measures import save_times, search_times
 
     from services.config import load_settings
     from services.system import SystemClient
@@ -93,24 +92,14 @@ def one_round(args: argparse.Namespace, nice: str | None) -> dict[str, list[floa
         scale.wait(lambda: scale._all_ready(client), 600, lambda: scale._waiting_for(client))
         ready = (time.monotonic() - began) * 1000
         saves = save_times(client, settings, 1 + args.saves, "nice")
-        searches = _searches(client, settings, args.searches)
+        # Titles drawn at random: new to every round.
+        searches = search_times(
+            client, [p.stem for p in random.sample(list(settings.vault.rglob("*.md")), args.searches)]
+        )
     finally:
         stop_system(process)
         shutil.rmtree(settings.vault / "Bench", ignore_errors=True)
     return {"ready": [ready], "first_save": saves[:1], "save": saves[1:], "search": searches}
-
-
-def _searches(client: Any, settings: Any, count: int) -> list[float]:
-    """Searches through the queue for the first words of notes' titles drawn at random (ms)."""
-    from services.retrieval.search import SearchRequest
-
-    titles = [p.stem for p in random.sample(list(settings.vault.rglob("*.md")), count)]  # new to every round
-    times = []
-    for title in titles:
-        began = time.perf_counter()
-        client.search(SearchRequest(query=" ".join(title.split()[:5]), k=10))
-        times.append((time.perf_counter() - began) * 1000)
-    return times
 
 
 def _entities_stale(catalog: Path) -> None:
