@@ -25,10 +25,11 @@ from services.system.instance import (
     write_instance,
 )
 from services.system.processes import WORKERS, clear_heartbeat
+from services.system.queues import Queues
 from services.system.supervision import LOCK_NAME, supervisor_lock
 from workers.cli_text import tr
 from workers.process import run_until_stopped, stop_process, wait_or_kill
-from workers.redis_server import asking_once, redis_command, wait_for_redis
+from workers.redis_server import asking_once, compact_append_only_file, redis_command, wait_for_redis
 
 log = logging.getLogger(__name__)
 
@@ -203,6 +204,20 @@ def start_redis(settings: Settings, env: dict[str, str]) -> Child:
     return redis_child
 
 
+def tidy_redis(settings: Settings, private: bool) -> None:
+    """Before any worker starts: drop the task results an earlier version kept that nobody reads; in the
+    private Redis, forget the last run's heartbeats (a web stopped mid-beat left one for a few seconds, which
+    a status read as this run's), then have it rewrite its append-only file if it grew large."""
+    with contextlib.suppress(redis.RedisError, OSError):  # a server Redis not up yet: the workers will say so
+        if dropped := Queues(settings).drop_unread_results():
+            log.info("dropped %d task results nobody reads", dropped)
+    if private:
+        with redis.Redis.from_url(settings.effective_redis_url) as client:
+            for name in WORKERS:
+                clear_heartbeat(client, name)
+        compact_append_only_file(settings.effective_redis_url)
+
+
 def child_env(settings: Settings, redis_url: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
@@ -258,6 +273,7 @@ def supervise(
         if private:
             children.append(start_redis(settings, env))
             record.write()
+        tidy_redis(settings, private)
         for name in workers:
             children.append(Child(name, env))
             children[-1].start()

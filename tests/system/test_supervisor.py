@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from services.config import Settings
-from services.system.processes import read_process
+from services.system.processes import publish_heartbeat, read_process
 from services.system.queues import Queues
 from services.system.supervision import RedisState, redis_state, supervisor_alive
 from tests.support.system import wait_until
@@ -73,6 +73,25 @@ def test_redis_killed_is_restarted_with_its_queue_and_stopped_last(tmp_path: Pat
     supervisor.join(30)
     assert not supervisor.is_alive() and not answers(client)
     assert not supervisor_alive(settings) and redis_state(settings, False) is RedisState.STOPPED
+
+
+def test_a_start_forgets_the_last_runs_heartbeats(tmp_path: Path) -> None:
+    """A web stopped between two beats left its heartbeat for a few seconds, and the next start's status showed
+    that dead process alive (Redis now starts at once, before the key expires)."""
+    settings = Settings(vault=tmp_path, data_dir=tmp_path / "data", heartbeat_seconds=0.2)
+    client = redis.Redis.from_url(settings.effective_redis_url)
+    for run in range(2):
+        stop = threading.Event()
+        supervisor = threading.Thread(target=supervise, args=(settings, stop, ()), daemon=True)
+        supervisor.start()
+        beating = lambda: answers(client) and read_process(client, "supervisor")  # noqa: E731
+        wait_until(beating, "the supervisor's first heartbeat", timeout=30)
+        if run == 0:
+            publish_heartbeat(client, "web", started_at=0.0, interval=60)  # as a web killed mid-beat leaves it
+        else:
+            assert read_process(client, "web") is None
+        stop.set()
+        supervisor.join(30)
 
 
 def answers(client: redis.Redis) -> bool:
