@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from datetime import datetime
+from typing import Any, TypeVar, cast
 
 from services.catalog._base import Table, fold
 from services.catalog.models import FolderCoverage, NoteRecord, NoteStatus
@@ -35,6 +37,7 @@ _UPSERT = (
     f"ON CONFLICT (path) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _COLUMNS[1:])}"
 )
 _STATUSES = {status.value: status for status in NoteStatus}
+T = TypeVar("T")
 
 
 class NotesTable(Table):
@@ -108,7 +111,8 @@ class NotesTable(Table):
             "SELECT * FROM notes WHERE status != 'indexed' OR coalesce(message, '') != '' "
             "ORDER BY status = 'indexed', status = 'skipped', path LIMIT ?"
         )
-        return [_note_record(row) for row in self._conn().execute(sql, (-1 if limit is None else limit,))]
+        read = lambda: [_note_record(row) for row in self._conn().execute(sql, (-1 if limit is None else limit,))]  # noqa: E731
+        return list(self._while_unchanged(("troubled", limit), read))
 
     def delete_note(self, path: str) -> None:
         """Forget a note and its outgoing links; links pointing at it become dangling."""
@@ -145,10 +149,14 @@ class NotesTable(Table):
 
     def status_counts(self) -> dict[NoteStatus, int]:
         """Notes per status; every status is present, zero included."""
-        counts = dict.fromkeys(NoteStatus, 0)
-        for status, count in self._conn().execute("SELECT status, COUNT(*) FROM notes GROUP BY status"):
-            counts[_STATUSES[status]] = count
-        return counts
+
+        def count() -> dict[NoteStatus, int]:
+            counts = dict.fromkeys(NoteStatus, 0)
+            for status, n in self._conn().execute("SELECT status, COUNT(*) FROM notes GROUP BY status"):
+                counts[_STATUSES[status]] = n
+            return counts
+
+        return dict(self._while_unchanged(("statuses",), count))
 
     def folder_coverage(self, depth: int | None = None) -> list[FolderCoverage]:
         """Status counts per folder, ordered by folder (``""`` is the vault root).
@@ -156,12 +164,27 @@ class NotesTable(Table):
         ``depth=None`` counts each folder's own notes; ``depth=n`` rolls subfolders up into their
         ancestor ``n`` levels deep (``depth=1``: one line per top-level folder).
         """
-        totals: dict[str, Counter[str]] = defaultdict(Counter)
-        rows = self._conn().execute("SELECT folder, status, COUNT(*) FROM notes GROUP BY folder, status")
-        for folder, status, count in rows:
-            key = folder if depth is None else "/".join(folder.split("/")[:depth])
-            totals[key][status] += count
-        return [FolderCoverage(folder=folder, **counts) for folder, counts in sorted(totals.items())]
+
+        def count() -> list[FolderCoverage]:
+            totals: dict[str, Counter[str]] = defaultdict(Counter)
+            rows = self._conn().execute("SELECT folder, status, COUNT(*) FROM notes GROUP BY folder, status")
+            for folder, status, n in rows:
+                key = folder if depth is None else "/".join(folder.split("/")[:depth])
+                totals[key][status] += n
+            return [FolderCoverage(folder=folder, **counts) for folder, counts in sorted(totals.items())]
+
+        return list(self._while_unchanged(("coverage", depth), count))
+
+    def _while_unchanged(self, key: tuple[object, ...], read: Callable[[], T]) -> T:
+        """``read()``, read again only once a note changed (``fingerprint``): the dashboard's live part asks for
+        the counts, the coverage and the troubled notes every 2 s, 90 ms of the web's processor at 50,000 notes.
+        The stamp is taken before the read: a change landing during it is read at the next call."""
+        memo: dict[tuple[object, ...], tuple[tuple[object, ...], Any]] = self.__dict__.setdefault("_memo", {})
+        stamp = self.fingerprint()
+        kept = memo.get(key)
+        if kept is None or kept[0] != stamp:
+            kept = memo[key] = (stamp, read())
+        return cast(T, kept[1])
 
     def fingerprint(self) -> tuple[object, ...]:
         """Changes whenever a note row is added, changed or removed, or a link is added, removed or re-resolved

@@ -84,6 +84,14 @@ class SystemStatus(BaseModel):
 class SystemClient:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self._kept_catalog: Catalog | None = None
+
+    def _catalog(self) -> Catalog | None:
+        """The catalog once it exists, kept open: it reads its counts again only after a change (the dashboard
+        asks every 2 s)."""
+        if self._kept_catalog is None and self.settings.catalog_path.exists():
+            self._kept_catalog = Catalog(self.settings.catalog_path)
+        return self._kept_catalog
 
     @cached_property
     def redis(self) -> redis.Redis:
@@ -179,7 +187,7 @@ class SystemClient:
     def status(self, lang: Lang = "en", problems: int | None = None, preview: int = 0) -> SystemStatus:
         """Notes, problems (the first ``problems`` of them), rebuild, processes, queues (with their first
         ``preview`` tasks), the generation worker: gathered once for every surface."""
-        notes, troubled = _catalog_state(self.settings, lang, problems)
+        notes, troubled = _catalog_state(self._catalog(), lang, problems)
         rebuild = read_progress(self.settings.store_path)
         down = SystemStatus(
             running=False,
@@ -226,17 +234,19 @@ def _backlog(
     return ExtractionBacklog(remaining=remaining, eta_seconds=remaining * pace if pace is not None else None)
 
 
-def _catalog_state(settings: Settings, lang: Lang, limit: int | None) -> tuple[dict[str, int], list[NoteProblem]]:
-    if not settings.catalog_path.exists():
+def _catalog_state(catalog: Catalog | None, lang: Lang, limit: int | None) -> tuple[dict[str, int], list[NoteProblem]]:
+    if catalog is None:
         return {status.value: 0 for status in NoteStatus}, []
-    catalog = Catalog(settings.catalog_path)
-    try:
-        counts = catalog.status_counts()
-        problems = note_problems(catalog.troubled_notes(limit=limit), lang=lang)
-    finally:
-        catalog.close()
+    counts = catalog.status_counts()
+    problems = note_problems(catalog.troubled_notes(limit=limit), lang=lang)
     return {status.value: counts.get(status, 0) for status in NoteStatus}, problems
 
 
 def note_counts(settings: Settings) -> dict[str, int]:
-    return _catalog_state(settings, "en", 0)[0]
+    if not settings.catalog_path.exists():
+        return _catalog_state(None, "en", 0)[0]
+    catalog = Catalog(settings.catalog_path)
+    try:
+        return _catalog_state(catalog, "en", 0)[0]
+    finally:
+        catalog.close()

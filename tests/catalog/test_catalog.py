@@ -289,6 +289,25 @@ def test_folder_coverage(catalog: Catalog) -> None:
     assert catalog.folder_coverage(depth=0) == [FolderCoverage(folder="", indexed=5, skipped=1, error=1)]
 
 
+def test_the_dashboards_counts_are_read_again_only_after_a_note_changed(catalog: Catalog) -> None:
+    """The live part of the dashboard asks every 2 s; at 50,000 notes these reads took 90 ms each time."""
+    add_notes(catalog, "A/x.md", "B/y.md")
+    catalog.mark_status("B/bad.md", NoteStatus.ERROR, "x")
+    reads: list[str] = []
+    catalog._conn().set_trace_callback(
+        lambda sql: reads.append(sql) if "GROUP BY" in sql or "ORDER BY" in sql else None
+    )
+    first = (catalog.folder_coverage(depth=1), catalog.status_counts(), catalog.troubled_notes(limit=5))
+    assert len(reads) == 3
+    again = (catalog.folder_coverage(depth=1), catalog.status_counts(), catalog.troubled_notes(limit=5))
+    assert again == first and len(reads) == 3  # nothing read again
+
+    catalog.mark_status("A/x.md", NoteStatus.ERROR, "disparu")
+    assert [(c.folder, c.indexed, c.error) for c in catalog.folder_coverage(depth=1)] == [("A", 0, 1), ("B", 1, 1)]
+    assert catalog.status_counts()[NoteStatus.ERROR] == 2
+    assert [n.path for n in catalog.troubled_notes(limit=5)] == ["A/x.md", "B/bad.md"]
+
+
 # --- links -------------------------------------------------------------------------------
 
 
