@@ -288,7 +288,18 @@ _V16 = (
     "CREATE TRIGGER changes_links_delete AFTER DELETE ON links BEGIN UPDATE changes SET links = links + 1; END",
 )
 
+# The same for the learner's notes: its progress panel (on the dashboard's live part, every 2 s) counts them
+# against every note, 20 ms at 54,851 notes, and reads them again only once either counter moved.
+_V17 = (
+    "ALTER TABLE changes ADD COLUMN learned INTEGER NOT NULL DEFAULT 0",
+    *(
+        f"CREATE TRIGGER changes_learned_{event.lower()} AFTER {event} ON learned_notes BEGIN "
+        "UPDATE changes SET learned = learned + 1; END"
+        for event in ("INSERT", "UPDATE", "DELETE")
+    ),
+)
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     *(_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9, _V10, _V11, _V12, _V13),
-    *(_V14, _V15, _V16),
+    *(_V14, _V15, _V16, _V17),
 )

@@ -53,11 +53,16 @@ class LearnerTable(Table):
     def progress_counts(self) -> tuple[int, dict[str, int]]:
         """The indexed notes the learner never looked at, and its notes by outcome: two aggregate queries (the
         dashboard's learner panel read every note's row for them, 150 ms at 50,000 notes)."""
-        conn = self._conn()
-        unlearned = "SELECT COUNT(*) FROM notes WHERE status = ? AND path NOT IN (SELECT path FROM learned_notes)"
-        remaining = int(conn.execute(unlearned, (NoteStatus.INDEXED.value,)).fetchone()[0])
-        rows = conn.execute("SELECT outcome, COUNT(*) FROM learned_notes GROUP BY outcome")
-        return remaining, {str(outcome): int(count) for outcome, count in rows}
+
+        def count() -> tuple[int, dict[str, int]]:
+            conn = self._conn()
+            unlearned = "SELECT COUNT(*) FROM notes WHERE status = ? AND path NOT IN (SELECT path FROM learned_notes)"
+            remaining = int(conn.execute(unlearned, (NoteStatus.INDEXED.value,)).fetchone()[0])
+            rows = conn.execute("SELECT outcome, COUNT(*) FROM learned_notes GROUP BY outcome")
+            return remaining, {str(outcome): int(n) for outcome, n in rows}
+
+        remaining, outcomes = self._while_unchanged(("progress",), count, counters="notes, learned")
+        return remaining, dict(outcomes)
 
     # --- note pairs ----------------------------------------------------------------------
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar, cast
 
 from services.catalog._base import Table, fold
 from services.catalog.models import FolderCoverage, NoteRecord, NoteStatus
@@ -37,7 +35,6 @@ _UPSERT = (
     f"ON CONFLICT (path) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _COLUMNS[1:])}"
 )
 _STATUSES = {status.value: status for status in NoteStatus}
-T = TypeVar("T")
 
 
 class NotesTable(Table):
@@ -174,17 +171,6 @@ class NotesTable(Table):
             return [FolderCoverage(folder=folder, **counts) for folder, counts in sorted(totals.items())]
 
         return list(self._while_unchanged(("coverage", depth), count))
-
-    def _while_unchanged(self, key: tuple[object, ...], read: Callable[[], T]) -> T:
-        """``read()``, read again only once a note changed (``fingerprint``): the dashboard's live part asks for
-        the counts, the coverage and the troubled notes every 2 s, 90 ms of the web's processor at 50,000 notes.
-        The stamp is taken before the read: a change landing during it is read at the next call."""
-        memo: dict[tuple[object, ...], tuple[tuple[object, ...], Any]] = self.__dict__.setdefault("_memo", {})
-        stamp = self.fingerprint()
-        kept = memo.get(key)
-        if kept is None or kept[0] != stamp:
-            kept = memo[key] = (stamp, read())
-        return cast(T, kept[1])
 
     def fingerprint(self) -> tuple[object, ...]:
         """Changes whenever a note row is added, changed or removed, or a link is added, removed or re-resolved

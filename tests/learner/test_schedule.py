@@ -124,3 +124,5 @@ def test_progress_counts_notes_never_learned_and_the_cycles_left_at_the_learners
             catalog.record_learned(f"{name}.md", LearnOutcome.SKIPPED, SUNDAY_NOON)
         done = learner_progress(settings, catalog, {})
         assert (done.remaining, done.eta_seconds, done.enabled, done.next_run) == (0, 0, False, None)
+        catalog.record_learned("a.md", LearnOutcome.FAILED, SUNDAY_NOON, "boom")  # learned again: its row updated
+        assert learner_progress(settings, catalog, {}).outcomes == {"failed": 1, "skipped": 3}
