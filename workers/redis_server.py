@@ -74,7 +74,8 @@ def redis_command(settings: Settings) -> list[str]:
         "everysec",
         "--save",
         "",
-        # Within a run, a rewrite once the file has grown this much: the next start replays a few MB at most.
+        # Within a run, a rewrite once the file is past this and twice its size at the last rewrite (Redis's
+        # default 64 MB): what the next start replays stays small.
         "--auto-aof-rewrite-min-size",
         "16mb",
         "--daemonize",
