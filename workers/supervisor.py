@@ -208,14 +208,17 @@ def tidy_redis(settings: Settings, private: bool) -> None:
     """Before any worker starts: drop the task results an earlier version kept that nobody reads; in the
     private Redis, forget the last run's heartbeats (a web stopped mid-beat left one for a few seconds, which
     a status read as this run's), then have it rewrite its append-only file if it grew large."""
-    with contextlib.suppress(redis.RedisError, OSError):  # a server Redis not up yet: the workers will say so
-        if dropped := Queues(settings).drop_unread_results():
-            log.info("dropped %d task results nobody reads", dropped)
-    if private:
-        with redis.Redis.from_url(settings.effective_redis_url) as client:
+    url = settings.effective_redis_url
+    # One try, short waits: a server Redis away must not hold the workers' start (they say it themselves).
+    with redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=5, retry=asking_once()) as client:
+        with contextlib.suppress(redis.RedisError, OSError):
+            if dropped := Queues(settings).drop_unread_results(client):
+                log.info("dropped %d task results nobody reads", dropped)
+        if private:
             for name in WORKERS:
                 clear_heartbeat(client, name)
-        compact_append_only_file(settings.effective_redis_url)
+    if private:
+        compact_append_only_file(url)
 
 
 def child_env(settings: Settings, redis_url: str) -> dict[str, str]:

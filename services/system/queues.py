@@ -217,11 +217,13 @@ class Queues:
         """Queue a document whose text is not in the extraction cache (the indexer's ``extract_later``)."""
         self.extract_document(path)
 
-    def drop_unread_results(self) -> int:
-        """Delete the values an earlier version kept for the queues whose results nobody reads; how many."""
-        unread = [self.hueys[name] for name in QUEUE_NAMES if name not in READ_RESULTS]
-        dropped = sum(huey.storage.result_store_size() for huey in unread)
-        self.index.storage.conn.unlink(*(huey.storage.result_key for huey in unread))  # freed off Redis's thread
+    def drop_unread_results(self, client: redis.Redis | None = None) -> int:
+        """Delete the values an earlier version kept for the queues whose results nobody reads; how many.
+        ``client``: the connection to do it on (the supervisor's, which gives up at once on a Redis away)."""
+        conn = client or self.index.storage.conn
+        keys = [self.hueys[name].storage.result_key for name in QUEUE_NAMES if name not in READ_RESULTS]
+        dropped = sum(int(conn.hlen(key)) for key in keys)
+        conn.unlink(*keys)  # freed off Redis's main thread
         return dropped
 
     def depths(self) -> dict[str, dict[str, int]]:
