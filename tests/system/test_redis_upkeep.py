@@ -62,7 +62,7 @@ def test_the_values_an_earlier_version_kept_are_dropped(own_redis: tuple[Setting
     assert queues.search.result_count() == 1
 
 
-def test_a_grown_append_only_file_is_rewritten_at_start(
+def test_an_append_only_file_grown_past_the_threshold_is_rewritten(
     own_redis: tuple[Settings, RedisProcess], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings, server = own_redis
