@@ -102,6 +102,12 @@ class NotesTable(Table):
         rows = self._conn().execute(sql, [*params, -1 if limit is None else limit])
         return [_note_record(row) for row in rows]
 
+    def title_rows(self) -> list[tuple[str, str | None, NoteStatus]]:
+        """(path, title, status) of every row: for a list that shows no more (the note picker; 55,000 whole
+        records took 1.3 s to read)."""
+        rows = self._conn().execute("SELECT path, title, status FROM notes")
+        return [(path, title, _STATUSES[status]) for path, title, status in rows]
+
     def troubled_notes(self, limit: int | None = None) -> list[NoteRecord]:
         """Skipped and failed notes, and indexed ones with a warning (invalid YAML): failures first."""
         sql = (

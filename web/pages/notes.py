@@ -20,7 +20,7 @@ from services.config import Settings
 from services.vault.addresses import obsidian_uri
 from services.vault.items import is_item, read_source
 from services.vault.models import ParsedNote
-from web.note_titles import NoteTitlesCache, initial
+from web.note_titles import NoteTitlesCache
 from web.page_route import page
 from web.rendering import MarkdownRenderer
 
@@ -34,23 +34,21 @@ class NotesController(Controller):
     @page("/", sync_to_thread=True)
     def index(
         self,
-        notes: NamedDependency[NotesTable],
         note_titles: NamedDependency[NoteTitlesCache],
         q: FromQuery[str] = "",
         letter: FromQuery[str] = "",
     ) -> Template:
-        context = {"active": "notes", "q": q, **_picker(notes, note_titles, q, letter)}
+        context = {"active": "notes", "q": q, **_picker(note_titles, q, letter)}
         return Template("notes.html", context=context)
 
     @page("/list", sync_to_thread=True)
     def picker(
         self,
-        notes: NamedDependency[NotesTable],
         note_titles: NamedDependency[NoteTitlesCache],
         q: FromQuery[str] = "",
         letter: FromQuery[str] = "",
     ) -> Template:
-        return Template("_note_list.html", context={"q": q, **_picker(notes, note_titles, q, letter)})
+        return Template("_note_list.html", context={"q": q, **_picker(note_titles, q, letter)})
 
     @page("/{path:path}", sync_to_thread=True)
     def view(
@@ -118,23 +116,20 @@ def _show(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _picker(notes: NotesTable, note_titles: NoteTitlesCache, query: str, letter: str = "") -> dict[str, Any]:
+def _picker(note_titles: NoteTitlesCache, query: str, letter: str = "") -> dict[str, Any]:
     """Notes by title (A–Z, accents ignored), grouped by initial; duplicate titles carry their path.
 
     The sorted list is cached until the catalog changes; a filter or an initial narrows it, and at most
     ``PICKER_LIMIT`` notes are listed (5,000 links would slow the page more than they help).
     """
     titles = note_titles.get()
-    listed = titles.notes
-    if query.strip():
-        wanted = {n.path for n in notes.list_notes(query=query.strip())}
-        listed = [n for n in listed if n.path in wanted]
+    listed = titles.matching(query.strip()) if query.strip() else titles.notes
     if letter:
-        listed = [n for n in listed if initial(n.title or n.path) == letter]
+        listed = [n for n in listed if n.initial == letter]
     shown = listed[:PICKER_LIMIT]
     counts = Counter((n.title or n.path).casefold() for n in shown)
     groups = [
         (first, [(n, counts[(n.title or n.path).casefold()] > 1) for n in members])
-        for first, members in groupby(shown, key=lambda n: initial(n.title or n.path))
+        for first, members in groupby(shown, key=lambda n: n.initial)
     ]
     return {"groups": groups, "total": len(listed), "shown": len(shown), "letters": titles.letters, "letter": letter}
