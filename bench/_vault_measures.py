@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from _common import percentiles
 
@@ -122,6 +123,9 @@ def page_latency(client: Any, settings: Any, repeats: int = 20) -> dict[str, dic
     pages = {"note": note_url(note), "graph": "/graph", "conversations": "/conversations", "dashboard": "/admin"}
     if dangling := _note_with_a_dangling_link(settings):  # each such link walked the whole vault (#34)
         pages["note_dangling_link"] = note_url(dangling)
+    # The note picker filtered by a word of that note's name: it asked SQL to fold every note, 1 s a keystroke (#34).
+    word = max(Path(note).stem.split(), key=len)[:6]
+    pages["note_picker_filter"] = f"/notes/list?q={quote(word)}"
     figures = {}
     with httpx.Client(base_url=url, timeout=60) as web:
         for name, path in pages.items():

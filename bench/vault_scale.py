@@ -10,9 +10,9 @@ an empty data folder, then a restart, on an idle machine.
 3. **A note saved** is searchable after (watcher → queue → index → search): p50/p95 of ``--saves`` saves, idle,
    then while a bulk reindex runs.
 4. **Search** through the queue (p95 of ``--searches``), the **pages** (note viewer: a note, and one with a
-   dangling link; graph, conversations, dashboard; loopback, so the client's time is the server's plus ~1 ms),
-   the graph page after a save (the catalog changed since its graph was built), each process's **resident
-   memory**, the **disk** used (per 10,000 notes).
+   dangling link; the note picker filtered; graph, conversations, dashboard; loopback, so the client's time is
+   the server's plus ~1 ms), the graph page after a save (the catalog changed since its graph was built), each
+   process's **resident memory**, the **disk** used (per 10,000 notes).
 5. **A folder renamed** (the biggest one) while the system runs: seconds until its notes are indexed under the new
    path, and the chunks embedded meanwhile (target 0: a move re-embeds nothing).
 
