@@ -114,7 +114,10 @@ class NotesTable(Table):
             "SELECT * FROM notes WHERE status != 'indexed' OR coalesce(message, '') != '' "
             "ORDER BY status = 'indexed', status = 'skipped', path LIMIT ?"
         )
-        read = lambda: [_note_record(row) for row in self._conn().execute(sql, (-1 if limit is None else limit,))]  # noqa: E731
+
+        def read() -> list[NoteRecord]:
+            return [_note_record(row) for row in self._conn().execute(sql, (-1 if limit is None else limit,))]
+
         return list(self._while_unchanged(("troubled", limit), read))
 
     def delete_note(self, path: str) -> None:
