@@ -22,7 +22,7 @@ from litestar.di import NamedDependency, Provide
 
 from services import vault
 from services.catalog import Catalog, LinksTable
-from services.catalog.graph_cache import GraphCache, build_in_child
+from services.catalog.graph_cache import GraphCache, served_graph
 from services.config import Settings
 from services.system import SystemClient
 from services.vault.reader import MarkdownDoc
@@ -50,9 +50,7 @@ class WebServices:
     graph: GraphCache = field(init=False)
 
     def __post_init__(self) -> None:
-        export = self.settings.data_dir / "graph" / "knowledge_graph.json"
-        # Built in a child: a build in this process would slow every page served meanwhile (#34).
-        self.graph = GraphCache(self.catalog, export, build=build_in_child(self.catalog.path, export))
+        self.graph = served_graph(self.catalog, self.settings.data_dir)
 
     @classmethod
     def build(cls, settings: Settings) -> WebServices:

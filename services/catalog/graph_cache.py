@@ -55,6 +55,13 @@ def _build_in_child(catalog_path: Path, export_path: Path) -> KnowledgeGraph:
     return pickle.loads(done.stdout)  # our own child's, written just now
 
 
+def served_graph(catalog: Catalog, data_dir: Path) -> GraphCache:
+    """The graph the web and MCP serve: exported to ``<data_dir>/graph/knowledge_graph.json``, built in a child
+    process (a build in the serving process slowed every page served meanwhile, #34)."""
+    export = data_dir / "graph" / "knowledge_graph.json"
+    return GraphCache(catalog, export, build=build_in_child(catalog.path, export))
+
+
 class GraphCache:
     """The current graph, rebuilt (and exported) when the catalog's fingerprint changes.
 

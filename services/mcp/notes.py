@@ -11,7 +11,7 @@ from typing import Literal
 from services import vault
 from services.attachments.cache import read_extraction
 from services.catalog import Catalog
-from services.catalog.graph_cache import GraphCache, build_in_child
+from services.catalog.graph_cache import served_graph
 from services.catalog.models import EntityKind, NoteRecord, NoteStatus
 from services.config import Settings
 from services.indexing.attachments import attachment_note
@@ -43,8 +43,7 @@ class NoteReader:
     def __init__(self, settings: Settings, catalog: Catalog) -> None:
         self.settings = settings
         self.catalog = catalog
-        export = settings.data_dir / "graph" / "knowledge_graph.json"
-        self.graph = GraphCache(catalog, export, build=build_in_child(catalog.path, export))
+        self.graph = served_graph(catalog, settings.data_dir)
 
     def ref(self, path: str, record: NoteRecord | None = None) -> NoteRef:
         record = record or self.catalog.get_note(path)
