@@ -97,18 +97,14 @@ def start_private_redis(settings: Settings, timeout: float = 10.0) -> RedisProce
     return RedisProcess(process, url)
 
 
-def compact_append_only_file(url: str) -> bool:
+def compact_append_only_file(client: redis.Redis) -> bool:
     """Have Redis rewrite its append-only file in the background when it is past ``COMPACT_ABOVE_BYTES``: the
     next start then reads the data as it is, not every command that led there. Whether it asked."""
-    client = redis.Redis.from_url(url)
-    try:
-        if int(client.info("persistence").get("aof_current_size", 0)) <= COMPACT_ABOVE_BYTES:
-            return False
-        with contextlib.suppress(redis.ResponseError):  # a rewrite already under way: the same result
-            client.bgrewriteaof()
-        return True
-    finally:
-        client.close()
+    if int(client.info("persistence").get("aof_current_size", 0)) <= COMPACT_ABOVE_BYTES:
+        return False
+    with contextlib.suppress(redis.ResponseError):  # a rewrite already under way: the same result
+        client.bgrewriteaof()
+    return True
 
 
 def asking_once() -> Retry:

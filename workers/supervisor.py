@@ -217,8 +217,7 @@ def tidy_redis(settings: Settings, private: bool) -> None:
         if private:
             for name in WORKERS:
                 clear_heartbeat(client, name)
-    if private:
-        compact_append_only_file(url)
+            compact_append_only_file(client)
 
 
 def child_env(settings: Settings, redis_url: str) -> dict[str, str]:

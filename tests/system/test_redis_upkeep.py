@@ -74,11 +74,11 @@ def test_an_append_only_file_grown_past_the_threshold_is_rewritten(
             pipe.set(f"task:{n}", "x" * 200).delete(f"task:{n}")
         pipe.execute()
     aof = settings.redis_dir / "appendonly.aof"
-    assert compact_append_only_file(server.url)
+    assert compact_append_only_file(client)
     wait_until(lambda: not rewriting(client), "the rewrite done")
 
     assert aof.stat().st_size < 64 * 1024  # the data as it is, not the 4,000 commands
-    assert not compact_append_only_file(server.url)  # small now: left alone
+    assert not compact_append_only_file(client)  # small now: left alone
     server.stop()
     again = start_private_redis(settings)  # the rewritten file loads
     try:
