@@ -105,7 +105,9 @@ class NotesTable(Table):
     def title_rows(self) -> list[tuple[str, str | None, NoteStatus]]:
         """(path, title, status) of every row: for a list that shows no more (the note picker; 55,000 whole
         records took 1.3 s to read)."""
-        rows = self._conn().execute("SELECT path, title, status FROM notes")
+        cursor = self._conn().cursor()
+        cursor.row_factory = None  # plain tuples: a ``sqlite3.Row`` each was a fifth of the read
+        rows = cursor.execute("SELECT path, title, status FROM notes")
         return [(path, title, _STATUSES[status]) for path, title, status in rows]
 
     def troubled_notes(self, limit: int | None = None) -> list[NoteRecord]:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+import web.note_titles as note_titles_module
 from services.catalog import Catalog
 from services.catalog.models import NoteRecord, NoteStatus
-from web.note_titles import note_titles
+from web.note_titles import NoteTitles, NoteTitlesCache, note_titles
 
 NOTES = {
     "Réunions/Équipe/2026-11-12 Revue.md": "Revue technique Atlas",
@@ -53,3 +54,50 @@ def test_the_list_is_by_title_without_accents_under_its_initials(catalog: Catalo
     ]
     assert titles.letters == ["#", "A", "G", "O", "P", "R"]
     assert next(n.status for n in titles.notes if n.path == "Cuisine/Gâteau.md") is NoteStatus.ERROR
+
+
+def _changes(catalog: Catalog) -> None:
+    """A note added, one retitled, one removed, one failed, one saved again unchanged, a mail added."""
+    catalog.upsert_note(NoteRecord(path="Cuisine/Crêpes.md", title="Crêpes", content_hash="c"))
+    catalog.upsert_note(NoteRecord(path="Projets/Projet Atlas.md", title="Atlas, le projet", content_hash="a2"))
+    catalog.delete_note("Archives/Straße.md")
+    catalog.mark_status("Accueil.md", NoteStatus.ERROR, "illisible")
+    catalog.upsert_note(NoteRecord(path="Cuisine/Pain au levain.md", title="Pain au levain", content_hash="p2"))
+    catalog.upsert_note(NoteRecord(path="mail:perso/2.md", title="Atlas", content_hash="m2"))
+
+
+def _shown(titles: NoteTitles) -> list[tuple[str, str | None, NoteStatus, str]]:
+    return [(n.path, n.title, n.status, n.initial) for n in titles.notes]
+
+
+@pytest.mark.parametrize("place_at_most", [2_000, 0])  # placed one by one, or the whole list sorted again
+def test_a_list_rebuilt_from_the_last_one_is_the_list_built_anew(
+    catalog: Catalog, place_at_most: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(note_titles_module, "PLACE_AT_MOST", place_at_most)
+    last = note_titles(catalog.notes)
+    _changes(catalog)
+    rebuilt, anew = note_titles(catalog.notes, last), note_titles(catalog.notes)
+    assert _shown(rebuilt) == _shown(anew)
+    assert rebuilt.letters == anew.letters
+    assert rebuilt.matching("atlas") == anew.matching("atlas")
+    assert "Crêpes" in [n.title for n in rebuilt.notes] and "Archives/Straße.md" not in [n.path for n in rebuilt.notes]
+
+
+def test_a_rebuild_folds_again_only_the_notes_whose_row_changed(catalog: Catalog) -> None:
+    last = note_titles(catalog.notes)
+    _changes(catalog)
+    rebuilt = note_titles(catalog.notes, last)
+    earlier = {n.path: n for n in last.notes}
+    again = {n.path for n in rebuilt.notes if n.path in earlier and n is not earlier[n.path]}
+    assert again == {"Projets/Projet Atlas.md", "Accueil.md"}  # retitled, failed; the note saved again is kept
+    unchanged = note_titles(catalog.notes, rebuilt)
+    assert all(a is b for a, b in zip(unchanged.notes, rebuilt.notes, strict=True))
+
+
+def test_the_cache_rebuilds_after_a_change_only(catalog: Catalog) -> None:
+    cache = NoteTitlesCache(catalog.notes)
+    first = cache.get()
+    assert cache.get() is first
+    catalog.upsert_note(NoteRecord(path="Cuisine/Crêpes.md", title="Crêpes", content_hash="c"))
+    assert [n.title for n in cache.get().matching("crepes")] == ["Crêpes"]
