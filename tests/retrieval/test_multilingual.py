@@ -145,20 +145,20 @@ def test_an_indexing_encode_shares_its_batches_among_threads_of_one_torch_thread
     texts = [f"Réunion {n} : le budget de {n} 000 € voté en mars, " * 30 for n in range(8)]  # a few batches
     alone, query = e5.encode(texts), e5.encode_query("combien de farine ?")
     seen: list[tuple[int, int]] = []
-    encode_ids = e5._encoder.encode_ids
+    encode_ids = e5._passages.encode_ids
 
     def recorded(ids):
         seen.append((threading.get_ident(), torch.get_num_threads()))
         return encode_ids(ids)
 
-    e5._encoder.encode_ids, e5.passage_threads = recorded, 2
+    e5._passages.encode_ids, e5.passage_threads = recorded, 2
     try:
         vectors, batches = e5.encode(texts), list(seen)
         with ThreadPoolExecutor(1) as searching:
             vector = searching.submit(e5.encode_query, "combien de farine ?").result()
     finally:
         e5.passage_threads = 1
-        del e5._encoder.encode_ids
+        del e5._passages.encode_ids
     assert len(batches) > 2 and len({thread for thread, _ in batches}) == 2 and {n for _, n in seen} == {1}
     assert np.allclose(vectors, alone, atol=1e-5) and np.allclose(vector, query, atol=1e-5)
 
@@ -183,14 +183,16 @@ QUERIES = [
 ]
 
 
-def test_a_query_through_onnx_runtime_gets_torch_s_vector(e5: E5Embedder) -> None:
+def test_onnx_runtime_gets_torch_s_vectors(e5: E5Embedder, vault) -> None:
     for query in QUERIES:
         torch_vector = e5._encoder.encode([query], "query: ")[0]
         assert float(np.asarray(e5.encode_query(query)) @ torch_vector) >= 0.9999
+    texts = [path.read_text(encoding="utf-8")[:2000] for path in sorted(vault.rglob("*.md"))[:6]]
+    assert (e5.encode(texts) * e5._encoder.encode(texts, "passage: ")).sum(axis=1).min() >= 0.9999
     # Several of unequal lengths in one batch: padding is masked out, each keeps its own vector.
     ids = e5._encoder.token_ids(QUERIES, "query: ")
-    together = e5._query_encoder.encode_ids(ids)
-    alone = np.concatenate([e5._query_encoder.encode_ids([row]) for row in ids])
+    together = e5._onnx.encode_ids(ids)
+    alone = np.concatenate([e5._onnx.encode_ids([row]) for row in ids])
     assert np.allclose(together, alone, atol=1e-5) and len({len(row) for row in ids}) == len(ids)
 
 

@@ -41,6 +41,8 @@ class OnnxE5:
     def encode_ids(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
         """One batch of token ids → L2-normalised mean-pooled vectors (batch × hidden)."""
         weights = self.weights
+        # Padded to the longest text only: unlike torch (``WIDTH_STEP``), ONNX Runtime's arena keeps no memory
+        # per shape (300 batches of random widths: resident flat), and the padding's work is saved (×1.12).
         grid = weights.token_grid(ids, step=1)
         mask = grid != weights.file.pad
         blocked = np.where(mask, 0.0, -np.inf).astype(np.float32)[:, None, None, :]
