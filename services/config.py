@@ -49,7 +49,8 @@ class Settings(BaseSettings):
         Path("data"),
         description="Where each vault gets its own data folder when `OBSIRAG_DATA_DIR` is unset: "
         "`<data_root>/<vault name>-<8 hex of its resolved path>/`, so that two vaults never share one; "
-        "`<data_root>/models/` holds the bundled chat model and the e5 tokenizer's model, made once for every vault.",
+        "`<data_root>/models/` holds the bundled chat model, the e5 tokenizer's model and e5's ONNX graph, made "
+        "once for every vault.",
     )
     data_dir: Path = Field(
         default_factory=lambda fields: fields["data_root"] / vault_data_name(fields["vault"]),

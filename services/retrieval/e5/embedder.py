@@ -102,9 +102,10 @@ class E5Embedder:
 
     @cached_property
     def _encoding(self) -> ThreadPoolExecutor:
-        """Threads of one torch thread each, taking the next batch as they finish one. Two of them on two cores,
-        against one torch thread: ×2.1 idle, ×1.33 beside a process busy on a core, where one encode on two
-        torch threads fell to ×0.68 (each operation waits for both; bench/encode_threads.py)."""
+        """Threads of one thread each (torch's; ONNX Runtime's session runs on its caller's thread), taking the
+        next batch as they finish one. With torch, two of them on two cores against one torch thread: ×2.1 idle,
+        ×1.33 beside a process busy on a core, where one encode on two torch threads fell to ×0.68 (each
+        operation waits for both; bench/encode_threads.py)."""
         return ThreadPoolExecutor(self.passage_threads, "encode", initializer=use_threads, initargs=(1,))
 
     def encode_query(self, text: str) -> list[float]:
