@@ -47,7 +47,7 @@ class OnnxE5:
         grid = weights.token_grid(ids, step=1)
         mask = grid != weights.file.pad
         blocked = np.where(mask, 0.0, -np.inf).astype(np.float32)[:, None, None, :]
-        embedded = weights.embedded(grid).astype(np.float32)
+        embedded = weights.embedded(grid).astype(np.float32, copy=False)
         (hidden,) = self._session.run(None, {"embedded": embedded, "mask": blocked})
         pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)

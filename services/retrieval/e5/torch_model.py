@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from services.retrieval.e5.weights import E5Weights, expand
+from services.retrieval.e5.weights import E5Weights
 
 PRECISIONS = ("auto", "float32", "bfloat16")
 WIDTH_STEP = 32  # batches padded to a multiple of this many tokens (bench/vault_scale.py: memory, #34)
@@ -48,8 +48,7 @@ class TorchE5:
         self._torch, self._tokenizer = torch, tokenizer
         self.dtype = dtype = layer_dtype(precision)
         self._weights, self._file, self.shape = weights, weights.file, weights.shape
-        tensor = torch.from_numpy  # the arrays themselves: shared with ONNX Runtime's query encoder
-        self._pos, self._type = tensor(weights.positions), tensor(weights.token_type)
+        tensor = torch.from_numpy  # the arrays themselves: shared with ONNX Runtime's encoder
         self._ln = (tensor(weights.norm[0]), tensor(weights.norm[1]))
         self._layers = [{name: tensor(value).to(dtype) for name, value in layer.items()} for layer in weights.layers]
 
@@ -68,8 +67,7 @@ class TorchE5:
         grid = weights.token_grid(ids, WIDTH_STEP if len(ids) > 1 else 1)
         mask = torch.from_numpy(grid != self._file.pad)
         with torch.inference_mode():
-            words = torch.from_numpy(expand(weights.word[grid.reshape(-1)])).view(*grid.shape, self.shape.hidden)
-            hidden = self._forward(words + self._pos[: grid.shape[1]] + self._type, mask).float()
+            hidden = self._forward(torch.from_numpy(weights.embedded(grid)), mask).float()
             present = mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * present).sum(1) / present.sum(1)
             return torch.nn.functional.normalize(pooled, dim=-1).numpy()
