@@ -26,6 +26,10 @@ from workers.process import run_until_stopped, setup_logging, start_consumer, st
 
 log = logging.getLogger(__name__)
 WARM_UP_WAIT_SECONDS = 30.0  # an indexer that takes longer (a first start's model load) is not waited for
+# A stop waits this long for the warm-up's model load or prompt (a few seconds) to end: unloading the model
+# under it, or leaving the interpreter while it runs, aborted the process (« terminate called without an active
+# exception », 2 stops in 4 right after a start).
+WARM_UP_STOP_SECONDS = 15.0
 
 
 def build_service(
@@ -69,9 +73,11 @@ def serve(settings: Settings, stop: threading.Event, queues: Queues, service: Ge
     queues.serve(GenerationHandlers(service, follower))
     consumer = start_consumer(queues.hueys["generate"], 1)  # one thread: generations never overlap
     log.info("mlx worker ready: %s backend, model %s", service.backend.name, service.backend.model)
+    warming = None
     if settings.llm_warm_up or service.capability.can_write is None:
-        warm_up = partial(_warm_up, service, settings.llm_warm_up, _after_the_indexer(settings))
-        threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+        warm_up = partial(_warm_up, service, settings.llm_warm_up, _after_the_indexer(settings, stop))
+        warming = threading.Thread(target=warm_up, name="warm-up", daemon=True)
+        warming.start()
 
     def tick() -> None:
         follower.follow(wait=False)
@@ -80,10 +86,12 @@ def serve(settings: Settings, stop: threading.Event, queues: Queues, service: Ge
     try:
         run_until_stopped(settings, WORKER_NAME, stop, [consumer], details=service.details, tick=tick)
     finally:
+        if warming is not None:  # it sees ``stop`` between its steps; one under way finishes
+            warming.join(WARM_UP_STOP_SECONDS)
         service.backend.unload()
 
 
-def _after_the_indexer(settings: Settings) -> Callable[[], object]:
+def _after_the_indexer(settings: Settings, stop: threading.Event) -> Callable[[], object]:
     """What the warm-up waits for first: the indexer's start, when this system's supervisor started one.
 
     At a start every process loads at once and the processor is the limit (~20 processor-seconds on 2 cores);
@@ -93,7 +101,8 @@ def _after_the_indexer(settings: Settings) -> Callable[[], object]:
     instance = read_instance(settings.data_dir)
     if instance is None or not any(child.name == "indexer" for child in instance.children):
         return lambda: None  # a worker alone, or the indexer on another host
-    return partial(SystemClient(settings).wait_running, WARM_UP_WAIT_SECONDS)  # also ends if the supervisor goes
+    # Also ends if the supervisor goes, or at a stop.
+    return partial(SystemClient(settings).wait_running, WARM_UP_WAIT_SECONDS, stop)
 
 
 def _warm_up(service: GenerationService, load: bool, wait: Callable[[], object]) -> None:

@@ -6,6 +6,7 @@ index, beats); ``status()`` gathers what ``obsirag status`` and the dashboard bo
 
 from __future__ import annotations
 
+import threading
 import time
 from functools import cached_property
 from typing import Any
@@ -117,14 +118,15 @@ class SystemClient:
         except DOWN:
             return False
 
-    def wait_running(self, timeout: float) -> bool:
+    def wait_running(self, timeout: float, stop: threading.Event | None = None) -> bool:
         """``running()``, waiting up to ``timeout`` seconds while the supervisor runs (Redis or the indexer
-        restarting): a caller then goes through the system, never around it."""
+        restarting) and ``stop`` is not set: a caller then goes through the system, never around it."""
         deadline = time.monotonic() + timeout
+        stop = stop or threading.Event()
         while not self.running():
-            if time.monotonic() > deadline or not supervisor_alive(self.settings):
+            if time.monotonic() > deadline or stop.is_set() or not supervisor_alive(self.settings):
                 return False
-            time.sleep(0.1)  # polling the heartbeat: Redis publishes no event while it is away
+            stop.wait(0.1)  # polling the heartbeat: Redis publishes no event while it is away
         return True
 
     def ensure_running(self, lang: Lang = "en", not_running: str = NOT_RUNNING) -> None:
