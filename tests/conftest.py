@@ -31,12 +31,17 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_VAULT = ROOT / "examples" / "vault"
 
 
+def copy_sample_vault(target: Path) -> Path:
+    """The sample vault copied to ``target``, without the ``obsirag/`` folder a `make run` on it writes (its
+    briefings and conversations would be notes of every test's vault)."""
+    shutil.copytree(SAMPLE_VAULT, target, ignore=shutil.ignore_patterns("obsirag"))
+    return target
+
+
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
     """A private copy of the sample vault (tests may edit it freely)."""
-    target = tmp_path / "vault"
-    shutil.copytree(SAMPLE_VAULT, target)
-    return target
+    return copy_sample_vault(tmp_path / "vault")
 
 
 @pytest.fixture
@@ -97,7 +102,7 @@ def _index_sample_vault(root: Path, request: pytest.FixtureRequest) -> Path:
     from services.indexing.reconcile import changed_paths
     from services.retrieval.store import EdgeStore
 
-    shutil.copytree(SAMPLE_VAULT, root / "vault", ignore=shutil.ignore_patterns("obsirag"))
+    copy_sample_vault(root / "vault")
     settings = Settings(vault=root / "vault", data_dir=root / "data")
     embedder = request.getfixturevalue("embedder")
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)

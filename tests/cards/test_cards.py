@@ -5,7 +5,6 @@ card retired, a changed source flagged, a grade undone."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -20,7 +19,7 @@ from services.config import Settings
 from services.llm.client import StreamGenerator
 from services.llm.models import GenerationRequest, StreamEvent
 from services.vault import split_frontmatter
-from tests.conftest import SAMPLE_VAULT
+from tests.conftest import copy_sample_vault
 
 NOW = datetime(2026, 12, 4, 9, 0).astimezone()
 LEXIQUE = "Lexique.md"
@@ -29,7 +28,7 @@ LEVAIN = "Cuisine/Pain au levain.md"
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    shutil.copytree(SAMPLE_VAULT, tmp_path / "vault")
+    copy_sample_vault(tmp_path / "vault")
     return Settings(_env_file=None, vault=tmp_path / "vault", data_dir=tmp_path / "data")
 
 

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
 
-from tests.conftest import SAMPLE_VAULT
+from tests.conftest import copy_sample_vault
 from workers.cli import main
 
 
 def test_cards_are_made_listed_and_reviewed_in_the_terminal_with_undo(tmp_path: Path) -> None:
-    shutil.copytree(SAMPLE_VAULT, tmp_path / "vault")
+    copy_sample_vault(tmp_path / "vault")
     where = ["--vault", str(tmp_path / "vault"), "--data", str(tmp_path / "data")]
     runner = CliRunner()
     made = json.loads(runner.invoke(main, ["cards", "make", "Lexique.md", "--json", *where]).stdout)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -32,7 +31,7 @@ from services.retrieval.search import SearchEngine
 from services.retrieval.sentence_scores import sentence_scores
 from services.retrieval.store import EdgeStore
 from services.system.generation_client import GenerationClient
-from tests.conftest import SAMPLE_VAULT, tree_hashes
+from tests.conftest import copy_sample_vault, tree_hashes
 from tests.support.generation import running_worker, worker_settings
 from tests.support.system import seed_sample_caches
 
@@ -52,7 +51,7 @@ def setup(
 ) -> Iterator[tuple[Settings, SearchEngine]]:
     root = tmp_path_factory.mktemp("chat")
     vault = root / "vault"
-    shutil.copytree(SAMPLE_VAULT, vault)
+    copy_sample_vault(vault)
     long_ago = datetime(2025, 6, 1).timestamp()
     for note in vault.rglob("*.md"):  # undated notes fall back to file times: pin them outside "this week"
         os.utime(note, (long_ago, long_ago))

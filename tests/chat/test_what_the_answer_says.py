@@ -8,7 +8,6 @@ answers comes first in a quoted answer.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -33,7 +32,7 @@ from services.retrieval.embedding import Embedder
 from services.retrieval.search import SearchEngine
 from services.retrieval.sentence_scores import sentence_scores
 from services.retrieval.store import EdgeStore
-from tests.conftest import SAMPLE_VAULT
+from tests.conftest import copy_sample_vault
 from tests.support.system import seed_sample_caches
 
 NOW = datetime(2026, 11, 29, 15, 0).astimezone()
@@ -66,7 +65,7 @@ def quoting(
 ) -> Iterator[ChatEngine]:
     """The engine that quotes the notes (the bundled model's answers), sentences scored by e5."""
     root = tmp_path_factory.mktemp("says")
-    shutil.copytree(SAMPLE_VAULT, root / "vault")
+    copy_sample_vault(root / "vault")
     (root / "vault" / PENTES).parent.mkdir()
     (root / "vault" / PENTES).write_text(PENTES_NOTE, encoding="utf-8")
     long_ago = datetime(2025, 6, 1).timestamp()

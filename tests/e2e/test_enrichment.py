@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -32,7 +31,7 @@ from services.system import SystemClient
 from services.system.generation_client import GenerationClient
 from services.vault.links import LinkResolver
 from services.vault.models import NoteType
-from tests.conftest import SAMPLE_VAULT, tree_hashes
+from tests.conftest import copy_sample_vault, tree_hashes
 from tests.support.system import System, seed_sample_caches, share_converted_model, system_env, wait_until
 from workers.cli import run_search
 
@@ -97,7 +96,7 @@ class Enriched:
 @pytest.fixture(scope="module")
 def enriched(tmp_path_factory: pytest.TempPathFactory, sample_caches: Path) -> Iterator[Enriched]:
     root = tmp_path_factory.mktemp("enrichment")
-    shutil.copytree(SAMPLE_VAULT, root / "vault")
+    copy_sample_vault(root / "vault")
     for path in (root / "vault").rglob("*"):
         os.utime(path, (OLD, OLD))
     settings = Settings(

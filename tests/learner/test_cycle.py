@@ -6,7 +6,6 @@ Model calls are covered end to end in tests/e2e/test_enrichment.py (real mlx wor
 
 from __future__ import annotations
 
-import shutil
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -34,7 +33,7 @@ from services.retrieval.store import EdgeStore
 from services.system.generation_client import GenerationClient
 from services.vault.artifacts import is_generated
 from services.vault.models import NoteType
-from tests.conftest import SAMPLE_VAULT
+from tests.conftest import copy_sample_vault
 from tests.support.system import seed_sample_caches
 from workers.learner import learner_details
 
@@ -64,7 +63,7 @@ def learner(
 ) -> Iterator[Learner]:
     """One index for the module (each test works on its own notes' state)."""
     root = tmp_path_factory.mktemp("learner")
-    shutil.copytree(SAMPLE_VAULT, root / "vault")
+    copy_sample_vault(root / "vault")
     settings = Settings(
         vault=root / "vault", data_dir=root / "data", redis_url=redis_url, learn_fullscan_per_run=3, synapse_sample=2
     )

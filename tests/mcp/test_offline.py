@@ -6,7 +6,6 @@ over stdio; a subprocess would only add its ~10 s of imports to the suite).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from anyio.from_thread import start_blocking_portal
@@ -15,14 +14,14 @@ from mcp import Client
 from services.config import Settings
 from services.mcp.server import build_server
 from services.mcp.tools import VaultTools
-from tests.conftest import SAMPLE_VAULT
+from tests.conftest import copy_sample_vault
 
 NOT_RUNNING = "ObsiRAG is not running: start it with `obsirag up` (or `make run`)"
 
 
 def test_without_the_system_tools_say_it_is_not_running_in_one_line(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
-    shutil.copytree(SAMPLE_VAULT, vault)
+    copy_sample_vault(vault)
     tools = VaultTools(Settings(vault=vault, data_dir=tmp_path / "data"))
 
     async def calls() -> tuple[list[str], str]:

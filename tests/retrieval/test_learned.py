@@ -8,7 +8,6 @@ never sees the marks; the vault's files are never written.
 from __future__ import annotations
 
 import hashlib
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from services.retrieval.embedding import Embedder
 from services.retrieval.learned import LearnedMarks
 from services.retrieval.search import SearchEngine, SearchRequest
 from services.retrieval.store import EdgeStore
-from tests.conftest import SAMPLE_VAULT
+from tests.conftest import copy_sample_vault
 from tests.support.system import seed_sample_caches
 
 RECORDED = "Comment faire pousser des tomates sur mon balcon en ville ?"
@@ -43,7 +42,7 @@ class Vault:
 
 
 def _open_vault(root: Path, embedder: Embedder, sample_caches: Path) -> Vault:
-    shutil.copytree(SAMPLE_VAULT, root / "vault")
+    copy_sample_vault(root / "vault")
     settings = Settings(
         _env_file=None, vault=root / "vault", data_dir=root / "data", embedding_model=MULTILINGUAL_EMBEDDING_MODEL
     )

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from services.retrieval.embedding import Embedder
 from services.retrieval.search import SearchEngine
 from services.retrieval.sentence_scores import sentence_scores
 from services.retrieval.store import EdgeStore
-from tests.conftest import SAMPLE_VAULT
+from tests.conftest import copy_sample_vault
 from tests.support.system import seed_sample_caches
 
 
@@ -44,7 +43,7 @@ def sample_index(
     root: Path, embedder: Embedder, caches: Path, extra: dict[str, str] | None = None, **settings: object
 ) -> Iterator[SampleIndex]:
     """The sample vault (with ``extra`` notes: path → text) under ``root``, indexed; ``settings`` override."""
-    shutil.copytree(SAMPLE_VAULT, root / "vault")
+    copy_sample_vault(root / "vault")
     for path, text in (extra or {}).items():
         (root / "vault" / path).parent.mkdir(parents=True, exist_ok=True)
         (root / "vault" / path).write_text(text, encoding="utf-8")

@@ -3,7 +3,6 @@ pages read the catalog and the vault only). One app and one client for the whole
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -15,7 +14,7 @@ from services.catalog import Catalog
 from services.catalog.models import NoteRecord, NoteStatus
 from services.config import Settings
 from services.vault.models import ParsedNote
-from tests.conftest import SAMPLE_VAULT
+from tests.conftest import copy_sample_vault
 from web.app import CSRF_COOKIE, create_app
 
 RECORD_FIELDS = set(NoteRecord.model_fields) & set(ParsedNote.model_fields)  # what a note says of itself
@@ -59,7 +58,7 @@ def fill_catalog(settings: Settings) -> Catalog:
 def web_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     root = tmp_path_factory.mktemp("web")
     target = root / "vault"
-    shutil.copytree(SAMPLE_VAULT, target)
+    copy_sample_vault(target)
     for rel, text in EXTRA_NOTES.items():
         (target / rel).parent.mkdir(parents=True, exist_ok=True)
         (target / rel).write_text(text, encoding="utf-8")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from html import unescape
 
@@ -12,7 +11,7 @@ import pytest
 from litestar.testing import TestClient
 
 from services.config import Settings
-from tests.conftest import SAMPLE_VAULT
+from tests.conftest import copy_sample_vault
 from tests.support.web_app import fill_catalog, html
 from web.app import create_app
 
@@ -26,7 +25,7 @@ CITED += ["Menus de la semaine", "Inflation et taux directeurs", "Qdrant et rech
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     """The sample vault with a day's briefing citing a dozen notes: among the five best-connected files."""
     root = tmp_path_factory.mktemp("graph-web")
-    shutil.copytree(SAMPLE_VAULT, root / "vault")
+    copy_sample_vault(root / "vault")
     briefing = root / "vault" / BRIEFING
     briefing.parent.mkdir(parents=True)
     links = "\n".join(f"- [[{title}]]" for title in CITED)
