@@ -1,0 +1,64 @@
+"""A large vault from a smaller one already indexed (issue #34), when its own first index is out of reach.
+
+A 50,000-note first index from e5 takes ~8 h on a 2-core machine. This copies a vault of ``bench/make_vault.py``
+``--copies`` times (``Copie-0`` … ``Copie-N``: the same texts N times, links by name resolving to one of the
+copies) and starts a data folder with that vault's embedding and extraction caches (read with SQLite's backup:
+a consistent copy even of a running system's). ``bench/vault_scale.py --resume`` on the result then takes every
+vector and every document's text from the caches — its rates are not the encoder's — but runs everything else
+at full size: parsing, links, NER, the store and its graph builds, the catalog, the pages and searches.
+
+    .venv/bin/python bench/make_vault.py --notes 5000 --out /tmp/vault-5k
+    .venv/bin/python bench/vault_scale.py --vault /tmp/vault-5k --data /tmp/vs5k-data
+    .venv/bin/python bench/replicate_vault.py --vault /tmp/vault-5k --data /tmp/vs5k-data --copies 10 \\
+        --out /tmp/vault-50k --out-data /tmp/vs50k-data
+    .venv/bin/python bench/vault_scale.py --vault /tmp/vault-50k --data /tmp/vs50k-data --resume
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sqlite3
+import sys
+from collections.abc import Sequence
+from contextlib import closing
+from pathlib import Path
+
+CACHES = ("embeddings.sqlite3", "extractions.sqlite3")  # settings.embedding_cache_path, extraction_cache_path
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--vault", type=Path, required=True, help="the vault to copy")
+    parser.add_argument("--data", type=Path, required=True, help="its data folder, indexed (its caches are read)")
+    parser.add_argument("--copies", type=int, default=10)
+    parser.add_argument("--out", type=Path, required=True, help="the new vault (must not exist)")
+    parser.add_argument("--out-data", type=Path, required=True, help="the new data folder (must not exist)")
+    return parser.parse_args(argv)
+
+
+def replicate(vault: Path, data: Path, copies: int, out: Path, out_data: Path) -> dict[str, int]:
+    for target in (out, out_data):
+        if target.exists():
+            raise SystemExit(f"{target} exists: give a new folder")
+    missing = [name for name in CACHES if not (data / name).is_file()]
+    if missing:
+        raise SystemExit(f"{data} holds no {', '.join(missing)}: index the vault first (bench/vault_scale.py)")
+    for i in range(copies):
+        shutil.copytree(vault, out / f"Copie-{i}")
+    out_data.mkdir(parents=True)
+    for name in CACHES:
+        with closing(sqlite3.connect(data / name)) as source, closing(sqlite3.connect(out_data / name)) as copy:
+            source.backup(copy)
+    return {"notes": sum(1 for _ in out.rglob("*.md")), "files": sum(1 for p in out.rglob("*") if p.is_file())}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    counts = replicate(args.vault, args.data, args.copies, args.out, args.out_data)
+    print(f"{args.out}: {counts['notes']} notes, {counts['files']} files; caches in {args.out_data}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
