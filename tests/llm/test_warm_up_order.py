@@ -10,6 +10,9 @@ import threading
 import time
 from pathlib import Path
 
+import redis
+from filelock import FileLock
+
 from services.config import BUNDLED_LLM_MODEL, Settings
 from services.llm.mlx_backend import MLXBackend
 from services.system.generation_client import WORKER_NAME
@@ -29,13 +32,23 @@ def started_by_a_supervisor(settings: Settings, children: list[str]) -> None:
     write_instance(Instance(vault=settings.vault, data_dir=settings.data_dir, supervisor=me, children=kids))
 
 
-def test_the_warm_up_waits_for_an_indexer_its_supervisor_started_and_for_no_other(
-    redis_url: str, model_cache: Path, tmp_path: Path
-) -> None:
+def warm_up_thread() -> threading.Thread:
+    [warm_up] = [thread for thread in threading.enumerate() if thread.name == "warm-up"]
+    return warm_up
+
+
+def held(redis_url: str, tmp_path: Path) -> tuple[Settings, redis.Redis, FileLock]:
+    """Settings that warm the model up, no indexer beating, the data dir held as `obsirag up` holds it."""
     settings = worker_settings(redis_url, tmp_path, llm_warm_up=True, llm_can_write="no")
     client = redis_client(settings)
     clear_heartbeat(client, "indexer")
-    lock = acquire_lock(settings)  # the data dir held as `obsirag up` holds it
+    return settings, client, acquire_lock(settings)
+
+
+def test_the_warm_up_waits_for_an_indexer_its_supervisor_started_and_for_no_other(
+    redis_url: str, model_cache: Path, tmp_path: Path
+) -> None:
+    settings, client, lock = held(redis_url, tmp_path)
     assert _after_the_indexer(settings, threading.Event())() is None  # no instance.json: a worker alone, no wait
     started_by_a_supervisor(settings, ["mlx_worker", "web"])
     assert _after_the_indexer(settings, threading.Event())() is None  # no indexer in this system
@@ -44,7 +57,7 @@ def test_the_warm_up_waits_for_an_indexer_its_supervisor_started_and_for_no_othe
     backend = MLXBackend(BUNDLED_LLM_MODEL, model_cache)
     with running_worker(settings, backend) as service:
         wait_until(lambda: read_process(client, WORKER_NAME), "the mlx worker's heartbeat")
-        [warm_up] = [thread for thread in threading.enumerate() if thread.name == "warm-up"]
+        warm_up = warm_up_thread()
         assert warm_up.is_alive() and not backend.loaded  # the worker serves; its warm-up waits
         publish_heartbeat(client, "indexer", time.time(), 1.0)
         warm_up.join(120)
@@ -53,18 +66,10 @@ def test_the_warm_up_waits_for_an_indexer_its_supervisor_started_and_for_no_othe
     lock.release()
 
 
-def warm_up_thread() -> threading.Thread:
-    [warm_up] = [thread for thread in threading.enumerate() if thread.name == "warm-up"]
-    return warm_up
-
-
 def test_a_stop_while_the_warm_up_waits_for_the_indexer_ends_it(
     redis_url: str, model_cache: Path, tmp_path: Path
 ) -> None:
-    settings = worker_settings(redis_url, tmp_path, llm_warm_up=True, llm_can_write="no")
-    client = redis_client(settings)
-    clear_heartbeat(client, "indexer")
-    lock = acquire_lock(settings)
+    settings, client, lock = held(redis_url, tmp_path)
     started_by_a_supervisor(settings, ["indexer", "mlx_worker"])
     backend = MLXBackend(BUNDLED_LLM_MODEL, model_cache)
     with running_worker(settings, backend):
