@@ -4,9 +4,10 @@ changed, in a child process where pages are served.
 A build walks every note: 3.6 s of a core at 50,000 notes (#34). In a thread of the web's own process it held
 the interpreter's lock against the pages served meanwhile: the dashboard's p95 went from 120 ms to 0.8 s (2.3 s
 at worst) after each catalog change a graph view noticed. Built in a child process (this module run as a
-program), only the graph's columns come back: 16 MB, unpickled in 65 ms at 50,000 notes. The child also saves
-them beside the export, so that the first view after a start serves the last run's graph instead of waiting for
-a build (4.4 s at 50,000 notes), and builds beside it only if the catalog changed since.
+program), only the graph's columns come back: the child saves them beside the export (16 MB, read back in 65 ms
+at 50,000 notes), where the parent reads them, and so does the first view after a start: it serves the last
+run's graph instead of waiting for a build (4.4 s at 50,000 notes), and builds beside it only if the catalog
+changed since.
 """
 
 from __future__ import annotations
@@ -74,17 +75,26 @@ def build_here(catalog: Catalog, export_path: Path) -> Callable[[], KnowledgeGra
 
 
 def build_in_child(catalog_path: Path, export_path: Path) -> Callable[[], KnowledgeGraph]:
-    """Builds in a child process, which reads the catalog itself and sends the graph back."""
+    """Builds in a child process, which reads the catalog itself and saves the graph where this one reads it."""
     return lambda: _build_in_child(catalog_path, export_path)
 
 
 def _build_in_child(catalog_path: Path, export_path: Path) -> KnowledgeGraph:
     command = [sys.executable, "-m", __name__, str(catalog_path), str(export_path), str(os.getpid())]
     # Killed with the process that waits for it (a build is never worth finishing for nobody).
-    done = subprocess.run(command, capture_output=True, check=False, preexec_fn=die_with_parent(signal.SIGKILL))
+    done = subprocess.run(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+        preexec_fn=die_with_parent(signal.SIGKILL),
+    )
     if done.returncode != 0:
         raise RuntimeError(f"building the graph failed: {done.stderr.decode(errors='replace').strip()[-2000:]}")
-    return pickle.loads(done.stdout)  # our own child's, written just now
+    saved = load_graph(saved_path(export_path))  # our own child's, written just now
+    if saved is None:
+        raise RuntimeError(f"the graph built was not saved in {saved_path(export_path)}")
+    return saved[1]
 
 
 def served_graph(catalog: Catalog, data_dir: Path) -> GraphCache:
@@ -195,9 +205,8 @@ class GraphCache:
             return built
 
 
-if __name__ == "__main__":  # the child: the catalog's path, the export's, its parent's pid; the graph on stdout
+if __name__ == "__main__":  # the child: the catalog's path, the export's, its parent's pid; the graph saved
     watch_parent(lambda: os._exit(1), parent=int(sys.argv[3]))  # where the kernel's guard is missing (macOS)
     catalog = Catalog(Path(sys.argv[1]))
-    built = build_here(catalog, Path(sys.argv[2]))()
+    build_here(catalog, Path(sys.argv[2]))()
     catalog.close()
-    sys.stdout.buffer.write(pickle.dumps(built, protocol=pickle.HIGHEST_PROTOCOL))
