@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
 
-CACHES = ("embeddings.sqlite3", "extractions.sqlite3")  # settings.embedding_cache_path, extraction_cache_path
+from _common import ROOT, hermetic_environment
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -37,18 +37,28 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def caches(data: Path) -> tuple[Path, Path]:
+    """The embedding and extraction caches of the data folder ``data``, where the system keeps them."""
+    hermetic_environment()
+    sys.path.insert(0, str(ROOT))
+    from services.config import load_settings
+
+    settings = load_settings(data_dir=str(data))
+    return settings.embedding_cache_path, settings.extraction_cache_path
+
+
 def replicate(vault: Path, data: Path, copies: int, out: Path, out_data: Path) -> dict[str, int]:
     for target in (out, out_data):
         if target.exists():
             raise SystemExit(f"{target} exists: give a new folder")
-    missing = [name for name in CACHES if not (data / name).is_file()]
+    missing = [path.name for path in caches(data) if not path.is_file()]
     if missing:
         raise SystemExit(f"{data} holds no {', '.join(missing)}: index the vault first (bench/vault_scale.py)")
     for i in range(copies):
         shutil.copytree(vault, out / f"Copie-{i}")
     out_data.mkdir(parents=True)
-    for name in CACHES:
-        with closing(sqlite3.connect(data / name)) as source, closing(sqlite3.connect(out_data / name)) as copy:
+    for source_path, copy_path in zip(caches(data), caches(out_data), strict=True):
+        with closing(sqlite3.connect(source_path)) as source, closing(sqlite3.connect(copy_path)) as copy:
             source.backup(copy)
     return {"notes": sum(1 for _ in out.rglob("*.md")), "files": sum(1 for p in out.rglob("*") if p.is_file())}
 
