@@ -4,6 +4,7 @@ last list: only the rows that changed are folded and placed again."""
 
 from __future__ import annotations
 
+import threading
 from bisect import insort
 from dataclasses import dataclass, field
 
@@ -101,10 +102,14 @@ class NoteTitlesCache:
     def __init__(self, notes: NotesTable) -> None:
         self._notes = notes
         self._built: tuple[tuple[object, ...], NoteTitles] | None = None  # one attribute: swapped atomically
+        self._building = threading.Lock()  # a view during the web's warm-up waits for its list, not builds one
 
     def get(self) -> NoteTitles:
-        fingerprint = self._notes.fingerprint()
         built = self._built
-        if built is None or built[0] != fingerprint:
-            built = self._built = (fingerprint, note_titles(self._notes, built[1] if built else None))
-        return built[1]
+        if built is not None and built[0] == self._notes.fingerprint():
+            return built[1]
+        with self._building:
+            fingerprint, built = self._notes.fingerprint(), self._built
+            if built is None or built[0] != fingerprint:
+                built = self._built = (fingerprint, note_titles(self._notes, built[1] if built else None))
+            return built[1]

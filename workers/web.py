@@ -21,9 +21,9 @@ from workers.process import run_until_stopped, setup_logging
 
 log = logging.getLogger(__name__)
 GRACEFUL_SECONDS = 3  # open SSE streams are cut after this long on shutdown
-# The knowledge graph is built this long after the start, before anyone opens its page: past the start's
-# rush, when every process loads at once (a start is bound by the processor, #34).
-GRAPH_WARM_SECONDS = 20.0
+# The knowledge graph and the note picker's list are built this long after the start, before anyone opens
+# their pages: past the start's rush, when every process loads at once (a start is bound by the processor, #34).
+WARM_SECONDS = 20.0
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -64,7 +64,7 @@ def serve(settings: Settings) -> None:
         target=run_until_stopped, args=(settings, "web", stop), kwargs={"details": lambda: {"url": url}}, daemon=True
     )
     beat.start()
-    warm = threading.Timer(GRAPH_WARM_SECONDS, services.graph.warm)
+    warm = threading.Timer(WARM_SECONDS, services.warm)
     warm.daemon = True
     warm.start()
     config = uvicorn.Config(

@@ -11,6 +11,8 @@ import pytest
 import web.note_titles as note_titles_module
 from services.catalog import Catalog
 from services.catalog.models import NoteRecord, NoteStatus
+from services.config import Settings
+from web.dependencies import WebServices
 from web.note_titles import NoteTitles, NoteTitlesCache, note_titles
 
 NOTES = {
@@ -101,3 +103,18 @@ def test_the_cache_rebuilds_after_a_change_only(catalog: Catalog) -> None:
     assert cache.get() is first
     catalog.upsert_note(NoteRecord(path="Cuisine/Crêpes.md", title="Crêpes", content_hash="c"))
     assert [n.title for n in cache.get().matching("crepes")] == ["Crêpes"]
+
+
+def test_the_web_warm_up_builds_the_list_before_the_first_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "vault").mkdir()
+    settings = Settings(vault=tmp_path / "vault", data_dir=tmp_path / "data", redis_url=f"unix://{tmp_path}/no.sock")
+    services = WebServices.build(settings)
+    for path, title in NOTES.items():
+        services.catalog.upsert_note(NoteRecord(path=path, title=title, content_hash=path))
+    try:
+        services.warm()
+        monkeypatch.setattr(services.catalog.notes, "title_rows", lambda: pytest.fail("the first view built the list"))
+        assert {n.path for n in services.note_titles.get().notes} == set(NOTES)
+    finally:
+        services.graph.join()
+        services.close()
