@@ -113,6 +113,24 @@ def search_times(client: Any, titles: list[str]) -> list[float]:
     return times
 
 
+def ask_latency(client: Any, settings: Any, count: int) -> dict[str, Any]:
+    """``obsirag ask`` as the command asks (its chat engine in this process, the search and quotes through the
+    queue, the model's worker): a question on each of ``count`` notes, the whole answer's time (ms) and the
+    guard's decisions."""
+    from services.system import build_chat_engine
+
+    engine = build_chat_engine(settings, client=client)
+    titles = [p.stem for p in list(settings.vault.rglob("*.md"))[1 : count * 3 : 3]][:count]
+    times, decisions = [], []
+    for title in titles:
+        began = time.perf_counter()
+        done = [e.answer for e in engine.ask(f"Que disent mes notes sur {title} ?") if e.kind == "done"]
+        times.append((time.perf_counter() - began) * 1000)
+        grounding = done[0].grounding if done and done[0] else None  # the guard's decision, explained
+        decisions.append(str(grounding.get("outcome", "?")) if grounding else "none")
+    return percentiles(times) | {"decisions": {d: decisions.count(d) for d in sorted(set(decisions))}}
+
+
 def page_latency(client: Any, settings: Any, repeats: int = 20) -> dict[str, dict[str, float]]:
     import httpx
 

@@ -9,7 +9,8 @@ an empty data folder, then a restart, on an idle machine.
    notes were written again (target 0: nothing re-embedded).
 3. **A note saved** is searchable after (watcher → queue → index → search): p50/p95 of ``--saves`` saves, idle,
    then while a bulk reindex runs.
-4. **Search** through the queue (p95 of ``--searches``), the **pages** (note viewer: a note, and one with a
+4. **Search** through the queue (p95 of ``--searches``), a **question** as ``obsirag ask`` asks it (the whole
+   answer, p95 of ``--asks``), the **pages** (note viewer: a note, and one with a
    dangling link; the note picker filtered; graph, conversations, dashboard; loopback, so the client's time is
    the server's plus ~1 ms), the graph page after a save (the catalog changed since its graph was built), each
    process's **resident memory**, the **disk** used (per 10,000 notes).
@@ -36,6 +37,7 @@ from _common import ROOT, hermetic_environment, machine, print_table, write_resu
 from _raw_encode import raw_encode
 from _system import start_system, stop_system
 from _vault_measures import (
+    ask_latency,
     folder_rename,
     graph_after_saves,
     learner_selection,
@@ -92,6 +94,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--saves", type=int, default=20)
     parser.add_argument("--searches", type=int, default=100)
+    parser.add_argument("--asks", type=int, default=10)
     parser.add_argument("--timeout-hours", type=float, default=6.0)
     return parser.parse_args(argv)
 
@@ -232,6 +235,7 @@ def _eta_error(samples: list[tuple[float, int, int, float | None]], finished: fl
 def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[str, Any]:
     saved_idle = save_to_searchable(client, settings, args.saves, "idle")
     searches = search_latency(client, settings, args.searches)
+    asks = ask_latency(client, settings, args.asks)
     pages = page_latency(client, settings)
     graph_saved = graph_after_saves(client, settings)
     memory, anonymous = process_memory(client)
@@ -247,6 +251,7 @@ def live_figures(client: Any, settings: Any, args: argparse.Namespace) -> dict[s
         "reindex_seconds": reindex["seconds"] if reindex["finished"] else None,
         "reindex": reindex,
         "search": searches,
+        "ask": asks,
         "pages": pages,
         "graph_after_save": graph_saved,
         "rss_mb": memory,
@@ -344,6 +349,8 @@ def report(result: dict[str, Any]) -> None:
         ("reindex, every note from the embedding cache (s)", result["reindex_seconds"]),
         ("reindex pace (notes/s)", result["reindex"]["notes_per_s"]),
         ("search p95 (ms, target < 50)", result["search"]["p95"]),
+        ("a question's whole answer p50 / p95 (ms)", f"{result['ask']['p50']} / {result['ask']['p95']}"),
+        ("the guard's decisions", result["ask"]["decisions"]),
         *((f"page {name} p95 (ms, target < 300)", figures["p95"]) for name, figures in result["pages"].items()),
         *((f"page {name}, first after start (ms)", figures["first"]) for name, figures in result["pages"].items()),
         ("page graph after a save p95 (ms, target < 300)", result["graph_after_save"]["p95"]),
