@@ -12,6 +12,7 @@ system does (search, status, reindexing, task history and retries, the model).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,6 +31,8 @@ from web.chat_wiring import ChatWiring
 from web.note_titles import NoteTitlesCache
 from web.rendering import CatalogLinks, MarkdownRenderer
 from web.urls import WebUrls
+
+log = logging.getLogger(__name__)
 
 Clock: TypeAlias = Callable[[], datetime]
 
@@ -58,7 +61,10 @@ class WebServices:
         """The graph (read or built beside) and the note picker's list, before anyone opens their pages: the
         picker's first list took 0.9 s at 50,000 notes, its first view after a start waited for it (#34)."""
         self.graph.warm()
-        self.note_titles.get()
+        try:
+            self.note_titles.get()
+        except Exception:  # the catalog closed by a stop meanwhile, or unreadable: the first view builds it
+            log.warning("the note picker's list was not built ahead", exc_info=True)
 
     @classmethod
     def build(cls, settings: Settings) -> WebServices:
