@@ -19,6 +19,13 @@ an empty data folder, then a restart, on an idle machine.
 
     .venv/bin/python bench/make_vault.py --notes 5000 --out /tmp/vault-5k
     .venv/bin/python bench/vault_scale.py --vault /tmp/vault-5k
+
+A first index longer than a sitting (~3.5 h at 20,000 notes on 2 older cores) pauses at Ctrl-C or ``kill``: the
+system stops, the part's figures are saved (``paused_at_seconds``, ``written``), and ``--resume`` on the same
+``--data`` finishes it, its rates over what the resumed run writes:
+
+    .venv/bin/python bench/vault_scale.py --vault /tmp/vault-20k --data /tmp/vs20k-data           # … kill -TERM
+    .venv/bin/python bench/vault_scale.py --vault /tmp/vault-20k --data /tmp/vs20k-data --resume
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -64,7 +72,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="--data holds a first index left unfinished: finish it, its rates over what this run writes",
+        help="--data holds a first index left unfinished (Ctrl-C pauses one, its part's figures saved): finish it, "
+        "its rates over what this run writes",
     )
     parser.add_argument(
         "--set",
@@ -102,6 +111,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     hermetic_environment()
+    # A pause by Ctrl-C or ``kill``, even of a run started in the background (which ignores SIGINT).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     for setting in args.set:
         name, _, value = setting.partition("=")
         os.environ[f"OBSIRAG_{name.upper()}"] = value
@@ -124,6 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             say(f"first index of {result['notes']} notes…")
             result["first_index"] = first_index(client, process, args.timeout_hours * 3600, before)
+            if "paused_at_seconds" in result["first_index"]:
+                say(f"paused: {result['first_index']['written']}; the rest with --resume on this --data")
+                print(write_results("vault_scale", result))
+                return 0
             say(f"first index: {result['first_index']}; the store's last graph build…")
             result["settle_seconds"] = settle(settings, args.settle)
             say(f"settled in {result['settle_seconds']} s; saves, searches, pages…")
@@ -160,19 +176,22 @@ def first_index(client: Any, process: Any, timeout: float, before: dict[str, int
     started = time.monotonic()
     samples: list[tuple[float, int, int, float | None]] = []  # (t, done, changed, eta)
     notes_at = docs_at = None
-    while time.monotonic() - started < timeout:
-        if process.poll() is not None:
-            raise RuntimeError("the system stopped during the first index")
-        status = client.status()
-        t = time.monotonic() - started
-        if status.sync is not None:
-            samples.append((t, status.sync.done, status.sync.changed, status.sync.eta_seconds))
-        elif samples and notes_at is None and status.queues.get("index", {}).get("pending", 1) == 0:
-            notes_at = t
-        if notes_at is not None and status.extraction_backlog is None and not status.extractions:
-            docs_at = t
-            break
-        time.sleep(SAMPLE_SECONDS)  # sampling what a user would see every few seconds
+    try:
+        while time.monotonic() - started < timeout:
+            if process.poll() is not None:
+                raise RuntimeError("the system stopped during the first index")
+            status = client.status()
+            t = time.monotonic() - started
+            if status.sync is not None:
+                samples.append((t, status.sync.done, status.sync.changed, status.sync.eta_seconds))
+            elif samples and notes_at is None and status.queues.get("index", {}).get("pending", 1) == 0:
+                notes_at = t
+            if notes_at is not None and status.extraction_backlog is None and not status.extractions:
+                docs_at = t
+                break
+            time.sleep(SAMPLE_SECONDS)  # sampling what a user would see every few seconds
+    except KeyboardInterrupt:  # paused (longer than a sitting: ~8 h at 50,000 notes on 2 cores); --resume goes on
+        return _paused(client, time.monotonic() - started, samples, before)
     if notes_at is None:
         raise RuntimeError("the first index did not end in time")
     counts = _catalog_figures(client.settings)
@@ -189,6 +208,21 @@ def first_index(client: Any, process: Any, timeout: float, before: dict[str, int
         "texts": counts["chunks"] + counts["files"],
         "texts_per_s": round((counts["chunks"] + counts["files"]) / max(notes_at, docs_at or 0), 2),
         "eta_error_at_25_percent": _eta_error(samples, notes_at),
+        "samples": samples,
+    }
+
+
+def _paused(client: Any, seconds: float, samples: list[Any], before: dict[str, int] | None) -> dict[str, Any]:
+    """What a first index interrupted had written by then (this run's part, after ``before``)."""
+    counts = _catalog_figures(client.settings)
+    if before:
+        counts = {name: count - before[name] for name, count in counts.items()}
+    return {
+        "resumed_from": before,
+        "paused_at_seconds": round(seconds, 1),
+        "written": counts,
+        "notes_per_s": round(counts["notes"] / seconds, 2),
+        "texts_per_s": round((counts["chunks"] + counts["files"]) / seconds, 2),
         "samples": samples,
     }
 
