@@ -194,9 +194,7 @@ def first_index(client: Any, process: Any, timeout: float, before: dict[str, int
         return _paused(client, time.monotonic() - started, samples, before)
     if notes_at is None:
         raise RuntimeError("the first index did not end in time")
-    counts = _catalog_figures(client.settings)
-    if before:
-        counts = {name: count - before[name] for name, count in counts.items()}
+    counts = _written_since(client.settings, before)
     return {
         "resumed_from": before,
         "notes_seconds": round(notes_at, 1),
@@ -214,9 +212,7 @@ def first_index(client: Any, process: Any, timeout: float, before: dict[str, int
 
 def _paused(client: Any, seconds: float, samples: list[Any], before: dict[str, int] | None) -> dict[str, Any]:
     """What a first index interrupted had written by then (this run's part, after ``before``)."""
-    counts = _catalog_figures(client.settings)
-    if before:
-        counts = {name: count - before[name] for name, count in counts.items()}
+    counts = _written_since(client.settings, before)
     return {
         "resumed_from": before,
         "paused_at_seconds": round(seconds, 1),
@@ -225,6 +221,12 @@ def _paused(client: Any, seconds: float, samples: list[Any], before: dict[str, i
         "texts_per_s": round((counts["chunks"] + counts["files"]) / seconds, 2),
         "samples": samples,
     }
+
+
+def _written_since(settings: Any, before: dict[str, int] | None) -> dict[str, int]:
+    """The catalog's figures (``_catalog_figures``) less those of an unfinished first index resumed."""
+    counts = _catalog_figures(settings)
+    return {name: count - before[name] for name, count in counts.items()} if before else counts
 
 
 def settle(settings: Any, patience: float) -> float:
