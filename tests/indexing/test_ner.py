@@ -118,6 +118,35 @@ def test_indexing_enqueues_ner_and_the_indexer_applies_the_payload(
         pipeline.on_indexed = None
 
 
+def test_entities_read_while_redis_is_down_reach_the_indexer_once_it_is_back(
+    pipeline: IndexPipeline, extractor: EntityExtractor, settings: Settings, redis_url: str, monkeypatch
+) -> None:
+    """A retry would find the entities unchanged in the catalog and queue nothing: the task waits for Redis."""
+    import redis
+
+    from services.system.handlers.ner import NerHandlers
+    from services.system.queues import Queues
+
+    queues = Queues(settings.model_copy(update={"redis_url": redis_url}))
+    queues.index.flush()
+    pipeline.sync_paths([INFLATION])
+    enqueue, refused = queues.apply_entities, []
+
+    def down_then_back(path: str) -> object:
+        if not refused:
+            refused.append(path)
+            raise redis.ConnectionError("Connection refused")
+        return enqueue(path)
+
+    monkeypatch.setattr(queues, "apply_entities", down_then_back)
+    try:
+        assert NerHandlers(settings, pipeline.catalog, extractor, queues).extract_entities(INFLATION) == "updated"
+        assert refused == [INFLATION]
+        assert queues.queued_args("index", "apply_entities") == {(INFLATION,)}
+    finally:
+        queues.index.flush()
+
+
 def test_ners_start_queues_only_the_notes_whose_task_is_not_waiting_already(settings: Settings, redis_url: str) -> None:
     """A restart while NER lagged behind queued every waiting note again (29,621 tasks for 9,747 notes, #34)."""
     from services.system.queues import Queues

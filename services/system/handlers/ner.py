@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from datetime import UTC, datetime
 from typing import Literal
+
+import redis
 
 from services.catalog import Catalog
 from services.config import Settings
 from services.indexing.entities import EntityExtractor, enrich_note
 from services.system.queues import Queues
+
+log = logging.getLogger(__name__)
+FIRST_DELAY = 0.5
+REDIS_PATIENCE_SECONDS = 120.0  # the supervisor restarts a Redis that died within seconds (its backoff: 30 s at most)
 
 
 class NerHandlers:
@@ -26,5 +34,22 @@ class NerHandlers:
         """NER for one note; when its entities changed, the indexer copies them into the note's chunks."""
         outcome = enrich_note(self.settings, self.catalog, self.extractor, path, datetime.now(UTC))
         if outcome == "updated":
-            self.queues.apply_entities(path)
+            self._apply_once_redis_answers(path)
         return outcome
+
+    def _apply_once_redis_answers(self, path: str) -> None:
+        """The indexer's task that copies the entities into the note's chunks, queued once Redis answers: the
+        catalog holds them now, so a retry of this task would find them unchanged and queue nothing (the chunks
+        would lack them until the note is indexed again)."""
+        deadline, delay = time.monotonic() + REDIS_PATIENCE_SECONDS, FIRST_DELAY
+        while True:
+            try:
+                self.queues.apply_entities(path)
+                return
+            except (redis.ConnectionError, redis.TimeoutError):
+                if time.monotonic() > deadline:
+                    raise
+                if delay == FIRST_DELAY:  # once: the worker's own line already says Redis went
+                    log.info("les entités de %s attendent le retour de Redis", path)
+                time.sleep(delay)  # waiting for the supervisor's restart of Redis: nothing to be told by
+                delay = min(delay * 2, 5.0)
