@@ -51,13 +51,14 @@ def replicate(vault: Path, data: Path, copies: int, out: Path, out_data: Path) -
     for target in (out, out_data):
         if target.exists():
             raise SystemExit(f"{target} exists: give a new folder")
-    missing = [path.name for path in caches(data) if not path.is_file()]
+    sources, copies_of = caches(data), caches(out_data)
+    missing = [path.name for path in sources if not path.is_file()]
     if missing:
         raise SystemExit(f"{data} holds no {', '.join(missing)}: index the vault first (bench/vault_scale.py)")
     for i in range(copies):
         shutil.copytree(vault, out / f"Copie-{i}")
     out_data.mkdir(parents=True)
-    for source_path, copy_path in zip(caches(data), caches(out_data), strict=True):
+    for source_path, copy_path in zip(sources, copies_of, strict=True):
         with closing(sqlite3.connect(source_path)) as source, closing(sqlite3.connect(copy_path)) as copy:
             source.backup(copy)
     return {"notes": sum(1 for _ in out.rglob("*.md")), "files": sum(1 for p in out.rglob("*") if p.is_file())}
