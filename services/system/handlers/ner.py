@@ -7,11 +7,10 @@ import time
 from datetime import UTC, datetime
 from typing import Literal
 
-import redis
-
 from services.catalog import Catalog
 from services.config import Settings
 from services.indexing.entities import EntityExtractor, enrich_note
+from services.system.client import DOWN
 from services.system.queues import Queues
 
 log = logging.getLogger(__name__)
@@ -46,7 +45,7 @@ class NerHandlers:
             try:
                 self.queues.apply_entities(path)
                 return
-            except (redis.ConnectionError, redis.TimeoutError):
+            except DOWN:  # FileNotFoundError too: the socket is gone while the supervisor restarts Redis
                 if time.monotonic() > deadline:
                     raise
                 if delay == FIRST_DELAY:  # once: the worker's own line already says Redis went
