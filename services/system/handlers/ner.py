@@ -50,5 +50,5 @@ class NerHandlers:
                     raise
                 if delay == FIRST_DELAY:  # once: the worker's own line already says Redis went
                     log.info("les entités de %s attendent le retour de Redis", path)
-                time.sleep(delay)  # waiting for the supervisor's restart of Redis: nothing to be told by
+                time.sleep(delay)  # polling: Redis sends nothing while the supervisor restarts it
                 delay = min(delay * 2, 5.0)
