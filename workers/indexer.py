@@ -88,6 +88,8 @@ def _after_start(settings: Settings, pipeline: IndexPipeline, queues: Queues) ->
     with contextlib.suppress(StoreClosedError):  # the indexer stopped before the read was done
         pipeline.store.read_candidate_fields()
         gc.freeze()  # the map lives as long as the process: out of the collector's sight, like the model
+    # Edge dropped the shard's pages at its last close: read them back before users' first searches do.
+    pipeline.store.keep_warm()
 
 
 if __name__ == "__main__":

@@ -212,6 +212,10 @@ class VectorStore(ABC):
     def read_candidate_fields(self) -> None:  # noqa: B027 (where a backend keeps them)
         """Read the fields ``keep_candidate_fields`` named now, if no write has already made them read."""
 
+    def keep_warm(self) -> None:  # noqa: B027 (where a backend maps its files from disk)
+        """Keep the files a search reads in the system's page cache, from now and after each switch to a new shard
+        (the Edge store, ``store/page_cache.py``; a server keeps its own). For the process that owns the store."""
+
     def open_next(self) -> VectorStore:
         """An empty or half-built store beside this one, for a rebuild (``services/indexing/rebuild.py``)."""
         raise NotImplementedError

@@ -77,6 +77,7 @@ from services.retrieval.store.edge_folder import (
     write_model,
 )
 from services.retrieval.store.edge_optimize import OptimizeBeside, drop_leftover
+from services.retrieval.store.page_cache import warm_in_background
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +164,11 @@ class EdgeStore(OptimizeBeside, VectorStore):
     def read_candidate_fields(self) -> None:
         with self._writing() as shard:
             self._read_candidates(shard)
+
+    def keep_warm(self) -> None:
+        self._keep_warm = True  # each switch warms the new shard (``OptimizeBeside._switch_to``)
+        if has_shard(self._shard_dir):
+            warm_in_background(self._shard_dir)
 
     def _read_candidates(self, shard: EdgeShard | None) -> None:
         """Under the write mutex: the map from the file the last clean close saved (0.6 s at 302,607 points), else

@@ -32,6 +32,7 @@ from services.retrieval.store.edge_folder import (
     remove_trash,
     write_json,
 )
+from services.retrieval.store.page_cache import warm_in_background
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ class OptimizeBeside:
     # had moved an estimated 40-50 % of the points to the plain segment, never built: scanned, held in memory.
     _written: int | None = None
     _journal_written = 0
+    _keep_warm = False  # the files of each new shard read into the page cache (``EdgeStore.keep_warm``)
 
     def _apply(self, shard: EdgeShard, operation: UpdateOperation, points: int = 0) -> None:
         """``operation`` on ``shard``; ``points``: how many points it writes (deletions write none)."""
@@ -104,6 +106,8 @@ class OptimizeBeside:
         write_json(self.path / SWITCH_FILE, {"from": folder})
         finish_switch(self.path)
         self._shard = load_shard(self.path / SHARD_DIR)
+        if self._keep_warm:  # built by a child process or closed after a rebuild: Edge dropped its pages
+            warm_in_background(self.path / SHARD_DIR)
         # The old shard (2.7 GB at 50,000 notes) is deleted by the caller once the lock is released: searches
         # waited for its deletion and timed out (#34); a crash before leaves trash, removed at the next open.
 
