@@ -14,9 +14,10 @@ from services.retrieval.store.page_cache import warm_pages
 from tests.retrieval.test_store import DIM, MODEL, corpus
 
 
-def test_every_file_but_the_write_ahead_log_is_read(tmp_path: Path) -> None:
+def test_the_files_searches_read_are_read(tmp_path: Path) -> None:
     sizes = {"segments/a/vector_index-lexical/inverted_index.dat": 3 * 2**20 + 17, "segments/b/payload.dat": 5}
-    for name, size in {**sizes, "wal/open-1": 2**20, "wal/closed-2": 9}.items():
+    unread = {"wal/open-1": 2**20, "segments/a/vector_storage-title/m.dat": 7, "segments/a/vector_storage-lexical/x": 3}
+    for name, size in {**sizes, **unread}.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(b"x" * size)
     assert warm_pages(tmp_path) == sum(sizes.values())
