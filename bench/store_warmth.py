@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import hermetic_environment, machine, percentiles, print_table, write_results
+from _common import hermetic_environment, machine, print_table, write_results
+from _vault_measures import search_latency
 
 WARM_UP = ("zorglub quintessence", "wibble frobnicate")  # the model's and the engine's first calls, not the store's
 
@@ -42,18 +43,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from services.retrieval.embedding import load_embedder
 
     settings = load_settings(vault=args.vault, data_dir=args.data)
-    titles = [p.stem for p in list(settings.vault.rglob("*.md"))[: args.queries * 3 : 3]]
-    queries = [" ".join(title.split()[:5]) for title in titles]
     embedder = load_embedder(settings.embedding_model, threads=settings.torch_threads, cache=settings.model_cache)
     arms: dict[str, Any] = {}
     for arm, warm in (("cold", False), ("warmed", True), ("cold again", False)):
-        arms[arm] = searches(settings, embedder, queries, warm)
+        arms[arm] = searches(settings, embedder, args.queries, warm)
         print(f"{arm}: p95 {arms[arm]['search']['p95']:.1f} ms", flush=True)
     cold_p95 = max(arms["cold"]["search"]["p95"], arms["cold again"]["search"]["p95"])
     result = {
         "machine": machine(),
         "store": str(settings.store_path),
-        "queries": len(queries),
+        "queries": arms["cold"]["search"]["n"],
         "arms": arms,
         "ratio_cold_to_warmed_p95": round(cold_p95 / arms["warmed"]["search"]["p95"], 2),
     }
@@ -62,8 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def searches(settings: Any, embedder: Any, queries: list[str], warm: bool) -> dict[str, Any]:
-    """The store opened (cold: the last close dropped its pages), warmed first where asked, then the searches."""
+def searches(settings: Any, embedder: Any, count: int, warm: bool) -> dict[str, Any]:
+    """The store opened (cold: the last close dropped its pages), warmed first where asked, then ``vault_scale``'s
+    ``count`` searches, asked of the engine itself rather than through the queue."""
     from services.retrieval.search import SearchEngine, SearchRequest
     from services.retrieval.store import open_store
     from services.retrieval.store.edge_folder import SHARD_DIR
@@ -76,12 +76,7 @@ def searches(settings: Any, embedder: Any, queries: list[str], warm: bool) -> di
             engine.search(SearchRequest(query=query, k=10))
         began, read = time.monotonic(), warm_pages(settings.store_path / SHARD_DIR) if warm else 0
         warming = {"seconds": round(time.monotonic() - began, 2), "mb": round(read / 2**20)} if warm else None
-        times = []
-        for query in queries:
-            started = time.perf_counter()
-            engine.search(SearchRequest(query=query, k=10))
-            times.append((time.perf_counter() - started) * 1000)
-        return {"search": percentiles(times), "warming": warming}
+        return {"search": search_latency(engine, settings, count), "warming": warming}
     finally:
         store.close()  # Edge drops the shard's pages: the next arm starts cold
 

@@ -133,9 +133,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.again:
             wait(lambda: _all_ready(client), 600, lambda: _waiting_for(client))
-            # Past the start-up's own work too (the web's graph 20 s in, a build the start may begin): searched
-            # at once, the searches shared the processor with the graph's build (p95 39.9–82.2 ms, #34).
-            result["settle_seconds"] = settle(settings, args.settle)
         else:
             say(f"first index of {result['notes']} notes…")
             result["first_index"] = first_index(client, process, args.timeout_hours * 3600, before)
@@ -144,8 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(write_results("vault_scale", result))
                 return 0
             say(f"first index: {result['first_index']}; the store's last graph build…")
-            result["settle_seconds"] = settle(settings, args.settle)
-            say(f"settled in {result['settle_seconds']} s; saves, searches, pages…")
+        # After a start too (--again), past its own work (the web's graph 20 s in, a build it may begin): searched
+        # at once, the searches shared the processor with the graph's build (p95 39.9–82.2 ms, #34).
+        result["settle_seconds"] = settle(settings, args.settle)
+        say(f"settled in {result['settle_seconds']} s; saves, searches, pages…")
         result |= live_figures(client, settings, args)
     finally:
         stop_system(process)
