@@ -9,7 +9,8 @@ builds another EdgeStore in ``next/`` beside the live shard; ``swap_in`` moves i
 Threads: searches run concurrently with each other and with writes (Edge releases the GIL while
 it queries); writes are serialized by a mutex; ensure_collection/reset/close wait for in-flight
 calls and block new ones while they swap the shard. ``optimize()`` holds the GIL for its whole run: the
-indexer calls ``optimize_beside()`` instead (``edge_optimize``).
+indexer calls ``optimize_beside()`` instead (``edge_optimize``). This module holds the lifecycle and the
+writes; the reads are ``edge_reads``'s.
 """
 
 from __future__ import annotations
@@ -31,38 +32,24 @@ from qdrant_edge import (
     FieldCondition,
     Filter,
     HasIdCondition,
-    MatchAny,
     MatchValue,
     Point,
-    Query,
-    QueryRequest,
-    RangeFloat,
-    ScrollRequest,
     UpdateOperation,
 )
 from qdrant_edge import SparseVector as EdgeSparse
 
-from services.retrieval.models import SparseVector, StoreFilter, StoreHit, StorePoint
+from services.retrieval.models import StorePoint
 from services.retrieval.rwlock import ReadWriteLock
 from services.retrieval.store.base import (
-    DENSE,
-    SPARSE,
-    TITLE,
     CollectionMissingError,
-    FilterSyntax,
     ModelMismatchError,
     ModelRecord,
     StoreClosedError,
     VectorStore,
-    build_filter,
-    in_order,
     point_vectors,
-    record_to_hit,
-    title_vector_map,
 )
 from services.retrieval.store.candidates import CandidateFields, load_map, read_map, save_map
 from services.retrieval.store.edge_folder import (
-    DENSE_SEARCH,
     MODEL_FILE,
     NEXT_DIR,
     SHARD_DIR,
@@ -77,16 +64,16 @@ from services.retrieval.store.edge_folder import (
     write_model,
 )
 from services.retrieval.store.edge_optimize import OptimizeBeside, drop_leftover
+from services.retrieval.store.edge_reads import EdgeReads
 from services.retrieval.store.page_cache import warm_in_background
 
 log = logging.getLogger(__name__)
 
-EDGE_SYNTAX = FilterSyntax(filter=Filter, field=FieldCondition, match_any=MatchAny, range=RangeFloat)
 WRITE_BATCH = 512
 CANDIDATES_FILE = "candidates.marshal"  # the candidates' map saved at a clean close (``candidates``)
 
 
-class EdgeStore(OptimizeBeside, VectorStore):
+class EdgeStore(OptimizeBeside, EdgeReads, VectorStore):
     """A VectorStore in ``path``; raises StoreLockedError if another EdgeStore holds that folder."""
 
     def __init__(self, path: Path) -> None:
@@ -267,85 +254,7 @@ class EdgeStore(OptimizeBeside, VectorStore):
                 if self._candidates is not None:
                     self._candidates.update_note(path, payload)
 
-    # --- reads -----------------------------------------------------------------------------
-
-    def point_ids(self, path: str) -> set[str]:
-        flt = Filter(must=[FieldCondition(key="path", match=MatchValue(path))])
-        return {hit.id for hit in self._scroll(flt, batch=1024, with_payload=False)}
-
-    def search_dense(
-        self, vector: Sequence[float], flt: StoreFilter | None, limit: int, fields: Sequence[str] | None = None
-    ) -> list[StoreHit]:
-        return self._query(Query.Nearest(list(vector), using=DENSE), flt, limit, fields)
-
-    def search_sparse(
-        self, sparse: SparseVector, flt: StoreFilter | None, limit: int, fields: Sequence[str] | None = None
-    ) -> list[StoreHit]:
-        if not sparse.indices:
-            return []
-        query = Query.Nearest(EdgeSparse(list(sparse.indices), list(sparse.values)), using=SPARSE)
-        return self._query(query, flt, limit, fields)
-
-    def retrieve(self, ids: Sequence[str], with_vectors: bool = False) -> list[StoreHit]:
-        if not ids:
-            return []
-        with self._reading() as shard:
-            if shard is None:
-                return []
-            records = shard.retrieve(list(ids), with_payload=True, with_vector=[DENSE] if with_vectors else False)
-        return in_order(ids, [record_to_hit(record, with_vectors) for record in records])
-
-    def title_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
-        if not ids:
-            return {}
-        with self._reading() as shard:
-            if shard is None:
-                return {}
-            return title_vector_map(shard.retrieve(list(ids), with_payload=False, with_vector=[TITLE]))
-
-    def count(self, flt: StoreFilter | None = None) -> int:
-        with self._reading() as shard:
-            return shard.count(CountRequest(exact=True, filter=_filter(flt))) if shard is not None else 0
-
-    def scroll(self, flt: StoreFilter | None = None, batch: int = 256) -> Iterator[StoreHit]:
-        return self._scroll(_filter(flt), batch, with_payload=True)
-
-    # --- helpers ---------------------------------------------------------------------------
-
-    def _query(self, query: Query, flt: StoreFilter | None, limit: int, fields: Sequence[str] | None) -> list[StoreHit]:
-        candidates = self._candidates
-        if candidates is not None and candidates.covers(fields):
-            return self._query_lean(query, flt, limit, candidates, list(fields or ()))
-        payload = list(fields) if fields is not None else True
-        request = QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=payload, params=DENSE_SEARCH)
-        with self._reading() as shard:
-            points = shard.query(request) if shard is not None else []
-        return [record_to_hit(point) for point in points]
-
-    def _query_lean(
-        self, query: Query, flt: StoreFilter | None, limit: int, candidates: CandidateFields, fields: list[str]
-    ) -> list[StoreHit]:
-        """Ids and scores from the shard, the fields from memory; a point written since is read from the shard."""
-        request = QueryRequest(limit=limit, query=query, filter=_filter(flt), with_payload=False, params=DENSE_SEARCH)
-        with self._reading() as shard:
-            if shard is None:
-                return []
-            scored = [(str(point.id), point.score) for point in shard.query(request)]
-            missing = candidates.missing(point_id for point_id, _ in scored)
-            read = shard.retrieve(missing, with_payload=fields, with_vector=False) if missing else []
-        return candidates.hits(scored, {str(record.id): record.payload or {} for record in read})
-
-    def _scroll(self, flt: Filter | None, batch: int, with_payload: bool) -> Iterator[StoreHit]:
-        offset = None
-        while True:
-            with self._reading() as shard:  # released between batches: a slow consumer blocks nobody
-                if shard is None:
-                    return
-                request = ScrollRequest(offset=offset, limit=batch, filter=flt, with_payload=with_payload)
-                records, offset = shard.scroll(request)
-            yield from (record_to_hit(record) for record in records)
-            if offset is None:
-                return
+    # --- the shard under the guard ---------------------------------------------------------
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[EdgeShard | None]:
@@ -383,10 +292,6 @@ class EdgeStore(OptimizeBeside, VectorStore):
 
 def _points_count(shard: EdgeShard) -> int:
     return shard.count(CountRequest(exact=True))
-
-
-def _filter(flt: StoreFilter | None) -> Filter | None:
-    return build_filter(flt, EDGE_SYNTAX)
 
 
 def _edge_point(point: StorePoint) -> Point:
