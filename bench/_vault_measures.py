@@ -230,3 +230,36 @@ def process_memory(client: Any) -> tuple[dict[str, float], dict[str, float]]:
             if kb is not None:
                 own[state.name] = round(kb * 1024 / 1e6, 1)
     return resident, own
+
+
+class IndexProbe:
+    """What a user meets while a first index runs: a search through the queue at each look at the status, and
+    every ``SAVE_EVERY`` looks one note (``Bench/probe.md``, always the same: one note more in the vault) saved
+    with a new word, timed until a search finds it (ms)."""
+
+    SAVE_EVERY = 5
+
+    def __init__(self, client: Any, settings: Any) -> None:
+        self.client, self.settings = client, settings
+        self.titles = [p.stem for p in list(settings.vault.rglob("*.md"))[:500]]
+        self.searches: list[float] = []
+        self.saves: list[float] = []
+
+    def look(self) -> None:
+        self.searches += search_times(self.client, [random.choice(self.titles)])
+        if len(self.searches) % self.SAVE_EVERY == 0:
+            word = f"zorglubprobe{len(self.searches)}x{random.randrange(10**6)}"
+            began = time.monotonic()
+            path = self.settings.vault / "Bench" / "probe.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"# Sonde\n\nLe mot {word} apparaît ici.\n", encoding="utf-8")
+            wait(lambda: any(r.path.endswith("probe.md") for r in self._hits(word)), 120)
+            self.saves.append((time.monotonic() - began) * 1000)
+
+    def _hits(self, word: str) -> list[Any]:
+        from services.retrieval.search import SearchRequest
+
+        return self.client.search(SearchRequest(query=word, k=3)).results
+
+    def figures(self) -> dict[str, Any]:
+        return {"search": percentiles(self.searches), "save": percentiles(self.saves)}

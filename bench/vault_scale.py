@@ -4,7 +4,8 @@ an empty data folder, then a restart, on an idle machine.
 1. **First index**: notes/s and chunks/s until every note is written (``obsirag status``'s progress sampled
    every few seconds: the ETA's error at 25 % done); every text embedded meanwhile (notes' and documents'
    chunks and summaries) per second against a raw encode of the same mix in this process (the ratio, target
-   ≥ 0.85: ``_raw_encode.py``); when the documents' reading ends (never holding the notes back).
+   ≥ 0.85: ``_raw_encode.py``); when the documents' reading ends (never holding the notes back); with
+   ``--probe``, a search's and a save's latency meanwhile (``IndexProbe``).
 2. **Restart** on the unchanged vault: every process beating and the reconcile finished (seconds), and how many
    notes were written again (target 0: nothing re-embedded).
 3. **A note saved** is searchable after (watcher → queue → index → search): p50/p95 of ``--saves`` saves, idle,
@@ -45,6 +46,7 @@ from _common import ROOT, hermetic_environment, machine, print_table, write_resu
 from _raw_encode import raw_encode
 from _system import start_system, stop_system
 from _vault_measures import (
+    IndexProbe,
     ask_latency,
     folder_rename,
     graph_after_saves,
@@ -101,6 +103,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="after the first index or the start (--again), seconds to wait at most for the store's last graph "
         "build (a user's steady state) before the live figures",
     )
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help="during the first index, a search at each look at the status and a note saved every few looks "
+        "(IndexProbe): what a user meets meanwhile",
+    )
     parser.add_argument("--saves", type=int, default=20)
     parser.add_argument("--searches", type=int, default=100)
     parser.add_argument("--asks", type=int, default=10)
@@ -135,7 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             wait(lambda: _all_ready(client), 600, lambda: _waiting_for(client))
         else:
             say(f"first index of {result['notes']} notes…")
-            result["first_index"] = first_index(client, process, args.timeout_hours * 3600, before)
+            probe = IndexProbe(client, settings) if args.probe else None
+            result["first_index"] = first_index(client, process, args.timeout_hours * 3600, before, probe)
+            if probe is not None:
+                result["during_first_index"] = probe.figures()
             if "paused_at_seconds" in result["first_index"]:
                 say(f"paused: {result['first_index']['written']}; the rest with --resume on this --data")
                 print(write_results("vault_scale", result))
@@ -157,8 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["ratio"] = round(result["first_index"]["texts_per_s"] / result["raw_encode"]["texts_per_s"], 3)
     result["disk_mb"] = round(_du(settings.data_dir) / 1e6, 1)
     result["disk_mb_per_10k_notes"] = round(result["disk_mb"] * 10_000 / max(1, result["notes"]), 1)
+    print(write_results("vault_scale", result), file=sys.stderr)  # before the table: a figure missing loses nothing
     report(result)
-    write_results("vault_scale", result)
     if args.data is None:
         shutil.rmtree(data.parent, ignore_errors=True)
     return 0
@@ -172,9 +183,11 @@ def _count_notes(vault: Path) -> int:
     return sum(1 for _ in vault.rglob("*.md"))
 
 
-def first_index(client: Any, process: Any, timeout: float, before: dict[str, int] | None = None) -> dict[str, Any]:
+def first_index(
+    client: Any, process: Any, timeout: float, before: dict[str, int] | None = None, probe: IndexProbe | None = None
+) -> dict[str, Any]:
     """Samples ``obsirag status`` until every note is written, then until the documents are read; ``before``:
-    what an unfinished first index had written, left out of the rates."""
+    what an unfinished first index had written, left out of the rates; ``probe``: searches and saves meanwhile."""
     started = time.monotonic()
     samples: list[tuple[float, int, int, float | None]] = []  # (t, done, changed, eta)
     notes_at = docs_at = None
@@ -186,6 +199,8 @@ def first_index(client: Any, process: Any, timeout: float, before: dict[str, int
             t = time.monotonic() - started
             if status.sync is not None:
                 samples.append((t, status.sync.done, status.sync.changed, status.sync.eta_seconds))
+                if probe is not None:
+                    probe.look()
             elif samples and notes_at is None and status.queues.get("index", {}).get("pending", 1) == 0:
                 notes_at = t
             if notes_at is not None and status.extraction_backlog is None and not status.extractions:
@@ -379,6 +394,7 @@ def report(result: dict[str, Any]) -> None:
     rows = [
         ("notes", result["notes"]),
         *(_first_index_rows(result) if "first_index" in result else []),
+        *(_probe_rows(result["during_first_index"]) if "during_first_index" in result else []),
         ("settled before the live figures: the store's last graph build (s)", result.get("settle_seconds")),
         ("restart: ready and reconciled (s, target < 15)", restarted["ready_and_reconciled_seconds"]),
         ("restart: notes written again (target 0)", restarted["notes_written_again"]),
@@ -387,7 +403,7 @@ def report(result: dict[str, Any]) -> None:
         ("reindex, every note from the embedding cache (s)", result["reindex_seconds"]),
         ("reindex pace (notes/s)", result["reindex"]["notes_per_s"]),
         ("search p95 (ms, target < 50)", result["search"]["p95"]),
-        ("a question's whole answer p50 / p95 (ms)", f"{result['ask']['p50']} / {result['ask']['p95']}"),
+        ("a question's whole answer p50 / p95 (ms)", f"{result['ask'].get('p50')} / {result['ask'].get('p95')}"),
         ("the guard's decisions", result["ask"]["decisions"]),
         *((f"page {name} p95 (ms, target < 300)", figures["p95"]) for name, figures in result["pages"].items()),
         *((f"page {name}, first after start (ms)", figures["first"]) for name, figures in result["pages"].items()),
@@ -401,6 +417,13 @@ def report(result: dict[str, Any]) -> None:
         ("folder rename: chunks embedded (target 0)", result["folder_rename"]["chunks_embedded"]),
     ]
     print_table(["figure", "value"], rows)
+
+
+def _probe_rows(during: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [
+        ("during the first index: search p95 (ms)", during["search"].get("p95")),
+        ("during the first index: save → searchable p95 (ms)", during["save"].get("p95")),
+    ]
 
 
 def _first_index_rows(result: dict[str, Any]) -> list[tuple[str, Any]]:
