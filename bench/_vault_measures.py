@@ -62,18 +62,21 @@ def save_times(client: Any, settings: Any, count: int, label: str) -> list[float
     return times
 
 
-def _save_and_find(client: Any, settings: Any, word: str, text: str) -> None:
-    """``text`` saved as ``Bench/<word>.md`` in the vault; returns once a search for ``word`` finds it."""
-    path = settings.vault / "Bench" / f"{word}.md"
+def _save_and_find(
+    client: Any, settings: Any, word: str, text: str, name: str | None = None, timeout: float = 60
+) -> None:
+    """``text`` saved as ``Bench/<name>.md`` (default ``<word>.md``) in the vault; returns once a search for
+    ``word`` finds it there."""
+    path = settings.vault / "Bench" / f"{name or word}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    wait(lambda: _found(client, word), 60)
+    wait(lambda: _found(client, word, path.name), timeout)
 
 
-def _found(client: Any, word: str) -> bool:
+def _found(client: Any, word: str, file_name: str) -> bool:
     from services.retrieval.search import SearchRequest
 
-    return any(r.path.endswith(f"{word}.md") for r in client.search(SearchRequest(query=word, k=3)).results)
+    return any(r.path.endswith(file_name) for r in client.search(SearchRequest(query=word, k=3)).results)
 
 
 def _folder_to_rename(vault: Path, near: int) -> tuple[Path, int]:
@@ -250,16 +253,9 @@ class IndexProbe:
         if len(self.searches) % self.SAVE_EVERY == 0:
             word = f"zorglubprobe{len(self.searches)}x{random.randrange(10**6)}"
             began = time.monotonic()
-            path = self.settings.vault / "Bench" / "probe.md"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"# Sonde\n\nLe mot {word} apparaît ici.\n", encoding="utf-8")
-            wait(lambda: any(r.path.endswith("probe.md") for r in self._hits(word)), 120)
+            text = f"# Sonde\n\nLe mot {word} apparaît ici.\n"
+            _save_and_find(self.client, self.settings, word, text, name="probe", timeout=120)
             self.saves.append((time.monotonic() - began) * 1000)
-
-    def _hits(self, word: str) -> list[Any]:
-        from services.retrieval.search import SearchRequest
-
-        return self.client.search(SearchRequest(query=word, k=3)).results
 
     def figures(self) -> dict[str, Any]:
         return {"search": percentiles(self.searches), "save": percentiles(self.saves)}

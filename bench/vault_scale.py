@@ -168,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["ratio"] = round(result["first_index"]["texts_per_s"] / result["raw_encode"]["texts_per_s"], 3)
     result["disk_mb"] = round(_du(settings.data_dir) / 1e6, 1)
     result["disk_mb_per_10k_notes"] = round(result["disk_mb"] * 10_000 / max(1, result["notes"]), 1)
-    print(write_results("vault_scale", result), file=sys.stderr)  # before the table: a figure missing loses nothing
+    print(write_results("vault_scale", result))  # before the table: a figure missing loses nothing
     report(result)
     if args.data is None:
         shutil.rmtree(data.parent, ignore_errors=True)
