@@ -162,7 +162,8 @@ class Settings(BaseSettings):
         ge=0,
         description="The embedded store's search graphs are built (in a child process, while the index queue is "
         "quiet) once this many points were written since they last were; a search then reads the graph instead "
-        "of scanning every point. 0: never.",
+        "of scanning every point. A reindex's new index of this many points has them built before it replaces "
+        "the live one. 0: never.",
     )
     store_optimize_busy_points: int = Field(
         100_000,

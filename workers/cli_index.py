@@ -91,6 +91,7 @@ def rebuild_in_foreground(settings: Settings) -> None:
         file=sys.stderr,
     ) as bar:
         while not rebuild.step(settings.index_batch_notes):
+            rebuild.wait_for_graphs()  # the next index's search graphs, built in a child process
             bar.total = rebuild.progress().total
             bar.update(rebuild.progress().done - bar.n)
     click.echo(tr(f"index reconstruit avec {configured.name}", f"index rebuilt with {configured.name}"))

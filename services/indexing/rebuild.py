@@ -11,6 +11,7 @@ killed indexer resumes where it was. When every
 note is done, notes edited meanwhile are redone, and the store's ``swap_in`` moves the new shard in
 (Edge) or points the alias at the new collection (server).
 The embedding cache makes a same-model reindex cost no model call.
+A big next store has its search graphs built before the switch (``next_graphs``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from services.catalog import Catalog
 from services.config import Settings, rechosen
 from services.indexing import attachments
 from services.indexing.chunking import Chunk
+from services.indexing.next_graphs import NextGraphs
 from services.indexing.pipeline import IndexPipeline, IndexReport, _Prepared
 from services.indexing.rebuild_record import (
     NOTES_FILE,
@@ -120,6 +122,7 @@ class Rebuild:
         self._todo: list[str] = []  # the notes still to do, in reverse (``_next``)
         self.engine = engine
         self.finished = False
+        self.graphs = NextGraphs(self.store, settings.store_optimize_after_points, self._said_graphs)
 
     @classmethod
     def start(
@@ -155,19 +158,38 @@ class Rebuild:
             state.hashes = {}
         state.done = state.resumed_done = len(rebuild.pipeline.hashes)
         state.resumed_at = time.time()
+        state.building_graphs = False  # a build the killed indexer ran died with it: started again at the end
         log.info("resuming the rebuild with %s: %d notes done", embedder.name, state.done)
         return rebuild
 
     def step(self, batch: int) -> bool:
-        """Index the next ``batch`` notes into the next store; switch when all are done. True when finished."""
+        """Index the next ``batch`` notes into the next store; once all are done, build its search graphs if it
+        is big (``building`` meanwhile: a step does nothing), then switch. True when finished."""
+        if self.building:
+            return False
         todo = self._next(batch)
         if todo:
             self.state.embedded += self.pipeline.sync_paths(todo).chunks_embedded
             self.store.flush()  # what the notes file says is done is on disk
             self._record(todo)
             return False
+        if self.graphs.start():
+            return False
         self._switch()
         return True
+
+    @property
+    def building(self) -> bool:
+        """The next store's search graphs are being built (``next_graphs``): nothing to step until they are."""
+        return self.graphs.building
+
+    def wait_for_graphs(self) -> None:
+        """``obsirag reindex`` in the foreground waits here for the graphs instead of stepping in a loop."""
+        self.graphs.wait()
+
+    def _said_graphs(self, building: bool) -> None:
+        self.state.building_graphs = building
+        self._save()
 
     def _next(self, batch: int) -> list[str]:
         """The next ``batch`` notes to do. The vault is listed once, not at each step (at 20,000 notes a listing

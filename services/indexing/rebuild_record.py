@@ -27,15 +27,18 @@ class RebuildProgress(BaseModel):
     done: int
     started_at: float
     eta_seconds: float | None = None
+    building_graphs: bool = False  # every note done: the next index's search graphs are being built
 
     def line(self, lang: Language = "en") -> str:
         """``obsirag status``'s line for it."""
         left = short_duration(self.eta_seconds) if self.eta_seconds is not None else ""
         if lang == "fr":
             eta = f", encore environ {left}" if left else ""
-            return f"reconstruction de l'index avec {self.model} : {self.done}/{self.total} notes{eta}"
+            graphs = ", construction de ses graphes de recherche" if self.building_graphs else ""
+            return f"reconstruction de l'index avec {self.model} : {self.done}/{self.total} notes{eta}{graphs}"
         eta = f", about {left} left" if left else ""
-        return f"rebuilding the index with {self.model}: {self.done}/{self.total} notes{eta}"
+        graphs = ", building its search graphs" if self.building_graphs else ""
+        return f"rebuilding the index with {self.model}: {self.done}/{self.total} notes{eta}{graphs}"
 
 
 class RebuildState(BaseModel):
@@ -48,6 +51,7 @@ class RebuildState(BaseModel):
     embedded: int = 0  # chunks the model encoded for this rebuild (the others came from the cache)
     resumed_done: int = 0  # notes done before the last (re)start: the ETA measures this run only
     resumed_at: float = 0.0
+    building_graphs: bool = False
 
 
 def read_state(store_path: Path) -> RebuildState | None:
@@ -84,4 +88,11 @@ def progress_of(state: RebuildState, now: float | None = None) -> RebuildProgres
     total = max(state.total, done)
     elapsed, this_run = (now or time.time()) - state.resumed_at, done - state.resumed_done
     eta = (total - done) * elapsed / this_run if this_run > 0 else None
-    return RebuildProgress(model=state.model, total=total, done=done, started_at=state.started_at, eta_seconds=eta)
+    return RebuildProgress(
+        model=state.model,
+        total=total,
+        done=done,
+        started_at=state.started_at,
+        eta_seconds=eta,
+        building_graphs=state.building_graphs,
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
@@ -15,7 +16,7 @@ from services.indexing.rebuild_record import read_progress
 from services.indexing.reconcile import changed_paths
 from services.retrieval.embedding import load_embedder
 from services.retrieval.store import EdgeStore
-from services.retrieval.store.edge_folder import recorded_model_at
+from services.retrieval.store.edge_folder import OPTIMIZED_FILE, recorded_model_at
 from tests.support.system import start_system, wait_until
 from workers.process import stop_process
 
@@ -41,6 +42,7 @@ def test_up_rebuilds_an_index_of_another_model_while_search_answers(tmp_path: Pa
         index_batch_notes=1,  # one note per rebuild step: time to search in between
         learn_enabled=False,
         llm_warm_up=False,
+        store_optimize_after_points=5,  # the next index's search graphs built before its switch (#34)
     )
     write_vault(settings.vault)
     old = IndexPipeline(
@@ -56,11 +58,12 @@ def test_up_rebuilds_an_index_of_another_model_while_search_answers(tmp_path: Pa
         rebuilding = lambda: recorded_model_at(settings.store_path).name == BUNDLED_EMBEDDING_MODEL  # noqa: E731
         progress = wait_until(lambda: read_progress(settings.store_path), "the rebuild under way")
         assert progress.model == MULTILINGUAL_EMBEDDING_MODEL
-        answered, killed_at = 0, None
+        answered, killed_at, building = 0, None, False
         while rebuilding():
             assert system.search("levain nourri la veille")[:1] == ["Cuisine/Pain.md"]  # the old index answers
             answered += 1
-            done = (read_progress(settings.store_path) or progress).done
+            now = read_progress(settings.store_path) or progress
+            done, building = now.done, building or now.building_graphs
             if killed_at is None and 3 <= done < progress.total - 3:
                 victim, killed_at = system.process_state("indexer").pid, done
                 os.kill(victim, signal.SIGKILL)
@@ -68,7 +71,9 @@ def test_up_rebuilds_an_index_of_another_model_while_search_answers(tmp_path: Pa
                 wait_until(restarted, "indexer restarted")
                 resumed = read_progress(settings.store_path)
                 assert resumed is None or resumed.done >= killed_at  # resumed, not started again
-        assert answered >= 3 and killed_at is not None
+        assert answered >= 3 and killed_at is not None and building
+        built = json.loads((settings.store_path / OPTIMIZED_FILE).read_text(encoding="utf-8"))
+        assert built["points"] >= 10  # the switched-in shard was built (its record came with it): every chunk
         assert recorded_model_at(settings.store_path).name == MULTILINGUAL_EMBEDDING_MODEL
         assert system.search("levain nourri la veille")[:1] == ["Cuisine/Pain.md"]  # now with e5
         assert read_progress(settings.store_path) is None

@@ -113,6 +113,35 @@ def test_a_rebuild_lists_the_vault_per_pass_not_per_step_and_follows_it_meanwhil
         pipeline.catalog.close()
 
 
+def test_a_big_next_index_is_switched_in_with_its_search_graphs_built(small: Settings, embedder) -> None:
+    # Switched in unbuilt, a 50,000-note index was scanned whole by every search and made each start rebuild its
+    # lexical index in memory until the upkeep built it (#34). Here "big" is 3 points.
+    settings = small.model_copy(update={"store_optimize_after_points": 3})
+    build_with_minilm(settings)
+    pipeline, engine, _configured, rebuild = open_index(settings)  # the default model is configured
+    try:
+        while not rebuild.building:
+            assert not rebuild.step(settings.index_batch_notes)  # every note done, then the build starts
+        assert read_progress(settings.store_path).building_graphs
+        assert "building its search graphs" in read_progress(settings.store_path).line()
+        assert not rebuild.step(1) and rebuild.store.points_to_optimize() == len(NOTES)  # nothing done meanwhile
+        edited = "Jardin/Tomates.md"  # saved during the build: in the next index before the switch
+        (settings.vault / edited).write_text("# Volcans\n\nLe puy de Dôme domine Clermont.", encoding="utf-8")
+        assert pipeline.sync_paths([edited]).indexed == [edited]
+        assert first_hit(engine, "tramways jaunes Alfama") == "Voyage/Lisbonne.md"  # the live index answers
+        rebuild.wait_for_graphs()
+        assert not read_progress(settings.store_path).building_graphs
+        while not rebuild.step(settings.index_batch_notes):
+            pass
+        assert engine.embedder.name == MULTILINGUAL_EMBEDDING_MODEL
+        assert first_hit(engine, "quel volcan domine Clermont ?") == edited
+        # The build's record came with the shard: only the edit's chunk waits for the upkeep, not the whole index.
+        assert pipeline.store.points_to_optimize() == 1 and pipeline.store.count() == len(NOTES)
+    finally:
+        pipeline.store.close()
+        pipeline.catalog.close()
+
+
 def test_a_killed_rebuild_resumes_and_the_old_index_answers(small: Settings, embedder) -> None:
     build_with_minilm(small)
     pipeline, engine, _configured, rebuild = open_index(small)

@@ -126,6 +126,7 @@ def system_env(settings: Settings) -> dict[str, str]:
         OBSIRAG_LLM_WARM_UP=str(settings.llm_warm_up),
         OBSIRAG_SEARCH_TIMEOUT=str(settings.search_timeout),
         OBSIRAG_BACKGROUND_NICE=str(settings.background_nice),
+        OBSIRAG_STORE_OPTIMIZE_AFTER_POINTS=str(settings.store_optimize_after_points),
         OBSIRAG_PORT=str(settings.port),  # 0: any free port, published with the web's heartbeat
         # Memory's daily work (consolidation, mirrors, briefing) only where a test asks for it.
         OBSIRAG_MEMORY_ENABLED=str(settings.memory_enabled),

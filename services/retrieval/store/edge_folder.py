@@ -50,6 +50,7 @@ SHARD_DIR = "shard"
 TRASH_PREFIX = "shard.deleted-"
 NEXT_DIR = "next"  # where a rebuild builds the next index (services/indexing/rebuild.py)
 SWITCH_FILE = "switch.json"
+OPTIMIZED_FILE = "optimized.json"  # the points the shard held when last optimized, and those written since
 
 
 def lock_folder(path: Path) -> FileLock:
@@ -172,8 +173,11 @@ def finish_switch(path: Path) -> None:
         if (path / SHARD_DIR).exists():
             (path / SHARD_DIR).rename(path / f"{TRASH_PREFIX}{uuid.uuid4().hex}")
         (source / SHARD_DIR).rename(path / SHARD_DIR)
-    if (source / MODEL_FILE).exists():
-        os.replace(source / MODEL_FILE, path / MODEL_FILE)
+    # The shard's record of its build goes with it: a rebuild's next shard built before its switch is not built
+    # again by the store's upkeep (``edge_optimize``).
+    for record in (MODEL_FILE, OPTIMIZED_FILE):
+        if (source / record).exists():
+            os.replace(source / record, path / record)
     shutil.rmtree(source, ignore_errors=True)
     (path / SWITCH_FILE).unlink()
 

@@ -24,6 +24,7 @@ from qdrant_edge import EdgeShard, UpdateOperation
 from services.lifeline import die_with_parent
 from services.retrieval.store.edge_folder import (
     MODEL_FILE,
+    OPTIMIZED_FILE,
     SHARD_DIR,
     SWITCH_FILE,
     finish_switch,
@@ -37,7 +38,6 @@ from services.retrieval.store.page_cache import warm_in_background
 log = logging.getLogger(__name__)
 
 OPTIMIZING_DIR = "optimizing"  # the copy being optimized; a crash leaves it, the next open removes it
-OPTIMIZED_FILE = "optimized.json"  # the points the shard held when last optimized, and those written since
 OPTIMIZE_AFTER_POINTS = 20_000  # below, a plain scan costs a few ms: not worth minutes of a processor
 _CHILD = "import sys; from services.retrieval.store.edge_folder import optimize_shard; optimize_shard(*sys.argv[1:])"
 

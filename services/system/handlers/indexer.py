@@ -21,6 +21,7 @@ from services.system.queues import EVENT_PRIORITY, RECONCILE_PRIORITY, Queues
 log = logging.getLogger(__name__)
 
 CLAIM_RETRY_SECONDS = 1.0  # a note another indexer holds is tried again this much later
+GRAPHS_LOOK_SECONDS = 2.0  # between two looks at a rebuild's graphs being built (minutes at 50,000 notes)
 
 
 class IndexerHandlers:
@@ -113,6 +114,8 @@ class IndexerHandlers:
             return None
         if rebuild.step(rebuild.settings.index_batch_notes):
             self.rebuild = None
+        elif rebuild.building:  # its search graphs are built in a child process: a look now and then
+            self.queues.rebuild_step.schedule(delay=GRAPHS_LOOK_SECONDS)
         else:
             self.queues.rebuild_step()
         return rebuild.progress().model_dump()
