@@ -87,7 +87,7 @@ def progress_of(state: RebuildState, now: float | None = None) -> RebuildProgres
     done = max(state.done, len(state.hashes))
     total = max(state.total, done)
     elapsed, this_run = (now or time.time()) - state.resumed_at, done - state.resumed_done
-    eta = (total - done) * elapsed / this_run if this_run > 0 else None
+    eta = (total - done) * elapsed / this_run if this_run > 0 and not state.building_graphs else None
     return RebuildProgress(
         model=state.model,
         total=total,

@@ -123,7 +123,11 @@ def test_a_big_next_index_is_switched_in_with_its_search_graphs_built(small: Set
         while not rebuild.building:
             assert not rebuild.step(settings.index_batch_notes)  # every note done, then the build starts
         assert read_progress(settings.store_path).building_graphs
-        assert "building its search graphs" in read_progress(settings.store_path).line()
+        assert (
+            read_progress(settings.store_path)
+            .line()
+            .endswith(f"{len(NOTES)}/{len(NOTES)} notes, building its search graphs")
+        )
         assert not rebuild.step(1) and rebuild.store.points_to_optimize() == len(NOTES)  # nothing done meanwhile
         edited = "Jardin/Tomates.md"  # saved during the build: in the next index before the switch
         (settings.vault / edited).write_text("# Volcans\n\nLe puy de Dôme domine Clermont.", encoding="utf-8")
