@@ -136,6 +136,7 @@ def measure(folder: Path, loads: int, searches: int) -> dict[str, Any]:
 
     from services.retrieval.models import SparseVector
     from services.retrieval.store import EdgeStore
+    from services.retrieval.store.edge_folder import live_dir
 
     seconds = []
     for _ in range(loads):
@@ -145,7 +146,7 @@ def measure(folder: Path, loads: int, searches: int) -> dict[str, Any]:
         store.close()
     store, rng = EdgeStore(folder), np.random.default_rng(7)
     try:
-        segments = len(list((folder / "shard" / "segments").iterdir()))
+        segments = len(list((live_dir(folder) / "segments").iterdir()))
         dense, lexical = [], []
         for _ in range(searches):
             vector = unit(rng)

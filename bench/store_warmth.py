@@ -66,7 +66,7 @@ def searches(settings: Any, embedder: Any, count: int, warm: bool) -> dict[str, 
     ``count`` searches, asked of the engine itself rather than through the queue."""
     from services.retrieval.search import SearchEngine, SearchRequest
     from services.retrieval.store import open_store
-    from services.retrieval.store.edge_folder import SHARD_DIR
+    from services.retrieval.store.edge_folder import live_dir
     from services.retrieval.store.page_cache import warm_pages
 
     store = open_store(settings)
@@ -74,7 +74,7 @@ def searches(settings: Any, embedder: Any, count: int, warm: bool) -> dict[str, 
         engine = SearchEngine(store, embedder)
         for query in WARM_UP:
             engine.search(SearchRequest(query=query, k=10))
-        began, read = time.monotonic(), warm_pages(settings.store_path / SHARD_DIR) if warm else 0
+        began, read = time.monotonic(), warm_pages(live_dir(settings.store_path)) if warm else 0
         warming = {"seconds": round(time.monotonic() - began, 2), "mb": round(read / 2**20)} if warm else None
         return {"search": search_latency(engine, settings, count), "warming": warming}
     finally:

@@ -248,15 +248,14 @@ def _written_since(settings: Any, before: dict[str, int] | None) -> dict[str, in
 
 def settle(settings: Any, patience: float) -> float:
     """Seconds until the indexer's upkeep has built the graphs of what the first index wrote: it starts after
-    two quiet looks a minute apart (store_upkeep), then works in ``optimizing/`` until the switch."""
-    from services.retrieval.store.edge_optimize import OPTIMIZING_DIR
+    two quiet looks a minute apart (store_upkeep), then works in a folder of its own until the switch."""
+    from services.retrieval.store.edge_optimize import unfinished_builds
     from services.system.store_upkeep import CHECK_SECONDS, QUIET_CHECKS
 
     began = time.monotonic()
-    building = settings.store_path / OPTIMIZING_DIR
     while time.monotonic() - began < patience:
         quiet_over = time.monotonic() - began > (QUIET_CHECKS + 1) * CHECK_SECONDS
-        if quiet_over and not building.exists():
+        if quiet_over and not unfinished_builds(settings.store_path):
             break
         time.sleep(SAMPLE_SECONDS)
     return round(time.monotonic() - began, 1)

@@ -14,7 +14,7 @@ from services.retrieval.models import StoreFilter
 from services.retrieval.store import DENSE, SPARSE, TITLE, EdgeStore, point_id
 from services.retrieval.store import edge_folder as folder
 from services.retrieval.store import edge_optimize as optimizing
-from services.retrieval.store.edge_folder import SHARD_DIR, SWITCH_FILE
+from services.retrieval.store.edge_folder import LIVE_FILE, SHARD_DIR, SWITCH_FILE, live_dir
 from tests.retrieval.test_store import DIM, INSIGHT, JOURNAL, MODEL, PLAN, axis, corpus, make_point
 
 
@@ -52,7 +52,7 @@ def test_writes_made_while_the_copy_is_optimized_are_in_the_optimized_shard(
 
     copies = _meanwhile(monkeypatch, edits)
     assert store.optimize_beside()
-    assert copies and copies[0].parent.name == optimizing.OPTIMIZING_DIR and not copies[0].exists()
+    assert copies and copies[0] == live_dir(store.path) and not (store.path / SHARD_DIR).exists()
     assert store.count() == 5 and store.search_dense(axis(5), None, 1)[0].payload["path"] == "Nouvelle.md"
     assert not store.retrieve([point_id(JOURNAL, 0)])
     planned = store.retrieve([point_id(PLAN, 0), point_id(PLAN, 1)])
@@ -87,33 +87,67 @@ def test_points_written_again_count_towards_the_next_build_across_a_restart(stor
 def test_a_copy_of_a_shard_replaced_meanwhile_is_dropped(store: EdgeStore, monkeypatch: pytest.MonkeyPatch) -> None:
     _meanwhile(monkeypatch, store.reset)
     assert not store.optimize_beside()
-    assert store.count() == 0 and not (store.path / optimizing.OPTIMIZING_DIR).exists()
+    assert store.count() == 0 and not optimizing.unfinished_builds(store.path)
+    assert not list(store.path.glob(f"{folder.BUILT_PREFIX}*"))
 
 
 def test_an_optimization_a_crash_interrupted_is_dropped_or_finished_at_the_next_open(tmp_path: Path) -> None:
-    store = EdgeStore(tmp_path / "store")
+    path = tmp_path / "store"
+    store = EdgeStore(path)
     store.ensure_collection(DIM, MODEL)
     store.upsert(corpus())
     store.close()
-    leftover = tmp_path / "store" / optimizing.OPTIMIZING_DIR / SHARD_DIR
-    leftover.mkdir(parents=True)  # killed while the child ran: the live shard has every write
-    store = EdgeStore(tmp_path / "store")
-    assert store.count() == 5 and not leftover.parent.exists()
+    unfinished = path / f"{folder.BUILT_PREFIX}0123"
+    unfinished.mkdir()  # killed while the child ran: the live shard has every write
+    store = EdgeStore(path)
+    assert store.count() == 5 and not unfinished.exists()
     store.close()
-    # Killed between the two renames: the optimized copy is complete and the switch is marked.
-    leftover.parent.mkdir()
-    (tmp_path / "store" / SHARD_DIR).rename(leftover)
-    (tmp_path / "store" / SWITCH_FILE).write_text(json.dumps({"from": optimizing.OPTIMIZING_DIR}))
-    store = EdgeStore(tmp_path / "store")
+    # Killed just after the switch (``live.json`` names the built shard), before the old shard's deletion.
+    (path / SHARD_DIR).rename(unfinished)
+    (path / SHARD_DIR).mkdir()
+    (path / LIVE_FILE).write_text(json.dumps({"dir": unfinished.name}))
+    store = EdgeStore(path)
+    assert store.count() == 5 and not (path / SHARD_DIR).exists()
+    store.close()
+    # An earlier version killed between the two renames of its switch: its copy is complete, the switch marked.
+    earlier = path / optimizing.EARLIER_COPY_DIR
+    earlier.mkdir()
+    unfinished.rename(earlier / SHARD_DIR)
+    (path / LIVE_FILE).unlink()
+    (path / SWITCH_FILE).write_text(json.dumps({"from": optimizing.EARLIER_COPY_DIR}))
+    store = EdgeStore(path)
     try:
-        assert store.count() == 5 and not (tmp_path / "store" / SWITCH_FILE).exists()
+        assert store.count() == 5 and not (path / SWITCH_FILE).exists() and not earlier.exists()
     finally:
         store.close()
 
 
+def test_writes_made_during_the_copy_s_first_pass_are_in_the_built_shard_and_it_is_loaded_once(
+    store: EdgeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first pass copies with no lock held (writes go on); the second copies again what they changed. The
+    built shard becomes the live one where it is: loaded once, not again after a rename."""
+    real_copy, real_load, loads = optimizing.copy_unlocked, optimizing.load_shard, []
+
+    def copy_then_write(source: Path, target: Path) -> object:
+        first = real_copy(source, target)
+        store.upsert([make_point("Pendant.md", 0, axis(5), {4: 1.0})])
+        store.set_note_payload(PLAN, {"entities": ["Alice"]})
+        return first
+
+    monkeypatch.setattr(optimizing, "copy_unlocked", copy_then_write)
+    monkeypatch.setattr(optimizing, "load_shard", lambda shard_dir: loads.append(shard_dir) or real_load(shard_dir))
+    assert store.optimize_beside()
+    assert loads == [live_dir(store.path)]
+    assert store.count() == 6 and store.search_dense(axis(5), None, 1)[0].payload["path"] == "Pendant.md"
+    planned = store.retrieve([point_id(PLAN, 0), point_id(PLAN, 1)])
+    assert len(planned) == 2 and all(hit.payload["entities"] == ["Alice"] for hit in planned)
+    assert store.points_to_optimize() == 0  # copied before the build: built with the rest
+
+
 def _placements(store: EdgeStore) -> dict[str, object]:
     """Where the shard's config (Edge's own file) puts the parts a built segment holds."""
-    config = json.loads((store.path / SHARD_DIR / "edge_config.json").read_text(encoding="utf-8"))
+    config = json.loads((live_dir(store.path) / "edge_config.json").read_text(encoding="utf-8"))
     return {
         "title": config["vectors"][TITLE].get("memory"),
         "lexical": config["sparse_vectors"][SPARSE].get("memory"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from services.retrieval.store import EdgeStore
-from services.retrieval.store.edge_folder import SHARD_DIR
+from services.retrieval.store.edge_folder import live_dir
 from services.retrieval.store.page_cache import warm_pages
 from tests.retrieval.test_store import DIM, MODEL, corpus
 
@@ -45,6 +45,6 @@ def test_the_owner_s_store_warms_its_shard_now_and_after_each_build(
         assert _warmings(caplog) == 1
         store.upsert(corpus())
         assert store.optimize_beside() and _warmings(caplog) == 2  # the built shard came from a child process
-        assert (store.path / SHARD_DIR).is_dir() and store.count() == len(corpus())
+        assert live_dir(store.path).is_dir() and store.count() == len(corpus())
     finally:
         store.close()

@@ -301,7 +301,7 @@ def test_a_store_built_before_gets_int8_dense_vectors_and_still_answers_exact_co
     try:
         assert not list((tmp_path / "store").rglob("quantized.data"))
         assert store.optimize_beside()  # the child process builds the graph with this version's shard_config
-        assert list((tmp_path / "store" / "shard").rglob("quantized.data"))
+        assert list(edge_folder.live_dir(tmp_path / "store").rglob("quantized.data"))
         firsts = []
         for n, row in enumerate(vectors[:10] + rng.normal(0, 0.002, (10, dim))):  # unmistakably nearest
             query = row / np.linalg.norm(row)

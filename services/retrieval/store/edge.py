@@ -50,13 +50,14 @@ from services.retrieval.store.base import (
 )
 from services.retrieval.store.candidates import CandidateFields, load_map, read_map, save_map
 from services.retrieval.store.edge_folder import (
+    LIVE_FILE,
     MODEL_FILE,
     NEXT_DIR,
-    SHARD_DIR,
     TRASH_PREFIX,
     create_shard,
     finish_switch,
     has_shard,
+    live_dir,
     load_shard,
     lock_folder,
     read_model,
@@ -96,7 +97,7 @@ class EdgeStore(OptimizeBeside, EdgeReads, VectorStore):
 
     @property
     def _shard_dir(self) -> Path:
-        return self.path / SHARD_DIR
+        return live_dir(self.path)
 
     @property
     def _map_file(self) -> Path:
@@ -283,6 +284,7 @@ class EdgeStore(OptimizeBeside, EdgeReads, VectorStore):
             trash = self.path / f"{TRASH_PREFIX}{uuid.uuid4().hex}"
             self._shard_dir.rename(trash)  # atomic: a crash leaves trash, never a half-deleted shard
             shutil.rmtree(trash)
+        (self.path / LIVE_FILE).unlink(missing_ok=True)  # the next shard is made in ``shard``
 
     def _release_folder(self) -> None:
         if self._lock_handle is not None:

@@ -51,6 +51,11 @@ TRASH_PREFIX = "shard.deleted-"
 NEXT_DIR = "next"  # where a rebuild builds the next index (services/indexing/rebuild.py)
 SWITCH_FILE = "switch.json"
 OPTIMIZED_FILE = "optimized.json"  # the points the shard held when last optimized, and those written since
+# A shard built beside the live one (``edge_optimize``) is put in place without a rename (Edge cannot move an open
+# shard, and loading it again held every thread of the indexer for seconds): it stays in its own folder, which
+# LIVE_FILE names. Any other such folder is a build that did not finish.
+LIVE_FILE = "live.json"
+BUILT_PREFIX = "shard-"
 
 
 def lock_folder(path: Path) -> FileLock:
@@ -67,6 +72,14 @@ def _write_pid(fd: int) -> None:
     """The holder's pid in the lock file, for the message a second opener shows."""
     os.ftruncate(fd, 0)
     os.pwrite(fd, str(os.getpid()).encode(), 0)
+
+
+def live_dir(path: Path) -> Path:
+    """The folder of the store's live shard: ``shard``, or the built one LIVE_FILE names."""
+    try:
+        return path / json.loads((path / LIVE_FILE).read_text(encoding="utf-8"))["dir"]
+    except FileNotFoundError:
+        return path / SHARD_DIR
 
 
 def has_shard(shard_dir: Path) -> bool:
@@ -169,10 +182,12 @@ def finish_switch(path: Path) -> None:
     if not (path / SWITCH_FILE).exists():
         return
     source = path / json.loads((path / SWITCH_FILE).read_text(encoding="utf-8")).get("from", NEXT_DIR)
-    if (source / SHARD_DIR).is_dir():
-        if (path / SHARD_DIR).exists():
-            (path / SHARD_DIR).rename(path / f"{TRASH_PREFIX}{uuid.uuid4().hex}")
-        (source / SHARD_DIR).rename(path / SHARD_DIR)
+    incoming = live_dir(source)  # a next store built before its switch keeps its shard in a built folder
+    if incoming.is_dir():
+        if live_dir(path).exists():
+            live_dir(path).rename(path / f"{TRASH_PREFIX}{uuid.uuid4().hex}")
+        incoming.rename(path / SHARD_DIR)
+    (path / LIVE_FILE).unlink(missing_ok=True)  # after the renames: until then it names the shard that goes
     # The shard's record of its build goes with it: a rebuild's next shard built before its switch is not built
     # again by the store's upkeep (``edge_optimize``).
     for record in (MODEL_FILE, OPTIMIZED_FILE):

@@ -3,9 +3,9 @@
 A shard that ``obsirag up`` fills stays one plain segment, which every search scans whole: 18 ms p50 and
 55 ms p95 at 121,000 points (20,000 notes), growing with the vault; optimized, 1.4 / 4.8 ms. But Edge's
 ``optimize()`` holds the GIL for its whole run (490 s for those 121,000 points on this 2-core machine): in
-the indexer it would stop every search for minutes. So the shard is copied (writes wait for the copy,
-searches do not), a child process optimizes the copy, the writes made meanwhile are replayed on it, and it
-replaces the live shard (``switch.json`` marks the renames, as for a rebuild's ``swap_in``).
+the indexer it would stop every search for minutes. So the shard is copied into a folder of its own (writes
+wait only for the copy's second pass, ``shard_copy``), a child process optimizes the copy, the writes made
+meanwhile are replayed on it, and it becomes the live shard where it is (``live.json`` names its folder).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -23,21 +24,26 @@ from qdrant_edge import EdgeShard, UpdateOperation
 
 from services.lifeline import die_with_parent
 from services.retrieval.store.edge_folder import (
+    BUILT_PREFIX,
+    LIVE_FILE,
     MODEL_FILE,
     OPTIMIZED_FILE,
     SHARD_DIR,
     SWITCH_FILE,
+    TRASH_PREFIX,
     finish_switch,
+    live_dir,
     load_shard,
     read_model,
     remove_trash,
     write_json,
 )
 from services.retrieval.store.page_cache import warm_in_background
+from services.retrieval.store.shard_copy import copy_changes, copy_unlocked
 
 log = logging.getLogger(__name__)
 
-OPTIMIZING_DIR = "optimizing"  # the copy being optimized; a crash leaves it, the next open removes it
+EARLIER_COPY_DIR = "optimizing"  # where an earlier version optimized its copy: a crash may have left one
 OPTIMIZE_AFTER_POINTS = 20_000  # below, a plain scan costs a few ms: not worth minutes of a processor
 _CHILD = "import sys; from services.retrieval.store.edge_folder import optimize_shard; optimize_shard(*sys.argv[1:])"
 
@@ -98,15 +104,15 @@ class OptimizeBeside:
         self._written = None
 
     def _switch_to(self, folder: str) -> None:
-        """Under the exclusive lock: the shard in ``folder`` (a rebuild's ``next/``, an optimized copy) replaces
-        the live one; ``switch.json`` marks the renames, so a crash between them is finished at the next open."""
+        """Under the exclusive lock: the shard in ``folder`` (a rebuild's ``next/``) replaces the live one;
+        ``switch.json`` marks the renames, so a crash between them is finished at the next open."""
         if self._shard is not None:
             self._shard.close()
             self._shard = None
         write_json(self.path / SWITCH_FILE, {"from": folder})
         finish_switch(self.path)
         self._shard = load_shard(self.path / SHARD_DIR)
-        if self._keep_warm:  # built by a child process or closed after a rebuild: Edge dropped its pages
+        if self._keep_warm:  # closed after a rebuild: Edge dropped its pages
             warm_in_background(self.path / SHARD_DIR)
         # The old shard (2.7 GB at 50,000 notes) is deleted by the caller once the lock is released: searches
         # waited for its deletion and timed out (#34); a crash before leaves trash, removed at the next open.
@@ -119,47 +125,74 @@ class OptimizeBeside:
     def optimize_beside(self) -> bool:
         """Optimize a copy of the shard in a child process and put it in place; False when the shard was
         replaced or closed meanwhile (the copy is dropped)."""
-        copy = self.path / OPTIMIZING_DIR
         drop_leftover(self.path)
+        built = self.path / f"{BUILT_PREFIX}{uuid.uuid4().hex[:12]}"
+        with self._reading():
+            generation, live = self._generation, live_dir(self.path)
+        first = copy_unlocked(live, built)  # writes go on; a shard replaced meanwhile is seen below
         with self._writing() as shard:
-            if shard is None:
+            if shard is None or generation != self._generation:
+                shutil.rmtree(built, ignore_errors=True)
                 return False
             shard.flush()
-            shutil.copytree(self.path / SHARD_DIR, copy / SHARD_DIR)
-            self._journal, generation, points = [], self._generation, shard.info().points_count
+            copy_changes(live, built, first)
+            self._journal, points = [], shard.info().points_count
             self._journal_written = 0
             recorded = read_model(self.path / MODEL_FILE)
         began = time.monotonic()
         try:
             subprocess.run(
-                [sys.executable, "-c", _CHILD, str(copy / SHARD_DIR), str(recorded.dim if recorded else 0)],
+                [sys.executable, "-c", _CHILD, str(built), str(recorded.dim if recorded else 0)],
                 check=True,
                 stdin=subprocess.DEVNULL,
                 preexec_fn=die_with_parent(),
             )
-            return self._put_in_place(copy, generation, points, time.monotonic() - began)
+            return self._put_in_place(built, generation, points, time.monotonic() - began)
         finally:
             self._journal = None
             drop_leftover(self.path)
 
-    def _put_in_place(self, copy: Path, generation: int, points: int, seconds: float) -> bool:
-        with self._guard.exclusive():  # searches wait for the replay and the renames: a second or two
+    def _put_in_place(self, built: Path, generation: int, points: int, seconds: float) -> bool:
+        """The built shard, loaded once, takes the writes made since its copy and becomes the live shard where it
+        is. Edge's load holds the GIL (every thread of the process waits, ~4 s at 50,000 notes); loading it a
+        second time after a rename, under the exclusive lock, made the saves of an idle vault wait 8-10 s."""
+        shard = load_shard(built)
+        replayed = self._replay(shard, 0)  # most of them, while writes go on
+        with self._guard.exclusive():  # searches and writes wait for the last few writes and a flush
             if self._lock_handle is None or self._shard is None or generation != self._generation:
+                shard.close()
                 return False
-            optimized = load_shard(copy / SHARD_DIR)
-            for operation in self._journal or []:
-                optimized.update(operation)
-            optimized.flush()
-            optimized.close()
-            self._switch_to(OPTIMIZING_DIR)
+            self._replay(shard, replayed)
+            shard.flush()
+            old, old_dir, self._shard = self._shard, live_dir(self.path), shard
+            write_json(self.path / LIVE_FILE, {"dir": built.name})  # the switch: atomic
             self._written = self._journal_written  # written meanwhile: replayed into the built shard's plain part
             write_json(self.path / OPTIMIZED_FILE, {"points": points, "written": self._written})
+        old.close()
+        old_dir.rename(self.path / f"{TRASH_PREFIX}{uuid.uuid4().hex}")
+        if self._keep_warm:  # built by a child process: its pages are not this process's yet
+            warm_in_background(built)
         remove_trash(self.path)
         log.info("search graphs built for %d points in %.0f s, beside the live shard", points, seconds)
         return True
 
+    def _replay(self, shard: EdgeShard, start: int) -> int:
+        """The journal's writes from ``start`` on (those made so far) on ``shard``; returns where it stopped."""
+        pending = (self._journal or [])[start:]  # a copy: writes append to the journal meanwhile
+        for operation in pending:
+            shard.update(operation)
+        return start + len(pending)
+
+
+def unfinished_builds(path: Path) -> list[Path]:
+    """The copies being built beside the live shard, or left by a build that did not finish (a crash, a shard
+    replaced meanwhile), and the shard a switch left behind (a crash before its deletion)."""
+    live = live_dir(path)
+    folders = [path / SHARD_DIR, path / EARLIER_COPY_DIR, *path.glob(f"{BUILT_PREFIX}*")]
+    return [folder for folder in folders if folder.exists() and folder != live]
+
 
 def drop_leftover(path: Path) -> None:
-    """The copy an optimization left (done, given up, or interrupted by a crash before its switch: the live
-    shard has every write)."""
-    shutil.rmtree(path / OPTIMIZING_DIR, ignore_errors=True)
+    """The copies ``unfinished_builds`` lists (the live shard has every write)."""
+    for folder in unfinished_builds(path):
+        shutil.rmtree(folder, ignore_errors=True)
