@@ -4,10 +4,11 @@
 A rebuild switched its next shard in as written: one plain segment, which Edge's load turns into an in-memory
 lexical index and in-memory payload indexes at every start, and which every search scans whole, until the
 store's upkeep builds it. At 50,000 notes a restart right after a reindex spent 9 s in that load. In this
-process: ``--points`` chunk-shaped points (random unit vectors, lexical vectors of ~450 terms as real chunks
-have, the payload fields the indexer writes) are written through ``EdgeStore``; the shard is loaded ``--loads``
-times and searched, plain; ``optimize_beside`` builds it (the time a rebuild now waits before its switch); then
-it is loaded and searched again. The store's files stay in the page cache between the loads.
+process: ``--points`` chunk-shaped points (dense vectors clustered as e5's are, ``_vectors``; lexical vectors of
+~450 terms as real chunks have; the payload fields the indexer writes) are written through ``EdgeStore``; the
+shard is loaded ``--loads`` times and searched (dense queries near stored points), plain; ``optimize_beside``
+builds it (the time a rebuild now waits before its switch); then it is loaded and searched again. The store's
+files stay in the page cache between the loads.
 
     .venv/bin/python bench/store_load.py --points 363000
 """
@@ -25,7 +26,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from _common import machine, percentiles, print_table, write_results
+from _vectors import near_queries, synthetic_vectors
 
 DIM = 384
 VOCABULARY = 200_000
@@ -45,16 +48,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     folder = args.data or Path(tempfile.mkdtemp(prefix="store-load-"))
+    rng = np.random.default_rng(1)
+    dense, titles = (synthetic_vectors(rng, args.points, DIM) for _ in range(2))
+    queries = near_queries(rng, dense, args.searches)
     try:
         began = time.monotonic()
-        write_points(folder, args.points)
+        write_points(folder, dense, titles)
         written = time.monotonic() - began
         print(f"{args.points} points written in {written:.0f} s", flush=True)
-        plain = measure(folder, args.loads, args.searches)
+        plain = measure(folder, args.loads, queries)
         print(f"plain: load {plain['load_s']} s", flush=True)
         build = build_graphs(folder)
         print(f"built in {build:.0f} s", flush=True)
-        built = measure(folder, args.loads, args.searches)
+        built = measure(folder, args.loads, queries)
     finally:
         if args.data is None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -72,14 +78,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def write_points(folder: Path, count: int) -> None:
+def write_points(folder: Path, dense: np.ndarray, titles: np.ndarray) -> None:
     from services.retrieval.store import EdgeStore
 
     store = EdgeStore(folder)
     try:
         store.ensure_collection(DIM, "synthetic")
         batch: list[Any] = []
-        for point in synthetic_points(count):
+        for point in synthetic_points(dense, titles):
             batch.append(point)
             if len(batch) == WRITE_BATCH:
                 store.upsert(batch)
@@ -90,19 +96,16 @@ def write_points(folder: Path, count: int) -> None:
         store.close()
 
 
-def synthetic_points(count: int, seed: int = 1) -> Iterator[Any]:
+def synthetic_points(dense: np.ndarray, titles: np.ndarray, seed: int = 1) -> Iterator[Any]:
     """Chunks of notes of seven chunks each, shaped like ``services.indexing.points``' (values are random)."""
-    import numpy as np
-
     from services.retrieval.models import SparseVector, StorePoint
     from services.retrieval.store.base import point_id
 
     rng, pick = np.random.default_rng(seed), random.Random(seed)
     words = [f"mot{i}" for i in range(5_000)]
-    for i in range(count):
+    for i in range(len(dense)):
         note, index = divmod(i, 7)
         path = f"Dossier {note % 40}/Sous-dossier {note % 7}/note {note}.md"
-        dense, title = (unit(rng) for _ in range(2))
         # ~450 terms a chunk, as ``lexical.encode_document`` gives a 180-word French window with its sub-words
         # (median 470 over the sample vault), a third of them among the commonest words.
         terms = np.unique(np.concatenate([rng.integers(0, 2_000, 150), rng.integers(0, VOCABULARY, 300)]))
@@ -122,18 +125,13 @@ def synthetic_points(count: int, seed: int = 1) -> Iterator[Any]:
             "entities": [f"entité {note % 900}", f"personne {note % 300}"],
         }
         sparse = SparseVector(indices=terms.tolist(), values=rng.random(len(terms)).tolist())
-        yield StorePoint(id=point_id(path, index), dense=dense, sparse=sparse, payload=payload, title=title)
+        yield StorePoint(
+            id=point_id(path, index), dense=dense[i].tolist(), sparse=sparse, payload=payload, title=titles[i].tolist()
+        )
 
 
-def unit(rng: Any) -> list[float]:
-    vector = rng.standard_normal(DIM)
-    return (vector / (vector**2).sum() ** 0.5).tolist()
-
-
-def measure(folder: Path, loads: int, searches: int) -> dict[str, Any]:
+def measure(folder: Path, loads: int, queries: np.ndarray) -> dict[str, Any]:
     """The shard's load (``EdgeStore``'s open: Edge's load and nothing else) and searches on it."""
-    import numpy as np
-
     from services.retrieval.models import SparseVector
     from services.retrieval.store import EdgeStore
     from services.retrieval.store.edge_folder import live_dir
@@ -148,10 +146,9 @@ def measure(folder: Path, loads: int, searches: int) -> dict[str, Any]:
     try:
         segments = len(list((live_dir(folder) / "segments").iterdir()))
         dense, lexical = [], []
-        for _ in range(searches):
-            vector = unit(rng)
+        for query in queries:
             began = time.monotonic()
-            store.search_dense(vector, None, 50, fields=("path",))
+            store.search_dense(query.tolist(), None, 50, fields=("path",))
             dense.append((time.monotonic() - began) * 1000)
             terms = sorted({int(t) for t in rng.integers(0, 300, 6)})
             began = time.monotonic()

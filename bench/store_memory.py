@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 from _common import ROOT, machine, percentiles, print_table, write_results
+from _vectors import near_queries, synthetic_vectors
 
 LAYOUTS = ("float32 cached (before)", "int8 in memory, originals on disk (shipped)")
-CENTRES = 400
 BATCH = 2000
 
 
@@ -52,13 +52,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     rng = np.random.default_rng(args.seed)
     vectors = synthetic_vectors(rng, args.points, args.dim)
-    picked = rng.choice(args.points, args.queries, replace=False)
-    queries = _normalised(vectors[picked] + rng.normal(0, 0.35 / np.sqrt(args.dim), (args.queries, args.dim)))
+    queries = near_queries(rng, vectors, args.queries)
     folder = Path(tempfile.mkdtemp(prefix="store-memory-"))
     result: dict[str, Any] = {"machine": machine(), "points": args.points, "dim": args.dim, "layouts": {}}
     result["queries"] = args.queries
     try:
-        np.save(folder / "queries.npy", queries.astype(np.float32))
+        np.save(folder / "queries.npy", queries)
         for quantized, layout in zip((False, True), LAYOUTS, strict=True):
             shard_dir, built = build(folder / f"shard-{int(quantized)}", vectors, quantized)
             figures = run_child(shard_dir, folder / "queries.npy")
@@ -70,18 +69,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     report(result)
     print(f"results: {write_results('store_memory', result)}")
     return 0
-
-
-def synthetic_vectors(rng: np.random.Generator, points: int, dim: int) -> np.ndarray:
-    """e5's passages share a strong common direction (any two have a cosine near 0.75) and cluster by topic."""
-    common = rng.normal(0, 1, dim)
-    centres = common / np.linalg.norm(common) * 1.6 + rng.normal(0, 1 / np.sqrt(dim), (CENTRES, dim))
-    members = centres[rng.integers(0, CENTRES, points)]
-    return _normalised(members + rng.normal(0, 0.6 / np.sqrt(dim), (points, dim))).astype(np.float32)
-
-
-def _normalised(rows: np.ndarray) -> np.ndarray:
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
 def build(shard_dir: Path, vectors: np.ndarray, quantized: bool) -> tuple[Path, float]:
