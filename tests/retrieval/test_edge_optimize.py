@@ -200,3 +200,25 @@ def test_a_shard_made_before_the_memory_placements_takes_them_at_its_next_optimi
         fresh.close()
     finally:
         store.close()
+
+
+def test_a_rebuild_s_switch_replaces_a_shard_built_beside_and_its_next_shard_built_beside_too(
+    store: EdgeStore,
+) -> None:
+    """Both shards in folders ``live.json`` names: the next one becomes ``shard``, the old built one goes."""
+    assert store.optimize_beside() and (store.path / LIVE_FILE).exists()
+    old = live_dir(store.path)
+    rebuilt = store.open_next()
+    rebuilt.ensure_collection(DIM, MODEL)
+    rebuilt.upsert([make_point("Seule.md", 0, axis(5), {4: 1.0})])
+    assert rebuilt.optimize_beside() and live_dir(rebuilt.path) != rebuilt.path / SHARD_DIR
+    store.swap_in(rebuilt)
+    assert live_dir(store.path) == store.path / SHARD_DIR and not (store.path / LIVE_FILE).exists()
+    assert not old.exists() and not optimizing.unfinished_builds(store.path)
+    assert store.count() == 1 and store.search_dense(axis(5), None, 1)[0].payload["path"] == "Seule.md"
+    store.close()
+    again = EdgeStore(store.path)
+    try:
+        assert again.count() == 1
+    finally:
+        again.close()
