@@ -129,8 +129,8 @@ def test_writes_made_during_the_copy_s_first_pass_are_in_the_built_shard_and_it_
     built shard becomes the live one where it is: loaded once, not again after a rename."""
     real_copy, real_load, loads = optimizing.copy_unlocked, optimizing.load_shard, []
 
-    def copy_then_write(source: Path, target: Path) -> object:
-        first = real_copy(source, target)
+    def copy_then_write(source: Path, target: Path, flushed: int) -> object:
+        first = real_copy(source, target, flushed)
         store.upsert([make_point("Pendant.md", 0, axis(5), {4: 1.0})])
         store.set_note_payload(PLAN, {"entities": ["Alice"]})
         return first

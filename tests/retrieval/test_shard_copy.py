@@ -27,7 +27,7 @@ def test_the_second_pass_copies_what_changed_after_the_first_and_only_that(tmp_p
     for name in ("segments/built/vectors.dat", "segments/built/graph.bin", "segments/plain/payload.dat", "wal"):
         (source / name).write_bytes(name.encode() * 100)
         _age(source / name)
-    first = copy_unlocked(source, target)
+    first = copy_unlocked(source, target, time.time_ns())
     assert _tree(target) == _tree(source)
     # Writes while the first pass ran: a file rewritten in place (same size), one added, one and a folder gone.
     (source / "wal").write_bytes(b"W" * len(b"wal" * 100))
@@ -39,11 +39,14 @@ def test_the_second_pass_copies_what_changed_after_the_first_and_only_that(tmp_p
     assert _tree(target) == _tree(source)
 
 
-def test_a_file_written_in_the_same_clock_tick_as_its_first_copy_is_copied_again(tmp_path: Path) -> None:
+def test_a_file_written_since_the_flush_is_copied_again_even_if_its_time_did_not_move(tmp_path: Path) -> None:
+    """A mapped page written twice between two write-backs stamps its file once: its time cannot be trusted to
+    move after the first pass, only to be newer than the flush."""
     source, target = tmp_path / "shard", tmp_path / "copy"
     source.mkdir()
+    flushed = time.time_ns()
     (source / "wal").write_bytes(b"a" * 10)
-    first = copy_unlocked(source, target)
+    first = copy_unlocked(source, target, flushed)
     stamp = (source / "wal").stat().st_mtime_ns
     (source / "wal").write_bytes(b"b" * 10)
     os.utime(source / "wal", ns=(stamp, stamp))  # a write its time does not show

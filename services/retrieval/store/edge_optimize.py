@@ -127,9 +127,12 @@ class OptimizeBeside:
         replaced or closed meanwhile (the copy is dropped)."""
         drop_leftover(self.path)
         built = self.path / f"{BUILT_PREFIX}{uuid.uuid4().hex[:12]}"
-        with self._reading():
-            generation, live = self._generation, live_dir(self.path)
-        first = copy_unlocked(live, built)  # writes go on; a shard replaced meanwhile is seen below
+        with self._writing() as shard:
+            if shard is None:
+                return False
+            generation, live, flushed = self._generation, live_dir(self.path), time.time_ns()
+            shard.flush()  # from here on, each write stamps its file's time (``shard_copy``)
+        first = copy_unlocked(live, built, flushed)  # writes go on; a shard replaced meanwhile is seen below
         with self._writing() as shard:
             if shard is None or generation != self._generation:
                 shutil.rmtree(built, ignore_errors=True)

@@ -2,34 +2,38 @@
 
 The first pass copies every file with no lock held, while writes go on (5.4 s for the 2.5 GB shard of a
 50,000-note vault: every save waited for it). The second, under the store's write lock after a flush, copies
-again only the files that changed since the first pass looked at them, and removes those gone: the built
-segments, nearly all the bytes, do not change between the passes.
+again the files written since the flush that came before the first pass, and removes those gone: the built
+segments, nearly all the bytes, are not written between the passes.
+
+A file's modification time tells: a flush writes every mapped page back, which makes the next write to it
+fault and stamp the file's time; a write through ``write()`` stamps it too. So a file whose time is older
+than that flush was not written since, and its first copy is whole.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# A file's times are the kernel's clock ticks, a few ms apart: written in the tick its first copy was read, a
-# file shows no change. Any file written this close to the first pass is copied again.
+# A file's times are the kernel's coarse clock, a tick (a few ms) behind the one ``time_ns`` reads: a margin.
 RECENT_NS = 2_000_000_000
 
 
 @dataclass
 class FirstPass:
-    """What the first pass copied: each file's (inode, size, modification time) as seen before its copy."""
+    """What the first pass copied: each file's (inode, size, modification time) as seen before its copy;
+    ``flushed_ns``: the time before the flush that came before it."""
 
-    began_ns: int
+    flushed_ns: int
     seen: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
 
-def copy_unlocked(source: Path, target: Path) -> FirstPass:
-    """Copy ``source`` to the new folder ``target`` while it may be written to."""
-    first = FirstPass(began_ns=time.time_ns())
+def copy_unlocked(source: Path, target: Path, flushed_ns: int) -> FirstPass:
+    """Copy ``source`` to the new folder ``target`` while it may be written to; ``flushed_ns``: ``time_ns()``
+    read just before the shard's last flush."""
+    first = FirstPass(flushed_ns=flushed_ns)
     _make_folders(source, target)
     for relative in _files(source):
         try:
@@ -45,7 +49,7 @@ def copy_changes(source: Path, target: Path, first: FirstPass) -> int:
     again."""
     _make_folders(source, target)
     present = set(_files(source))
-    recent = first.began_ns - RECENT_NS
+    recent = first.flushed_ns - RECENT_NS
     copied = 0
     for relative in present:
         identity = _identity(source / relative)
