@@ -95,7 +95,8 @@ def saves_across_a_build(client: Any, settings: Any, args: argparse.Namespace) -
         except TimeoutError:  # the search got no answer in ``search_timeout``
             ms = None
         building = building or bool(unfinished_builds(settings.store_path))
-        seen = seen if seen is not None or not building else at
+        if building and seen is None:
+            seen = at
         if seen is not None and switched is None and not building:
             switched = time.monotonic()
         phase = "during" if building else ("after" if switched is not None else "before")

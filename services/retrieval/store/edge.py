@@ -280,9 +280,9 @@ class EdgeStore(OptimizeBeside, EdgeReads, VectorStore):
         if self._shard is not None:
             self._shard.close()
             self._shard = None
-        if self._shard_dir.exists():
+        if (live := self._shard_dir).exists():
             trash = self.path / f"{TRASH_PREFIX}{uuid.uuid4().hex}"
-            self._shard_dir.rename(trash)  # atomic: a crash leaves trash, never a half-deleted shard
+            live.rename(trash)  # atomic: a crash leaves trash, never a half-deleted shard
             shutil.rmtree(trash)
         (self.path / LIVE_FILE).unlink(missing_ok=True)  # the next shard is made in ``shard``
 

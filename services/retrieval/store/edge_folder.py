@@ -184,8 +184,8 @@ def finish_switch(path: Path) -> None:
     source = path / json.loads((path / SWITCH_FILE).read_text(encoding="utf-8")).get("from", NEXT_DIR)
     incoming = live_dir(source)  # a next store built before its switch keeps its shard in a built folder
     if incoming.is_dir():
-        if live_dir(path).exists():
-            live_dir(path).rename(path / f"{TRASH_PREFIX}{uuid.uuid4().hex}")
+        if (live := live_dir(path)).exists():
+            live.rename(path / f"{TRASH_PREFIX}{uuid.uuid4().hex}")
         incoming.rename(path / SHARD_DIR)
     (path / LIVE_FILE).unlink(missing_ok=True)  # after the renames: until then it names the shard that goes
     # The shard's record of its build goes with it: a rebuild's next shard built before its switch is not built
