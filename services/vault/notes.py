@@ -16,7 +16,7 @@ import os
 import posixpath
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -54,6 +54,10 @@ def read_note(vault: Path, rel_path: str, max_bytes: int, now: datetime | None =
     """Parse one note. Raises ``NoteSkipped`` (oversized, binary, not a file), ``FileNotFoundError``
     when it is gone and ``PathOutsideVault``. ``now`` is accepted for symmetry: nothing needs a clock."""
     raw, st = _read_bytes(resolve_in_vault(vault, rel_path), max_bytes)
+    return _parse_note(rel_path, raw, st)
+
+
+def _parse_note(rel_path: str, raw: bytes, st: os.stat_result) -> ParsedNote:
     text, encoding = decode_note(raw)
     frontmatter, frontmatter_error, body = split_frontmatter(text)
     doc = read_markdown(body)  # the one parse: headings, links, tags here, then chunks and entities
@@ -81,11 +85,16 @@ def read_note(vault: Path, rel_path: str, max_bytes: int, now: datetime | None =
     return note
 
 
-def read_note_if_readable(vault: Path, rel_path: str, max_bytes: int) -> ParsedNote | None:
+def read_note_if_readable(
+    vault: Path, rel_path: str, max_bytes: int, wanted: Callable[[bytes], bool] | None = None
+) -> ParsedNote | None:
     """``read_note``, or None when the note is gone, unreadable, skipped or outside the vault: for readers
-    of indexed notes (chat, learner, NER) that work from the catalog while the vault changes under them."""
+    of indexed notes (chat, learner, NER) that work from the catalog while the vault changes under them.
+    ``wanted``: a cheap look at the file's bytes before the parse, None when it says no (a reader looking
+    for one thing through a whole vault parses only the notes that may hold it)."""
     try:
-        return read_note(vault, rel_path, max_bytes)
+        raw, st = _read_bytes(resolve_in_vault(vault, rel_path), max_bytes)
+        return _parse_note(rel_path, raw, st) if wanted is None or wanted(raw) else None
     except (OSError, NoteSkipped, PathOutsideVault):
         return None
 

@@ -167,3 +167,32 @@ def test_old_tasks_of_a_freshly_cloned_sample_vault_are_listed(
     assert briefing.tasks == tasks[:15] and briefing.more_tasks == 5  # the briefing says how many it leaves out
     assert "Écrire à Lucie pour le manuel" not in since  # 2026-11-16: not old yet
     assert [day for _t, _n, day in tasks] == sorted(day for _t, _n, day in tasks)
+
+
+def test_the_tasks_pass_parses_only_notes_with_an_open_box_and_still_reads_utf16(
+    settings: Settings, catalog: Catalog, planted: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 50,000-note vault held parsed took the learner 1.8 GB each morning (#34): the briefing walks the
+    vault, parses the notes whose bytes may hold ``[ ]`` (UTF-16's NULs hide it: those are parsed too) and
+    the few it lists, and keeps only the oldest tasks."""
+    import codecs
+
+    from services.memory.briefing import gather
+    from services.vault import iter_vault_paths
+    from services.vault import notes as notes_module
+
+    wide = planted / "Maison" / "Fenêtre.md"
+    wide.write_bytes(codecs.BOM_UTF16_LE + "# Fenêtre\n\n- [ ] Réparer la fenêtre\n".encode("utf-16-le"))
+    _touch(wide, NOW - timedelta(days=200))
+    parsed: list[str] = []
+    real = notes_module._parse_note
+    monkeypatch.setattr(notes_module, "_parse_note", lambda rel, raw, st: parsed.append(rel) or real(rel, raw, st))
+
+    briefing = gather(settings, catalog, NOW.date(), NOW)
+
+    assert briefing.tasks[0][0] == "Réparer la fenêtre" and briefing.tasks[1][0] == "Appeler le plombier"
+    every = list(iter_vault_paths(planted, []))
+    boxes = {path for path in every if b"[ ]" in (planted / path).read_bytes()} | {"Maison/Fenêtre.md"}
+    listed = {note.path for note in briefing.changed + briefing.recent}
+    assert listed == {"Journal/Hier.md"}  # the only note of the past week, changed yesterday
+    assert boxes <= set(parsed) <= boxes | listed and len(set(parsed)) < len(every) - 5
