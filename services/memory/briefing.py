@@ -125,7 +125,7 @@ def gather(settings: Settings, catalog: Catalog, day: date, now: datetime) -> Br
 
 def _user_files(settings: Settings) -> list[tuple[str, float]]:
     """The user's notes (path, file time): one walk and a stat each. Nothing is parsed here: holding a
-    50,000-note vault parsed took the learner 1.8 GB and 77 s of the processor each morning (#34)."""
+    50,000-note vault parsed took the learner 1.8 GB and over a minute of the processor each morning (#34)."""
     found = []
     for path in vault.iter_vault_paths(settings.vault, settings.exclude):
         if is_generated(path):
