@@ -290,6 +290,14 @@ def test_invalid_yaml_is_reported_and_the_body_still_parsed(tmp_path: Path) -> N
     assert parsed.tags == ["tag"] and parsed.links[0].target == "Other"
 
 
+def test_a_tab_after_a_keys_colon_is_read_and_errors_keep_their_precise_message() -> None:
+    """libyaml reads a tab after ``key:`` as the space it separates with (PyYAML's own scanner refused it);
+    what libyaml refuses is read again by PyYAML, whose message names the character at fault."""
+    assert split_frontmatter("---\ntitle:\tRéunion\n---\nbody") == ({"title": "Réunion"}, None, "body")
+    _, error, _ = split_frontmatter("---\nquand: @demain\n---\n")
+    assert error == "invalid YAML frontmatter: line 2: found character '@' that cannot start any token"
+
+
 def test_yaml_error_line_counts_from_the_top_of_the_file() -> None:
     _, error, _ = split_frontmatter("---\ntitle: x\nbad: : here\n---\n")
     assert error == "invalid YAML frontmatter: line 3: mapping values are not allowed here"
