@@ -34,7 +34,7 @@ _MB = 1024 * 1024  # same unit as Settings.max_file_bytes
 _MAX_CONTROL_RATIO = 0.1  # real text has almost no control characters; binaries have ~10% or NULs
 _MAX_FRONTMATTER_NODES = 10_000  # YAML aliases can make a tiny file describe a huge (or cyclic) tree
 _MAX_FRONTMATTER_DEPTH = 50
-_FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # PyYAML's wheels ship libyaml; a build without it
+_FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml ships in the wheels; else pure Python
 
 
 class NoteSkipped(Exception):
