@@ -62,11 +62,8 @@ def test_writes_made_while_the_copy_is_optimized_are_in_the_optimized_shard(
     store.upsert([make_point("Autre.md", 0, axis(6), {4: 1.0})])  # written after: the live shard takes it
     assert store.points_to_optimize() == 4 and store.search_dense(axis(6), None, 1)[0].payload["path"] == "Autre.md"
     store.close()  # on disk as it was in memory
-    again = EdgeStore(store.path)
-    try:
+    with EdgeStore(store.path) as again:
         assert again.count() == 6 and again.search_dense(axis(3), None, 1)[0].id == point_id(INSIGHT, 0)
-    finally:
-        again.close()
 
 
 def test_points_written_again_count_towards_the_next_build_across_a_restart(store: EdgeStore) -> None:
@@ -77,11 +74,8 @@ def test_points_written_again_count_towards_the_next_build_across_a_restart(stor
     store.delete_note(JOURNAL)  # a deletion writes nothing
     assert store.count() == 4 and store.points_to_optimize() == 3
     store.close()
-    again = EdgeStore(store.path)
-    try:
+    with EdgeStore(store.path) as again:
         assert again.points_to_optimize() == 3
-    finally:
-        again.close()
 
 
 def test_a_copy_of_a_shard_replaced_meanwhile_is_dropped(store: EdgeStore, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,11 +109,8 @@ def test_an_optimization_a_crash_interrupted_is_dropped_or_finished_at_the_next_
     unfinished.rename(earlier / SHARD_DIR)
     (path / LIVE_FILE).unlink()
     (path / SWITCH_FILE).write_text(json.dumps({"from": optimizing.EARLIER_COPY_DIR}))
-    store = EdgeStore(path)
-    try:
+    with EdgeStore(path) as store:
         assert store.count() == 5 and not (path / SWITCH_FILE).exists() and not earlier.exists()
-    finally:
-        store.close()
 
 
 def test_writes_made_during_the_copy_s_first_pass_are_in_the_built_shard_and_it_is_loaded_once(
@@ -217,8 +208,5 @@ def test_a_rebuild_s_switch_replaces_a_shard_built_beside_and_its_next_shard_bui
     assert not old.exists() and not optimizing.unfinished_builds(store.path)
     assert store.count() == 1 and store.search_dense(axis(5), None, 1)[0].payload["path"] == "Seule.md"
     store.close()
-    again = EdgeStore(store.path)
-    try:
+    with EdgeStore(store.path) as again:
         assert again.count() == 1
-    finally:
-        again.close()
