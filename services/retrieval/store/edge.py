@@ -20,7 +20,6 @@ import logging
 import shutil
 import threading
 import time
-import uuid
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,7 +52,6 @@ from services.retrieval.store.edge_folder import (
     LIVE_FILE,
     MODEL_FILE,
     NEXT_DIR,
-    TRASH_PREFIX,
     create_shard,
     finish_switch,
     has_shard,
@@ -62,6 +60,7 @@ from services.retrieval.store.edge_folder import (
     lock_folder,
     read_model,
     remove_trash,
+    to_trash,
     write_model,
 )
 from services.retrieval.store.edge_optimize import OptimizeBeside, drop_leftover
@@ -281,9 +280,7 @@ class EdgeStore(OptimizeBeside, EdgeReads, VectorStore):
             self._shard.close()
             self._shard = None
         if (live := self._shard_dir).exists():
-            trash = self.path / f"{TRASH_PREFIX}{uuid.uuid4().hex}"
-            live.rename(trash)  # atomic: a crash leaves trash, never a half-deleted shard
-            shutil.rmtree(trash)
+            shutil.rmtree(to_trash(self.path, live))
         (self.path / LIVE_FILE).unlink(missing_ok=True)  # the next shard is made in ``shard``
 
     def _release_folder(self) -> None:

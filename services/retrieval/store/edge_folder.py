@@ -185,7 +185,7 @@ def finish_switch(path: Path) -> None:
     incoming = live_dir(source)  # a next store built before its switch keeps its shard in a built folder
     if incoming.is_dir():
         if (live := live_dir(path)).exists():
-            live.rename(path / f"{TRASH_PREFIX}{uuid.uuid4().hex}")
+            to_trash(path, live)
         incoming.rename(path / SHARD_DIR)
     (path / LIVE_FILE).unlink(missing_ok=True)  # after the renames: until then it names the shard that goes
     # The shard's record of its build goes with it: a rebuild's next shard built before its switch is not built
@@ -201,6 +201,14 @@ def write_json(target: Path, data: dict[str, Any]) -> None:
     temporary = target.with_suffix(".tmp")
     temporary.write_text(json.dumps(data), encoding="utf-8")
     os.replace(temporary, target)
+
+
+def to_trash(path: Path, folder: Path) -> Path:
+    """Rename ``folder`` into the store folder ``path``'s trash (atomic: a crash leaves trash, never a
+    half-deleted shard; ``remove_trash`` deletes it); its new path."""
+    trash = path / f"{TRASH_PREFIX}{uuid.uuid4().hex}"
+    folder.rename(trash)
+    return trash
 
 
 def remove_trash(path: Path) -> None:

@@ -30,12 +30,12 @@ from services.retrieval.store.edge_folder import (
     OPTIMIZED_FILE,
     SHARD_DIR,
     SWITCH_FILE,
-    TRASH_PREFIX,
     finish_switch,
     live_dir,
     load_shard,
     read_model,
     remove_trash,
+    to_trash,
     write_json,
 )
 from services.retrieval.store.page_cache import warm_in_background
@@ -172,7 +172,7 @@ class OptimizeBeside:
             self._written = self._journal_written  # written meanwhile: replayed into the built shard's plain part
             write_json(self.path / OPTIMIZED_FILE, {"points": points, "written": self._written})
         old.close()
-        old_dir.rename(self.path / f"{TRASH_PREFIX}{uuid.uuid4().hex}")
+        to_trash(self.path, old_dir)
         if self._keep_warm:  # built by a child process: its pages are not this process's yet
             warm_in_background(built)
         remove_trash(self.path)
