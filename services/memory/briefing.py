@@ -10,7 +10,6 @@ alone. A morning missed (machine asleep, system down) is caught up at the next r
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import itertools
 import logging
@@ -29,11 +28,11 @@ from services.language.moments import parse_clock
 from services.llm.redact import redact_text
 from services.memory.consolidate import parse_reply
 from services.memory.llm import AskFn
+from services.memory.sources import user_note_times
 from services.vault.artifacts import (
     GENERATED_ROOT,
     create_artifact,
     generated_path,
-    is_generated,
     render_frontmatter,
     wikilink,
 )
@@ -104,7 +103,7 @@ def gather(settings: Settings, catalog: Catalog, day: date, now: datetime) -> Br
     """The deterministic parts of ``day``'s briefing, and the recent notes its questions are about."""
     tz = now.astimezone().tzinfo
     start = datetime.combine(day, time(), tzinfo=tz)
-    files = _user_files(settings)
+    files = user_note_times(settings)  # nothing parsed: holding a 50,000-note vault parsed took 1.8 GB (#34)
     yesterday = start - timedelta(days=1)
     changed = sorted(path for path, mtime in files if yesterday.timestamp() <= mtime < start.timestamp())
     week = datetime.combine(day - timedelta(days=7), time()).astimezone().timestamp()
@@ -121,18 +120,6 @@ def gather(settings: Settings, catalog: Catalog, day: date, now: datetime) -> Br
         events=events_on(settings, day),
         recent=_read_first(settings, recent, QUESTION_NOTES),
     )
-
-
-def _user_files(settings: Settings) -> list[tuple[str, float]]:
-    """The user's notes (path, file time): one walk and a stat each. Nothing is parsed here: holding a
-    50,000-note vault parsed took the learner 1.8 GB and over a minute of the processor each morning (#34)."""
-    found = []
-    for path in vault.iter_vault_paths(settings.vault, settings.exclude):
-        if is_generated(path):
-            continue
-        with contextlib.suppress(OSError):  # gone since the walk
-            found.append((path, (settings.vault / path).stat().st_mtime))
-    return found
 
 
 def _read_first(settings: Settings, paths: list[str], count: int) -> list[ParsedNote]:

@@ -8,6 +8,7 @@ size (``memory_prompt_chars``). Every text is redacted line by line before it is
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -16,7 +17,7 @@ from services import vault
 from services.catalog import MemoryTable
 from services.config import Settings
 from services.llm.redact import redact
-from services.vault.artifacts import GENERATED_ROOT
+from services.vault.artifacts import is_generated
 
 WATERMARK_KEY = "memory.consolidated_until"
 FIRST_LOOKBACK = timedelta(days=7)  # the first run reads a week back, not the whole vault
@@ -91,17 +92,23 @@ def collect_sources(settings: Settings, memory: MemoryTable, since: Mark | None,
 
 def _note_changes(settings: Settings, since: Mark) -> list[_Change]:
     changes = []
-    for path in vault.iter_vault_paths(settings.vault, settings.exclude):
-        if path.split("/", 1)[0] == GENERATED_ROOT:
-            continue  # ObsiRAG's own files (the profile itself) are no source
-        try:
-            mtime = (settings.vault / path).stat().st_mtime
-        except OSError:
-            continue
+    for path, mtime in user_note_times(settings):  # ObsiRAG's own files (the profile itself) are no source
         mark = Mark(datetime.fromtimestamp(mtime, UTC), f"note:{path}")
         if mark > since:
             changes.append(_Change(mark, "note", path))
     return changes
+
+
+def user_note_times(settings: Settings) -> list[tuple[str, float]]:
+    """The user's notes (not ObsiRAG's own, under ``obsirag/``) with their file's time: one walk and a stat
+    each, nothing read (the briefing and consolidation look at a 50,000-note vault this way, #34)."""
+    found = []
+    for path in vault.iter_vault_paths(settings.vault, settings.exclude):
+        if is_generated(path):
+            continue
+        with contextlib.suppress(OSError):  # gone since the walk
+            found.append((path, (settings.vault / path).stat().st_mtime))
+    return found
 
 
 def _turn_changes(settings: Settings, memory: MemoryTable, since: Mark) -> list[_Change]:
