@@ -36,8 +36,9 @@ def peak_mb() -> float:
 
 def every_note_parsed(vault: Path, max_bytes: int) -> list[object]:
     """The baseline: what the briefing held before (each pass over the vault parsed and kept every note)."""
-    notes = (read_note_if_readable(vault, path, max_bytes) for path in iter_vault_paths(vault, []))
-    return [note for note in notes if note is not None and not is_generated(note.path)]
+    paths = (path for path in iter_vault_paths(vault, []) if not is_generated(path))
+    notes = (read_note_if_readable(vault, path, max_bytes) for path in paths)
+    return [note for note in notes if note is not None]
 
 
 def measure(vault: Path, data: Path) -> dict[str, dict[str, float]]:
